@@ -1,0 +1,2 @@
+// Package bench is trj's benchmark harness, run with go test -bench . ./bench/.
+package bench
