@@ -6,4 +6,40 @@
 // graph and its symbolic gradient (gorgonia.Grad) once, lowers every node to a
 // pre-allocated Go kernel on []float64, and returns a Program whose
 // LogDensityGrad runs close to the speed of hand-written Go.
+//
+// # Lowering
+//
+// gorgonia's built-in ops lower natively: elementwise unary and binary ops
+// (including scalar–tensor forms and comparisons), matrix products through
+// gonum BLAS, sums and maxima along axes, and the data-movement ops
+// (reshape, transpose, slice, concat, repeat and the slice-increment used by
+// gradients of slices), which is also what gorgonia's Broadcast* helpers and
+// Mean are made of. Data movement is compiled by running the op's own Do
+// once on position-coded inputs, so it follows gorgonia's semantics exactly;
+// reshapes and contiguous slices become views and cost nothing. Instructions
+// whose inputs are all constants, such as the seeds of the gradient, are
+// evaluated once at compile time.
+//
+// Custom ops lower by implementing Lowerer. Any other op still works through
+// its gorgonia Do method, slowly and with allocation; Program.Fallbacks lists
+// such ops so that users can see what is slow.
+//
+// # Data and concurrency
+//
+// Input nodes passed as wrt are the parameters; every other input node must
+// hold a value (data), copied in at compile time and replaceable with
+// Program.Bind. A Program keeps scratch buffers and must not be shared
+// between goroutines: Clone gives each goroutine its own, sharing the
+// compiled instructions.
+//
+// # Known gorgonia issues
+//
+// The Program computes exactly the gradient graph that gorgonia.Grad builds.
+// In gorgonia v0.9.18 that graph is wrong for InverseSqrt, Log2 and
+// OuterProd (whose two gradients are swapped; Compile reports the resulting
+// shape mismatch as an error when the vectors differ in length), and Grad
+// fails outright on some graphs mixing OuterProd with matrix products. Write
+// 1/√x as Pow(x, −0.5), log₂ x as Log(x)/ln 2, and outer products as a matrix
+// product of a column and a row. The tests pin these down so that an
+// upstream fix is noticed.
 package ad

@@ -1,4 +1,62 @@
 // Package ppl is trj's model-building API: named parameters with constraints
 // and their log-Jacobians, distributions as gorgonia graph builders, the Model
 // interface that samplers consume, and transdimensional model spaces.
+//
+// # Building a model
+//
+// A Builder owns a gorgonia graph. Declaring a parameter returns its
+// constrained value as a node; data are bound with Data; Sample adds a
+// distribution's log-density (Stan's ~) and Add any other term (Stan's
+// target +=); Report names derived quantities. Model compiles the graph with
+// ad.Compile:
+//
+//	b := ppl.NewBuilder()
+//	mu, tau := b.Real("mu"), b.Positive("tau")
+//	eta := b.Real("eta", 8)
+//	theta := b.Must(gorgonia.Add(mu, b.Must(gorgonia.Mul(tau, eta))))
+//	b.Sample(ppl.Normal{Mu: theta, Sigma: sigma}, y)
+//	m, err := b.Model()
+//
+// Builder methods keep the first error (bad names, shapes, NaN data, …) and
+// Model returns it, so model code needs no error checks. Parameters without
+// a Sample statement have an improper flat prior.
+//
+// # Constraints
+//
+// Parameters live on an unconstrained space R^n, mapped to their support
+// with Stan's transforms, each adding its log-Jacobian to the density:
+//
+//	Real                 x = u
+//	Lower, Positive      x = lo + exp(u)
+//	Upper                x = hi − exp(u)
+//	Interval             x = lo + (hi − lo)·logistic(u)
+//	Ordered              x₁ = u₁, x_i = x_{i−1} + exp(u_i)
+//	PositiveOrdered      x_i = x_{i−1} + exp(u_i), x₀ = 0
+//	Simplex              x = softmax(u₁, …, u_{K−1}, 0)  (additive log-ratio)
+//	CholeskyFactorCov    lower-triangular, diagonal exp(u), zeros above
+//	UnitLowerTriangular  lower-triangular, unit diagonal
+//
+// Bounds may be nodes of earlier parameters (beta in (0, 1 − alpha)). The
+// unconstrained vector is the parameters' coordinates in declaration order.
+//
+// # Names
+//
+// ParamNames are CmdStan-style: a scalar mu, a vector theta.1 …, a matrix
+// B.1.1, B.1.2, … in row-major order, indices from one; the declared
+// parameters come first, then the reported quantities.
+//
+// # Distributions
+//
+// Distributions are plain structs whose fields are Operands: float64,
+// []float64, mat.Matrix or *gorgonia.Node, each a scalar or of the
+// observation's shape. Densities are normalised, with constant parts
+// computed in Go. LogProbs gives one value per observation, which Mixture
+// combines with a stable log-sum-exp.
+//
+// # Model spaces
+//
+// A Space is a finite set of Models with prior model probabilities and
+// labels (indicator vectors "1,0,1,1"); it gives log π(k, θ_k) and the
+// saturated target of CTRJ on R^{n_max}, with an explicit position map and
+// active mask per model.
 package ppl

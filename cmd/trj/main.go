@@ -1,13 +1,72 @@
 // Command trj samples models of the gallery and runs the transport reversible
 // jump experiments.
+//
+// Usage:
+//
+//	trj sample -model NAME [-data FILE] [-sampler nuts|rwm|smc] [-chains 4]
+//	           [-warmup 1000] [-draws 1000] [-seed 1] [-o draws.csv] [-quiet]
+//	trj summary FILE...
+//	trj models
+//
+// sample runs the chains, writes them in CmdStan's CSV layout (one file per
+// chain, draws_1.csv … for -o draws.csv, or the file itself for one chain)
+// and prints a stansummary-style table; summary prints that table for CSV
+// files already written; models lists the gallery.
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
+)
+
+// Exit codes: success, a failure while running, and a command-line error.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "usage: trj sample|run ...")
-	os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, defaultBackend())
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: trj <command> [flags]
+
+commands:
+  sample    run MCMC chains on a gallery model, write CSV draws, print a summary
+  summary   print the summary table of CmdStan-style CSV files
+  models    list the gallery's models
+  help      show this message
+
+Run "trj <command> -h" for a command's flags.
+`
+
+// run executes the command line args (without the program name) and returns
+// the process exit code. It writes results to stdout and messages, progress
+// and errors to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, b backend) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "sample":
+		return runSample(ctx, rest, stdout, stderr, b)
+	case "summary":
+		return runSummary(rest, stdout, stderr)
+	case "models":
+		return runModels(rest, stdout, stderr, b)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "trj: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
 }

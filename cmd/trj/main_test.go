@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/trjgo/trj/ppl/draws"
+)
+
+// fakeModel is a standard normal in two dimensions.
+type fakeModel struct{}
+
+func (fakeModel) ParamNames() []string { return []string{"theta.1", "theta.2"} }
+
+type fakeRegistry struct{}
+
+func (fakeRegistry) Names() []string { return []string{"normal2"} }
+func (fakeRegistry) Model(name, data string) (Model, error) {
+	if name != "normal2" {
+		return nil, fmt.Errorf("no model %q", name)
+	}
+	if data != "" {
+		if _, err := os.Stat(data); err != nil {
+			return nil, err
+		}
+	}
+	return fakeModel{}, nil
+}
+
+// iidSampler draws exactly from the fake model, one goroutine per chain,
+// reporting progress as a real sampler does.
+func iidSampler(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, []draws.Setting, error) {
+	d, err := draws.New(draws.Layout{Diagnostics: []string{draws.LP}, Params: m.ParamNames()}, cfg.Chains)
+	if err != nil {
+		return nil, nil, err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, cfg.Chains)
+	for c := range cfg.Chains {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(c)))
+			for it := range cfg.Warmup + cfg.Draws {
+				if cfg.Progress != nil {
+					cfg.Progress(c, it)
+				}
+				if it < cfg.Warmup {
+					continue
+				}
+				x, y := rng.NormFloat64(), rng.NormFloat64()
+				if err := d.Append(c, []float64{x, y}, []float64{-(x*x + y*y) / 2}); err != nil {
+					errs[c] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return d, []draws.Setting{{Key: "step_size", Value: "0.5"}}, errors.Join(errs...)
+}
+
+func failingSampler(context.Context, Model, SampleConfig) (*draws.Draws, []draws.Setting, error) {
+	return nil, nil, errors.New("diverged everywhere")
+}
+
+func testBackend() backend {
+	return backend{models: fakeRegistry{}, samplers: map[string]Sampler{"nuts": iidSampler, "rwm": failingSampler}}
+}
+
+func runArgs(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb, testBackend())
+	return code, out.String(), errb.String()
+}
+
+func TestDispatch(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		inStdout string
+		inStderr string
+	}{
+		{nil, exitUsage, "", "usage: trj"},
+		{[]string{"help"}, exitOK, "usage: trj", ""},
+		{[]string{"-h"}, exitOK, "usage: trj", ""},
+		{[]string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
+		{[]string{"models"}, exitOK, "normal2\n", ""},
+		{[]string{"models", "x"}, exitUsage, "", "unexpected argument"},
+		{[]string{"sample", "-h"}, exitOK, "", "-warmup"},
+		{[]string{"summary", "-h"}, exitOK, "", "usage: trj summary"},
+		{[]string{"summary"}, exitUsage, "", "no CSV files"},
+		{[]string{"summary", "/nonexistent/x.csv"}, exitFail, "", "nonexistent"},
+	} {
+		code, out, errs := runArgs(tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.inStdout) || !strings.Contains(errs, tc.inStderr) {
+			t.Errorf("trj %q: code %d, stdout %q, stderr %q; want code %d, stdout ∋ %q, stderr ∋ %q",
+				tc.args, code, out, errs, tc.code, tc.inStdout, tc.inStderr)
+		}
+	}
+}
+
+func TestSampleFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{}, "-model is required"},
+		{[]string{"-model", "normal2", "-chains", "0"}, "-chains 0"},
+		{[]string{"-model", "normal2", "-draws", "0"}, "-draws 0"},
+		{[]string{"-model", "normal2", "-warmup", "-1"}, "-warmup -1"},
+		{[]string{"-model", "normal2", "-sampler", "hmc"}, `-sampler "hmc"`},
+		{[]string{"-model", "normal2", "-seed", "-3"}, "invalid value"},
+		{[]string{"-model", "normal2", "-chains", "four"}, "invalid value"},
+		{[]string{"-model", "normal2", "-bogus"}, "flag provided but not defined"},
+		{[]string{"-model", "normal2", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, out, errs := runArgs(append([]string{"sample"}, tc.args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, tc.msg) {
+			t.Errorf("trj sample %q: code %d, stdout %q, stderr %q; want usage error mentioning %q", tc.args, code, out, errs, tc.msg)
+		}
+	}
+}
+
+func TestSampleRuntimeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-model", "nope"}, `no model "nope" (models: normal2)`},
+		{[]string{"-model", "normal2", "-data", "/nonexistent/data.json"}, "nonexistent"},
+		{[]string{"-model", "normal2", "-sampler", "smc"}, `sampler "smc" is not available`},
+		{[]string{"-model", "normal2", "-sampler", "rwm"}, "rwm on normal2: diverged everywhere"},
+		{[]string{"-model", "normal2", "-o", "/nonexistent/dir/out.csv", "-quiet"}, "nonexistent"},
+	} {
+		code, _, errs := runArgs(append([]string{"sample"}, tc.args...)...)
+		if code != exitFail || !strings.Contains(errs, tc.msg) {
+			t.Errorf("trj sample %q: code %d, stderr %q; want failure mentioning %q", tc.args, code, errs, tc.msg)
+		}
+	}
+	var errb bytes.Buffer
+	if code := run(context.Background(), []string{"sample", "-model", "x"}, &bytes.Buffer{}, &errb, defaultBackend()); code != exitFail ||
+		!strings.Contains(errb.String(), "no models registered") {
+		t.Errorf("default backend: code %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestSampleEndToEnd runs the fake sampler through the CLI, then reads the
+// files back with "trj summary", which must print the same table.
+func TestSampleEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "fit.csv")
+	code, stdout, stderr := runArgs("sample", "-model", "normal2", "-chains", "3", "-warmup", "20", "-draws", "200", "-seed", "7", "-o", out)
+	if code != exitOK {
+		t.Fatalf("code %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"3 chains: each with 200 draws", "\nlp__ ", "\ntheta.1 ", "\ntheta.2 ", "R_hat"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	// Ten progress lines per chain, warm-up labelled, and the file list.
+	if n := strings.Count(stderr, "chain 2: iteration"); n != 10 {
+		t.Errorf("%d progress lines for chain 2, want 10:\n%s", n, stderr)
+	}
+	for _, want := range []string{"chain 1: iteration  22 / 220 (10%) [sampling]", "chain 3: iteration 220 / 220 (100%) [sampling]", "wrote " + filepath.Join(dir, "fit_1.csv")} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	files := draws.ChainFileNames(out, 3)
+	d, config, err := draws.ReadFiles(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Chains() != 3 || d.Len(2) != 200 {
+		t.Errorf("read %d chains of %d draws", d.Chains(), d.Len(2))
+	}
+	for _, want := range []draws.Setting{{Key: "num_samples", Value: "200"}, {Key: "num_warmup", Value: "20"}, {Key: "save_warmup", Value: "0"},
+		{Key: "seed", Value: "7"}, {Key: "algorithm", Value: "nuts"}, {Key: "step_size", Value: "0.5"}, {Key: "chain_id", Value: "1"}} {
+		if !slices.Contains(config, want) {
+			t.Errorf("config %v lacks %v", config, want)
+		}
+	}
+	code, again, stderr := runArgs(append([]string{"summary"}, files...)...)
+	if code != exitOK || again != stdout {
+		t.Errorf("trj summary: code %d, stderr %q\n%s\nwant\n%s", code, stderr, again, stdout)
+	}
+}
+
+func TestSampleOneChainQuiet(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "one.csv")
+	code, stdout, stderr := runArgs("sample", "-model", "normal2", "-chains", "1", "-warmup", "0", "-draws", "50", "-o", out, "-quiet")
+	if code != exitOK || stderr != "" || !strings.Contains(stdout, "1 chains: each with 50 draws") {
+		t.Fatalf("code %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, _, err := draws.ReadCSV(f)
+	if err != nil || d.Len(0) != 50 {
+		t.Errorf("one-chain file: %v, %d draws", err, d.Len(0))
+	}
+}
+
+func TestProgressConcurrent(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, 4, 5, 5)
+	var wg sync.WaitGroup
+	for c := range 4 {
+		wg.Go(func() {
+			for it := range 10 {
+				p.report(c, it)
+			}
+		})
+	}
+	wg.Wait()
+	p.report(9, 0) // unknown chain: ignored
+	if n := strings.Count(buf.String(), "\n"); n != 40 {
+		t.Errorf("%d lines, want 40:\n%s", n, buf.String())
+	}
+	if !strings.Contains(buf.String(), "chain 4: iteration  5 / 10 (50%) [warmup]") {
+		t.Errorf("no warm-up line:\n%s", buf.String())
+	}
+}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/trjgo/trj/ppl/draws"
+)
+
+// Model is what the CLI needs of a gallery model; the samplers receive it
+// as the registry returned it. When wired, ppl.Model satisfies it.
+type Model interface {
+	ParamNames() []string
+}
+
+// Registry finds gallery models by name.
+type Registry interface {
+	// Names lists the models, for "trj models" and error messages.
+	Names() []string
+	// Model returns the model called name conditioned on the data in the
+	// file dataPath, or on the model's own data when dataPath is "".
+	Model(name, dataPath string) (Model, error)
+}
+
+// SampleConfig is the part of the command line a sampler acts on.
+type SampleConfig struct {
+	Chains int
+	Warmup int // warm-up iterations per chain, not saved; 0 means none
+	Draws  int // kept iterations per chain
+	Seed   uint64
+	// Progress is to be called after every iteration of every chain, with
+	// the 0-based iteration counting warm-up first; it is safe for
+	// concurrent use by all chains.
+	Progress func(chain, iteration int)
+}
+
+// Sampler runs the chains of one algorithm. It returns the kept draws
+// (constrained parameters with their sampler diagnostics) and any settings
+// it adapted or chose (step size, metric, …) to record in the CSV files.
+type Sampler func(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, []draws.Setting, error)
+
+// backend is what sample and models run against: the lead wires the
+// gallery and the kernels here.
+type backend struct {
+	models   Registry
+	samplers map[string]Sampler // by -sampler name
+}
+
+// samplerNames returns the algorithms -sampler accepts.
+func samplerNames() []string { return []string{"nuts", "rwm", "smc"} }
+
+// defaultBackend is the gallery and kernels the binary runs with; until
+// they are wired it has no models and no samplers.
+func defaultBackend() backend {
+	return backend{models: emptyRegistry{}, samplers: map[string]Sampler{}}
+}
+
+type emptyRegistry struct{}
+
+func (emptyRegistry) Names() []string { return nil }
+func (emptyRegistry) Model(name, _ string) (Model, error) {
+	return nil, fmt.Errorf("no model %q: this build has no models registered", name)
+}
+
+// sampleFlags are the parsed flags of "trj sample".
+type sampleFlags struct {
+	model, data, sampler, out string
+	chains, warmup, draws     int
+	seed                      uint64
+	quiet                     bool
+}
+
+// parseSampleFlags parses and validates the flags of "trj sample"; errors
+// are usage errors.
+func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
+	var f sampleFlags
+	fs := flag.NewFlagSet("trj sample", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.model, "model", "", "gallery model `name` (required; see \"trj models\")")
+	fs.StringVar(&f.data, "data", "", "data `file` for the model (default: the model's own data)")
+	fs.StringVar(&f.sampler, "sampler", "nuts", "sampling algorithm: "+strings.Join(samplerNames(), ", "))
+	fs.IntVar(&f.chains, "chains", 4, "number of chains")
+	fs.IntVar(&f.warmup, "warmup", 1000, "warm-up iterations per chain")
+	fs.IntVar(&f.draws, "draws", 1000, "kept draws per chain")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed; chains derive their streams from it")
+	fs.StringVar(&f.out, "o", "", "CSV output `path`: path itself for one chain, path_1.csv … for several (default: none)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case f.model == "":
+		return nil, errors.New("-model is required")
+	case !slices.Contains(samplerNames(), f.sampler):
+		return nil, fmt.Errorf("-sampler %q: want one of %s", f.sampler, strings.Join(samplerNames(), ", "))
+	case f.chains < 1:
+		return nil, fmt.Errorf("-chains %d: need at least 1", f.chains)
+	case f.warmup < 0:
+		return nil, fmt.Errorf("-warmup %d: must not be negative", f.warmup)
+	case f.draws < 1:
+		return nil, fmt.Errorf("-draws %d: need at least 1", f.draws)
+	}
+	return &f, nil
+}
+
+func runSample(ctx context.Context, args []string, stdout, stderr io.Writer, b backend) int {
+	f, err := parseSampleFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "trj sample: %v\n", err)
+		return exitUsage
+	}
+	if err := sample(ctx, f, stdout, stderr, b); err != nil {
+		fmt.Fprintf(stderr, "trj sample: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// sample runs the command described by f.
+func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b backend) error {
+	m, err := b.models.Model(f.model, f.data)
+	if err != nil {
+		if names := b.models.Names(); len(names) > 0 {
+			return fmt.Errorf("%w (models: %s)", err, strings.Join(names, ", "))
+		}
+		return err
+	}
+	sampler, ok := b.samplers[f.sampler]
+	if !ok {
+		return fmt.Errorf("sampler %q is not available in this build", f.sampler)
+	}
+	cfg := SampleConfig{Chains: f.chains, Warmup: f.warmup, Draws: f.draws, Seed: f.seed}
+	if !f.quiet {
+		cfg.Progress = newProgress(stderr, f.chains, f.warmup, f.draws).report
+	}
+	d, adapted, err := sampler(ctx, m, cfg)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", f.sampler, f.model, err)
+	}
+	if d.Chains() != f.chains {
+		return fmt.Errorf("%s returned %d chains, want %d", f.sampler, d.Chains(), f.chains)
+	}
+	if f.out != "" {
+		names, err := writeDraws(d, f, adapted)
+		if err != nil {
+			return err
+		}
+		if !f.quiet {
+			fmt.Fprintf(stderr, "wrote %s\n", strings.Join(names, ", "))
+		}
+	}
+	s, err := draws.Summarize(d)
+	if err != nil {
+		return err
+	}
+	return s.WriteTable(stdout)
+}
+
+// writeDraws writes d as CmdStan does: the file itself for one chain, one
+// file per chain otherwise. The settings use CmdStan's keys where it has
+// them, so ArviZ's from_cmdstan reads the warm-up layout right.
+func writeDraws(d *draws.Draws, f *sampleFlags, adapted []draws.Setting) ([]string, error) {
+	config := []draws.Setting{
+		{Key: "model", Value: f.model},
+		{Key: "method", Value: "sample"},
+		{Key: "algorithm", Value: f.sampler},
+		{Key: "num_samples", Value: strconv.Itoa(f.draws)},
+		{Key: "num_warmup", Value: strconv.Itoa(f.warmup)},
+		{Key: "save_warmup", Value: "0"},
+		{Key: "thin", Value: "1"},
+		{Key: "num_chains", Value: strconv.Itoa(f.chains)},
+		{Key: "seed", Value: strconv.FormatUint(f.seed, 10)},
+	}
+	if f.data != "" {
+		config = append(config, draws.Setting{Key: "data_file", Value: f.data})
+	}
+	config = append(config, adapted...)
+	if d.Chains() > 1 {
+		return d.WriteFiles(f.out, config)
+	}
+	file, err := os.Create(f.out)
+	if err != nil {
+		return nil, err
+	}
+	err = d.WriteCSV(file, 0, config)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", f.out, err)
+	}
+	return []string{f.out}, nil
+}
+
+// progress reports each chain's progress on stderr at every tenth of its
+// iterations, so a run prints about ten lines per chain whatever its length.
+type progress struct {
+	mu             sync.Mutex
+	w              io.Writer
+	warmup, total  int
+	step           int
+	reported, done []int // per chain: iterations reported / completed
+}
+
+func newProgress(w io.Writer, chains, warmup, draws int) *progress {
+	total := warmup + draws
+	return &progress{
+		w: w, warmup: warmup, total: total,
+		step:     max(total/10, 1),
+		reported: make([]int, chains),
+		done:     make([]int, chains),
+	}
+}
+
+// report records that chain finished its 0-based iteration; chains call it
+// concurrently.
+func (p *progress) report(chain, iteration int) {
+	if chain < 0 || chain >= len(p.done) {
+		return
+	}
+	it := iteration + 1
+	if it%p.step != 0 && it != p.total {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if it <= p.reported[chain] {
+		return
+	}
+	p.reported[chain] = it
+	phase := "sampling"
+	if it <= p.warmup {
+		phase = "warmup"
+	}
+	fmt.Fprintf(p.w, "chain %d: iteration %*d / %d (%d%%) [%s]\n", chain+1, len(strconv.Itoa(p.total)), it, p.total, 100*it/p.total, phase)
+}
+
+// runSummary prints the summary table of CSV files, one chain per file.
+func runSummary(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("trj summary", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: trj summary FILE...\n\nPrints R̂, ESS and quantiles of CmdStan-style CSV files, one chain per file.")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "trj summary: no CSV files given")
+		return exitUsage
+	}
+	d, _, err := draws.ReadFiles(fs.Args()...)
+	if err == nil {
+		var s *draws.Summary
+		if s, err = draws.Summarize(d); err == nil {
+			err = s.WriteTable(stdout)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "trj summary: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// runModels lists the gallery.
+func runModels(args []string, stdout, stderr io.Writer, b backend) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "trj models: unexpected argument %q\n", args[0])
+		return exitUsage
+	}
+	names := b.models.Names()
+	if len(names) == 0 {
+		fmt.Fprintln(stderr, "trj models: no models registered in this build")
+		return exitFail
+	}
+	for _, n := range names {
+		fmt.Fprintln(stdout, n)
+	}
+	return exitOK
+}

@@ -1,0 +1,250 @@
+package diag
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Errors returned (possibly wrapped) by the functions of this package.
+var (
+	// ErrShape reports empty input or chains of unequal length.
+	ErrShape = errors.New("diag: draws must be one or more chains of equal length")
+	// ErrTooFewDraws reports chains too short for the requested estimate.
+	ErrTooFewDraws = errors.New("diag: too few draws per chain")
+	// ErrNonFinite reports a NaN or infinite draw.
+	ErrNonFinite = errors.New("diag: non-finite draw")
+	// ErrConstant reports draws without variation, for which R̂ and the
+	// effective sample size are undefined.
+	ErrConstant = errors.New("diag: draws are constant")
+	// ErrProbability reports a quantile probability outside (0, 1).
+	ErrProbability = errors.New("diag: probability must lie strictly between 0 and 1")
+)
+
+// minRhatDraws is the shortest chain whose halves have a within-half
+// variance (two draws each).
+const minRhatDraws = 4
+
+// minESSDraws is the shortest chain whose halves reach the three draws the
+// autocorrelation estimate needs.
+const minESSDraws = 6
+
+// check validates x and returns its number of chains and draws per chain.
+func check(x [][]float64, minDraws int) (m, n int, err error) {
+	m = len(x)
+	if m == 0 {
+		return 0, 0, fmt.Errorf("%w: no chains", ErrShape)
+	}
+	n = len(x[0])
+	for c, chain := range x {
+		if len(chain) != n {
+			return 0, 0, fmt.Errorf("%w: chain %d has %d draws, chain 0 has %d", ErrShape, c, len(chain), n)
+		}
+		for i, v := range chain {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, 0, fmt.Errorf("%w: chain %d draw %d is %v", ErrNonFinite, c, i, v)
+			}
+		}
+	}
+	if n < minDraws {
+		return 0, 0, fmt.Errorf("%w: %d draws, need at least %d", ErrTooFewDraws, n, minDraws)
+	}
+	return m, n, nil
+}
+
+// split returns the 2m half-chains of x (views, not copies). With an odd
+// number of draws the middle draw belongs to neither half.
+func split(x [][]float64) [][]float64 {
+	out := make([][]float64, 0, 2*len(x))
+	for _, chain := range x {
+		h := len(chain) / 2
+		out = append(out, chain[:h], chain[len(chain)-h:])
+	}
+	return out
+}
+
+// pooled returns all draws of x in one new slice.
+func pooled(x [][]float64) []float64 {
+	n := 0
+	for _, c := range x {
+		n += len(c)
+	}
+	out := make([]float64, 0, n)
+	for _, c := range x {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// reshape cuts flat into len(like) chains of the lengths in like.
+func reshape(flat []float64, like [][]float64) [][]float64 {
+	out := make([][]float64, len(like))
+	off := 0
+	for i, c := range like {
+		out[i] = flat[off : off+len(c) : off+len(c)]
+		off += len(c)
+	}
+	return out
+}
+
+// isConstant reports whether all draws of x equal the first one.
+func isConstant(x [][]float64) bool {
+	v := x[0][0]
+	for _, c := range x {
+		for _, w := range c {
+			if w != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// rankNormalize replaces the pooled draws of x by normal scores of their
+// ranks, Φ⁻¹((r − 3/8)/(S + 1/4)) with ties given their average rank (Blom's
+// offset, as in Vehtari et al. 2021 eq. 14). The result has the shape of x.
+func rankNormalize(x [][]float64) [][]float64 {
+	flat := pooled(x)
+	s := len(flat)
+	idx := make([]int, s)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case flat[a] < flat[b]:
+			return -1
+		case flat[a] > flat[b]:
+			return 1
+		}
+		return 0
+	})
+	z := make([]float64, s)
+	for i := 0; i < s; {
+		j := i + 1
+		for j < s && flat[idx[j]] == flat[idx[i]] {
+			j++
+		}
+		// Ranks i+1 … j (1-based) share their average.
+		r := float64(i+1+j) / 2
+		score := distuv.UnitNormal.Quantile((r - 3.0/8) / (float64(s) + 1.0/4))
+		for k := i; k < j; k++ {
+			z[idx[k]] = score
+		}
+		i = j
+	}
+	return reshape(z, x)
+}
+
+// fold returns |x − median(x)|, the median taken over all draws, which
+// turns disagreement in scale between chains into disagreement in location.
+func fold(x [][]float64) [][]float64 {
+	flat := pooled(x)
+	sorted := slices.Clone(flat)
+	slices.Sort(sorted)
+	med := quantileSorted(sorted, 0.5)
+	for i, v := range flat {
+		flat[i] = math.Abs(v - med)
+	}
+	return reshape(flat, x)
+}
+
+// rhatBasic is the potential scale reduction of x as given (no splitting):
+// sqrt(var⁺/W) with var⁺ = (n−1)/n·W + B/n (Gelman et al., BDA3 §11.4).
+func rhatBasic(x [][]float64) (float64, error) {
+	if isConstant(x) {
+		return math.NaN(), ErrConstant
+	}
+	m := len(x)
+	n := float64(len(x[0]))
+	means := make([]float64, m)
+	var w float64
+	for c, chain := range x {
+		mu, v := meanVar(chain)
+		means[c] = mu
+		w += v
+	}
+	w /= float64(m)
+	var bOverN float64
+	if m > 1 {
+		_, bOverN = meanVar(means)
+	}
+	if w == 0 {
+		// Each chain is stuck at its own value: the chains disagree
+		// infinitely more than they vary.
+		return math.Inf(1), nil
+	}
+	varPlus := (n-1)/n*w + bOverN
+	return math.Sqrt(varPlus / w), nil
+}
+
+// meanVar returns the mean and the unbiased (n−1) variance of x, computed in
+// two passes for accuracy.
+func meanVar(x []float64) (mean, variance float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	var ss, s float64
+	for _, v := range x {
+		d := v - mean
+		ss += d * d
+		s += d
+	}
+	// The compensated form corrects the rounding left in mean.
+	variance = (ss - s*s/float64(len(x))) / float64(len(x)-1)
+	return mean, variance
+}
+
+// SplitRhat returns the classic split-R̂ of x (BDA3 §11.4), without rank
+// normalization. It is sensitive to heavy tails; Rhat is the recommended
+// diagnostic.
+func SplitRhat(x [][]float64) (float64, error) {
+	if _, _, err := check(x, minRhatDraws); err != nil {
+		return math.NaN(), err
+	}
+	return rhatBasic(split(x))
+}
+
+// RhatBulk returns the rank-normalized split-R̂ of x, which detects chains
+// that disagree in location.
+func RhatBulk(x [][]float64) (float64, error) {
+	if _, _, err := check(x, minRhatDraws); err != nil {
+		return math.NaN(), err
+	}
+	s := split(x)
+	if isConstant(s) {
+		return math.NaN(), ErrConstant
+	}
+	return rhatBasic(rankNormalize(s))
+}
+
+// RhatTail returns the rank-normalized split-R̂ of the folded draws
+// |x − median(x)|, which detects chains that disagree in scale.
+func RhatTail(x [][]float64) (float64, error) {
+	if _, _, err := check(x, minRhatDraws); err != nil {
+		return math.NaN(), err
+	}
+	if isConstant(x) {
+		return math.NaN(), ErrConstant
+	}
+	return rhatBasic(rankNormalize(split(fold(x))))
+}
+
+// Rhat returns the R̂ that Vehtari et al. (2021) recommend reporting: the
+// larger of RhatBulk and RhatTail. Values above 1.01 indicate that the chains
+// have not mixed.
+func Rhat(x [][]float64) (float64, error) {
+	bulk, err := RhatBulk(x)
+	if err != nil {
+		return math.NaN(), err
+	}
+	tail, err := RhatTail(x)
+	if err != nil {
+		return math.NaN(), err
+	}
+	return math.Max(bulk, tail), nil
+}
