@@ -1,0 +1,446 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// DefaultMaxTreeDepth is Stan's default limit on NUTS tree depth: at most
+// 2^10 − 1 leapfrog steps per transition.
+const DefaultMaxTreeDepth = 10
+
+// DefaultMaxEnergyError is Stan's threshold on the energy error above which
+// a leapfrog step is declared divergent.
+const DefaultMaxEnergyError = 1000
+
+// NUTSState is the state of a NUTS chain: a position with its log-density
+// and gradient, so that a transition need not re-evaluate the start point.
+type NUTSState struct {
+	Position   []float64
+	LogDensity float64
+	Grad       []float64
+}
+
+// NUTSInfo records what one NUTS transition did, with the meaning of Stan's
+// sampler diagnostics.
+type NUTSInfo struct {
+	// AcceptProb is the mean Metropolis acceptance probability over every
+	// point of the trajectory (Stan's accept_stat__); step-size adaptation
+	// drives it to the target.
+	AcceptProb float64
+	// Divergent reports an energy error above MaxEnergyError, or a
+	// non-finite log-density, somewhere on the trajectory.
+	Divergent bool
+	// TreeDepth is the depth of the final trajectory tree.
+	TreeDepth int
+	// NumLeapfrog is the number of leapfrog steps, which equals the number
+	// of gradient evaluations.
+	NumLeapfrog int
+	// Energy is the Hamiltonian at the selected point (Stan's energy__).
+	Energy float64
+	// StepSize is the leapfrog step size used.
+	StepSize float64
+}
+
+// NUTS is the No-U-Turn sampler with multinomial sampling along the
+// trajectory and the generalized no-U-turn criterion (Betancourt 2017), as
+// in Stan. Its exported fields are its parameters; change them between
+// steps freely. A NUTS value owns scratch space, so it serves one chain.
+type NUTS struct {
+	// StepSize is the leapfrog step size ε > 0.
+	StepSize float64
+	// Metric is the inverse mass matrix.
+	Metric *Metric
+	// MaxTreeDepth bounds the tree depth; 0 means DefaultMaxTreeDepth.
+	MaxTreeDepth int
+	// MaxEnergyError is the divergence threshold; 0 means
+	// DefaultMaxEnergyError.
+	MaxEnergyError float64
+
+	target Target
+	dim    int
+
+	fwd, bck, sample, propose point
+	// rho sums the momenta of the whole trajectory; rhoFwd and rhoBck
+	// those of its forward and backward parts; rhoExt is scratch.
+	rho, rhoFwd, rhoBck, rhoExt []float64
+	// Momenta p and velocities M⁻¹p at the four inner and outer ends.
+	pFwdFwd, pFwdBck, pBckFwd, pBckBck []float64
+	vFwdFwd, vFwdBck, vBckFwd, vBckBck []float64
+	levels                             []treeLevel
+	nLeapfrog                          int
+	sumMetroProb                       float64
+	divergent                          bool
+	maxDeltaH                          float64
+}
+
+// point is a phase-space point with everything a tree needs from it.
+type point struct {
+	q, p, g, v []float64 // position, momentum, gradient, velocity M⁻¹p
+	lp         float64
+}
+
+func newPoint(n int) point {
+	b := make([]float64, 4*n)
+	return point{q: b[:n:n], p: b[n : 2*n : 2*n], g: b[2*n : 3*n : 3*n], v: b[3*n:]}
+}
+
+func (z *point) copyFrom(o *point) {
+	copy(z.q, o.q)
+	copy(z.p, o.p)
+	copy(z.g, o.g)
+	copy(z.v, o.v)
+	z.lp = o.lp
+}
+
+// hamiltonian returns −log p(q) + ½pᵀM⁻¹p, +Inf where it is not finite.
+func (z *point) hamiltonian() float64 {
+	h := -z.lp + 0.5*dot(z.p, z.v)
+	if math.IsNaN(h) {
+		return math.Inf(1)
+	}
+	return h
+}
+
+// treeLevel is the scratch one level of the recursive tree builder needs
+// while it joins its two half-trees.
+type treeLevel struct {
+	pInitEnd, vInitEnd, rhoInit    []float64
+	pFinalBeg, vFinalBeg, rhoFinal []float64
+	rhoSub                         []float64
+	proposeFinal                   point
+}
+
+// NewNUTS returns a NUTS kernel for t with step size stepSize and metric m;
+// a nil m means the unit metric.
+func NewNUTS(t Target, stepSize float64, m *Metric) (*NUTS, error) {
+	if t == nil {
+		return nil, errors.New("kernels: nil target")
+	}
+	n := t.Dim()
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: target dimension %d", ErrDimension, n)
+	}
+	if !(stepSize > 0) || math.IsInf(stepSize, 1) {
+		return nil, fmt.Errorf("kernels: step size %v, want positive and finite", stepSize)
+	}
+	if m == nil {
+		m, _ = NewUnitMetric(n)
+	}
+	if m.Dim() != n {
+		return nil, fmt.Errorf("%w: metric has dimension %d, target %d", ErrDimension, m.Dim(), n)
+	}
+	k := &NUTS{StepSize: stepSize, Metric: m, target: t, dim: n}
+	k.fwd, k.bck, k.sample, k.propose = newPoint(n), newPoint(n), newPoint(n), newPoint(n)
+	vs := make([][]float64, 12)
+	buf := make([]float64, 12*n)
+	for i := range vs {
+		vs[i] = buf[i*n : (i+1)*n : (i+1)*n]
+	}
+	k.rho, k.rhoFwd, k.rhoBck, k.rhoExt = vs[0], vs[1], vs[2], vs[3]
+	k.pFwdFwd, k.pFwdBck, k.pBckFwd, k.pBckBck = vs[4], vs[5], vs[6], vs[7]
+	k.vFwdFwd, k.vFwdBck, k.vBckFwd, k.vBckBck = vs[8], vs[9], vs[10], vs[11]
+	return k, nil
+}
+
+// Target returns the kernel's target.
+func (k *NUTS) Target() Target { return k.target }
+
+// Init returns a state at a copy of x, evaluating the log-density and
+// gradient there. It fails if they are not finite.
+func (k *NUTS) Init(x []float64) (NUTSState, error) {
+	if len(x) != k.dim {
+		return NUTSState{}, fmt.Errorf("%w: position has length %d, target dimension %d", ErrDimension, len(x), k.dim)
+	}
+	s := NUTSState{Position: append([]float64(nil), x...), Grad: make([]float64, k.dim)}
+	s.LogDensity = evalGrad(k.target, s.Position, s.Grad)
+	if math.IsInf(s.LogDensity, -1) {
+		return NUTSState{}, ErrNoFinitePoint
+	}
+	return s, nil
+}
+
+// ensureLevels sizes the per-level scratch for the current MaxTreeDepth;
+// it allocates only when the depth grows.
+func (k *NUTS) ensureLevels(depth int) {
+	for len(k.levels) < depth {
+		n := k.dim
+		buf := make([]float64, 7*n)
+		v := func(i int) []float64 { return buf[i*n : (i+1)*n : (i+1)*n] }
+		k.levels = append(k.levels, treeLevel{
+			pInitEnd: v(0), vInitEnd: v(1), rhoInit: v(2),
+			pFinalBeg: v(3), vFinalBeg: v(4), rhoFinal: v(5), rhoSub: v(6),
+			proposeFinal: newPoint(n),
+		})
+	}
+}
+
+// Step runs one NUTS transition from s. It writes the new position and
+// gradient into s's slices and returns the updated state, so s must not
+// be used afterwards except through the returned value. Step does not
+// allocate once the kernel has run at its current MaxTreeDepth.
+func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
+	maxDepth := k.MaxTreeDepth
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxTreeDepth
+	}
+	k.maxDeltaH = k.MaxEnergyError
+	if k.maxDeltaH <= 0 {
+		k.maxDeltaH = DefaultMaxEnergyError
+	}
+	k.ensureLevels(maxDepth)
+	eps := k.StepSize
+
+	// Start both ends of the trajectory at s with a fresh momentum.
+	f := &k.fwd
+	copy(f.q, s.Position)
+	copy(f.g, s.Grad)
+	f.lp = s.LogDensity
+	k.Metric.sampleMomentum(rng, f.p)
+	k.Metric.velocity(f.p, f.v)
+	k.bck.copyFrom(f)
+	k.sample.copyFrom(f)
+	h0 := f.hamiltonian()
+
+	for _, b := range [][]float64{k.pFwdFwd, k.pFwdBck, k.pBckFwd, k.pBckBck, k.rho} {
+		copy(b, f.p)
+	}
+	for _, b := range [][]float64{k.vFwdFwd, k.vFwdBck, k.vBckFwd, k.vBckBck} {
+		copy(b, f.v)
+	}
+	logSumWeight := 0.0
+	k.nLeapfrog, k.sumMetroProb, k.divergent = 0, 0, false
+
+	depth := 0
+	for depth < maxDepth {
+		zero(k.rhoFwd)
+		zero(k.rhoBck)
+		logSumWeightSub := math.Inf(-1)
+		var valid bool
+		if rng.Float64() > 0.5 {
+			// Extend forward: the old tree becomes the backward part.
+			copy(k.rhoBck, k.rho)
+			copy(k.pBckFwd, k.pFwdBck)
+			copy(k.vBckFwd, k.vFwdBck)
+			valid = k.buildTree(rng, depth, &k.fwd, &k.propose,
+				k.vFwdBck, k.vFwdFwd, k.rhoFwd, k.pFwdBck, k.pFwdFwd,
+				h0, eps, &logSumWeightSub)
+		} else {
+			copy(k.rhoFwd, k.rho)
+			copy(k.pFwdBck, k.pBckFwd)
+			copy(k.vFwdBck, k.vBckFwd)
+			valid = k.buildTree(rng, depth, &k.bck, &k.propose,
+				k.vBckFwd, k.vBckBck, k.rhoBck, k.pBckFwd, k.pBckBck,
+				h0, -eps, &logSumWeightSub)
+		}
+		if !valid {
+			break
+		}
+		depth++
+
+		// Biased progressive sampling favours the new subtree, which
+		// moves the sample further from the start.
+		if logSumWeightSub > logSumWeight {
+			k.sample.copyFrom(&k.propose)
+		} else if rng.Float64() < math.Exp(logSumWeightSub-logSumWeight) {
+			k.sample.copyFrom(&k.propose)
+		}
+		logSumWeight = logAddExp(logSumWeight, logSumWeightSub)
+
+		add(k.rho, k.rhoBck, k.rhoFwd)
+		persist := uTurnFree(k.vBckBck, k.vFwdFwd, k.rho)
+		// The extra checks across the join catch U-turns that the two
+		// halves hide from each other (Stan's 2.26 fix).
+		add(k.rhoExt, k.rhoBck, k.pFwdBck)
+		persist = uTurnFree(k.vBckBck, k.vFwdBck, k.rhoExt) && persist
+		add(k.rhoExt, k.rhoFwd, k.pBckFwd)
+		persist = uTurnFree(k.vBckFwd, k.vFwdFwd, k.rhoExt) && persist
+		if !persist {
+			break
+		}
+	}
+
+	copy(s.Position, k.sample.q)
+	copy(s.Grad, k.sample.g)
+	s.LogDensity = k.sample.lp
+	info := NUTSInfo{
+		AcceptProb:  k.sumMetroProb / float64(max(k.nLeapfrog, 1)),
+		Divergent:   k.divergent,
+		TreeDepth:   depth,
+		NumLeapfrog: k.nLeapfrog,
+		Energy:      k.sample.hamiltonian(),
+		StepSize:    eps,
+	}
+	return s, info
+}
+
+// buildTree extends the trajectory from z by 2^depth leapfrog steps of
+// signed size eps, choosing a multinomial proposal among the new points.
+// vBeg/pBeg receive the velocity and momentum at the subtree's end nearest
+// the old trajectory, vEnd/pEnd at its far end; rho accumulates momenta.
+// It returns false when the subtree diverged or contains a U-turn.
+func (k *NUTS) buildTree(rng *rand.Rand, depth int, z, propose *point,
+	vBeg, vEnd, rho, pBeg, pEnd []float64, h0, eps float64, logSumWeight *float64) bool {
+	if depth == 0 {
+		k.leapfrog(z, eps)
+		k.nLeapfrog++
+		h := z.hamiltonian()
+		if h-h0 > k.maxDeltaH {
+			k.divergent = true
+		}
+		*logSumWeight = logAddExp(*logSumWeight, h0-h)
+		if h0-h > 0 {
+			k.sumMetroProb++
+		} else {
+			k.sumMetroProb += math.Exp(h0 - h)
+		}
+		propose.copyFrom(z)
+		copy(vBeg, z.v)
+		copy(vEnd, z.v)
+		for i, pi := range z.p {
+			rho[i] += pi
+		}
+		copy(pBeg, z.p)
+		copy(pEnd, z.p)
+		return !k.divergent
+	}
+
+	lv := &k.levels[depth]
+	logSumWeightInit := math.Inf(-1)
+	zero(lv.rhoInit)
+	if !k.buildTree(rng, depth-1, z, propose, vBeg, lv.vInitEnd, lv.rhoInit, pBeg, lv.pInitEnd, h0, eps, &logSumWeightInit) {
+		return false
+	}
+	logSumWeightFinal := math.Inf(-1)
+	zero(lv.rhoFinal)
+	if !k.buildTree(rng, depth-1, z, &lv.proposeFinal, lv.vFinalBeg, vEnd, lv.rhoFinal, lv.pFinalBeg, pEnd, h0, eps, &logSumWeightFinal) {
+		return false
+	}
+
+	// Within a subtree the proposal is multinomial (unbiased).
+	logSumWeightSub := logAddExp(logSumWeightInit, logSumWeightFinal)
+	*logSumWeight = logAddExp(*logSumWeight, logSumWeightSub)
+	if logSumWeightFinal > logSumWeightSub {
+		propose.copyFrom(&lv.proposeFinal)
+	} else if rng.Float64() < math.Exp(logSumWeightFinal-logSumWeightSub) {
+		propose.copyFrom(&lv.proposeFinal)
+	}
+
+	add(lv.rhoSub, lv.rhoInit, lv.rhoFinal)
+	for i, r := range lv.rhoSub {
+		rho[i] += r
+	}
+	persist := uTurnFree(vBeg, vEnd, lv.rhoSub)
+	add(k.rhoExt, lv.rhoInit, lv.pFinalBeg)
+	persist = uTurnFree(vBeg, lv.vFinalBeg, k.rhoExt) && persist
+	add(k.rhoExt, lv.rhoFinal, lv.pInitEnd)
+	persist = uTurnFree(lv.vInitEnd, vEnd, k.rhoExt) && persist
+	return persist
+}
+
+// leapfrog advances z by one leapfrog step of signed size eps.
+func (k *NUTS) leapfrog(z *point, eps float64) {
+	half := 0.5 * eps
+	for i, g := range z.g {
+		z.p[i] += half * g
+	}
+	k.Metric.velocity(z.p, z.v)
+	for i, v := range z.v {
+		z.q[i] += eps * v
+	}
+	z.lp = evalGrad(k.target, z.q, z.g)
+	if math.IsInf(z.lp, -1) {
+		// The Hamiltonian is +Inf and the step counts as divergent;
+		// the momentum no longer matters.
+		return
+	}
+	for i, g := range z.g {
+		z.p[i] += half * g
+	}
+	k.Metric.velocity(z.p, z.v)
+}
+
+// uTurnFree is the generalized no-U-turn criterion: the trajectory keeps
+// expanding while both end velocities point along the summed momentum.
+func uTurnFree(vMinus, vPlus, rho []float64) bool {
+	return dot(vMinus, rho) > 0 && dot(vPlus, rho) > 0
+}
+
+// findStepSize is Stan's initial step-size heuristic: from s, double or
+// halve the step size until one leapfrog step's acceptance probability
+// crosses 0.8. It sets k.StepSize and counts gradient evaluations.
+func (k *NUTS) findStepSize(rng *rand.Rand, s NUTSState) (evals int, err error) {
+	z := &k.fwd
+	eps := k.StepSize
+	deltaH := func() float64 {
+		copy(z.q, s.Position)
+		copy(z.g, s.Grad)
+		z.lp = s.LogDensity
+		k.Metric.sampleMomentum(rng, z.p)
+		k.Metric.velocity(z.p, z.v)
+		h0 := z.hamiltonian()
+		k.leapfrog(z, eps)
+		evals++
+		return h0 - z.hamiltonian()
+	}
+	logTarget := math.Log(0.8)
+	dir := -1.0
+	if deltaH() > logTarget {
+		dir = 1
+	}
+	for {
+		d := deltaH()
+		if dir == 1 && !(d > logTarget) || dir == -1 && !(d < logTarget) {
+			break
+		}
+		if dir == 1 {
+			eps *= 2
+		} else {
+			eps /= 2
+		}
+		if eps > 1e7 {
+			return evals, errors.New("kernels: step size search diverged to infinity; the posterior may be improper")
+		}
+		if eps == 0 {
+			return evals, errors.New("kernels: step size search collapsed to zero; the log-density or its gradient may be wrong")
+		}
+	}
+	k.StepSize = eps
+	return evals, nil
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+func add(dst, a, b []float64) {
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
+func zero(a []float64) {
+	for i := range a {
+		a[i] = 0
+	}
+}
+
+// logAddExp returns log(eᵃ + eᵇ) without overflow.
+func logAddExp(a, b float64) float64 {
+	if math.IsInf(a, -1) {
+		return b
+	}
+	if math.IsInf(b, -1) {
+		return a
+	}
+	if a > b {
+		return a + math.Log1p(math.Exp(b-a))
+	}
+	return b + math.Log1p(math.Exp(a-b))
+}

@@ -1,0 +1,371 @@
+package kernels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Algorithm selects the kernel the multi-chain runner uses.
+type Algorithm int
+
+const (
+	// AlgNUTS is the No-U-Turn sampler with Stan's warm-up (the default).
+	AlgNUTS Algorithm = iota
+	// AlgRWM is random-walk Metropolis with Robbins–Monro scale adaptation.
+	AlgRWM
+)
+
+// String returns the algorithm's name.
+func (a Algorithm) String() string {
+	switch a {
+	case AlgNUTS:
+		return "nuts"
+	case AlgRWM:
+		return "rwm"
+	}
+	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// InitFunc writes chain's initial unconstrained position into x using rng
+// (the chain's own stream). ppl.Model's Init fits after wrapping.
+type InitFunc func(chain int, rng *rand.Rand, x []float64) error
+
+// SampleSettings configures Sample. A nil *SampleSettings, and zero
+// fields, take the defaults.
+type SampleSettings struct {
+	// Algorithm is AlgNUTS (default) or AlgRWM.
+	Algorithm Algorithm
+	// Chains is the number of chains (4).
+	Chains int
+	// Warmup is the number of warm-up iterations per chain (1000); a
+	// negative value means none.
+	Warmup int
+	// Draws is the number of kept iterations per chain (1000).
+	Draws int
+	// Seed seeds every chain: chain c uses rand.NewPCG(Seed, c).
+	Seed uint64
+	// SaveWarmup keeps the warm-up iterations in the result.
+	SaveWarmup bool
+
+	// StepSize is NUTS's initial step size (1) before the search.
+	StepSize float64
+	// MaxTreeDepth bounds NUTS trees (10).
+	MaxTreeDepth int
+	// NUTSAdapt configures NUTS warm-up; its Metric field picks the metric
+	// (diagonal by default).
+	NUTSAdapt NUTSAdaptConfig
+
+	// RWMScale is RWM's initial proposal scale (2.38/√d).
+	RWMScale float64
+	// RWMCovariance, when non-nil, is RWM's initial proposal covariance
+	// (a fixed covariance when Warmup < 0).
+	RWMCovariance mat.Symmetric
+	// RWMAdapt configures RWM warm-up.
+	RWMAdapt RWMAdaptConfig
+
+	// Progress, when non-nil, is called after every iteration of every
+	// chain with the 0-based iteration counting warm-up first; chains call
+	// it concurrently.
+	Progress func(chain, iteration int)
+}
+
+// DrawInfo records one iteration of a chain, with the meaning of Stan's
+// sampler columns (lp__, accept_stat__, stepsize__, treedepth__,
+// n_leapfrog__, divergent__, energy__). RWM sets TreeDepth, NumLeapfrog
+// and Energy to zero and StepSize to its scale.
+type DrawInfo struct {
+	LogDensity  float64
+	AcceptStat  float64
+	StepSize    float64
+	TreeDepth   int
+	NumLeapfrog int
+	Divergent   bool
+	Energy      float64
+}
+
+// Chain is the output of one chain of Sample.
+type Chain struct {
+	// Draws holds the kept positions (unconstrained), row-major,
+	// NumDraws×Dim; WarmupDraws the warm-up ones when saved.
+	Draws, WarmupDraws []float64
+	// Info and WarmupInfo describe each kept (and saved warm-up) draw.
+	Info, WarmupInfo []DrawInfo
+	// StepSize is NUTS's adapted step size; Metric its adapted metric.
+	StepSize float64
+	Metric   *Metric
+	// RWMScale and RWMCovariance are RWM's adapted proposal.
+	RWMScale      float64
+	RWMCovariance *mat.SymDense
+	// WarmupTime and SampleTime are wall-clock durations of the phases.
+	WarmupTime, SampleTime time.Duration
+	// WarmupGradEvals and SampleGradEvals count log-density evaluations
+	// (with gradient for NUTS) in each phase, excluding initialization.
+	WarmupGradEvals, SampleGradEvals int
+}
+
+// Draw returns kept draw i of c, a slice of c.Draws of length dim.
+func (c *Chain) Draw(i, dim int) []float64 { return c.Draws[i*dim : (i+1)*dim] }
+
+// SampleResult is the output of Sample.
+type SampleResult struct {
+	Dim      int
+	Settings SampleSettings // with defaults filled in
+	Chains   []Chain
+}
+
+func (s *SampleSettings) withDefaults() SampleSettings {
+	var out SampleSettings
+	if s != nil {
+		out = *s
+	}
+	if out.Chains == 0 {
+		out.Chains = 4
+	}
+	if out.Warmup == 0 {
+		out.Warmup = 1000
+	} else if out.Warmup < 0 {
+		out.Warmup = 0
+	}
+	if out.Draws == 0 {
+		out.Draws = 1000
+	}
+	if out.StepSize == 0 {
+		out.StepSize = 1
+	}
+	if out.MaxTreeDepth == 0 {
+		out.MaxTreeDepth = DefaultMaxTreeDepth
+	}
+	return out
+}
+
+// maxInitTries is how many random initial points a chain tries, as Stan.
+const maxInitTries = 100
+
+// Sample runs independent chains in parallel goroutines, each with its own
+// target from factory and its own random stream rand.NewPCG(Seed, chain),
+// so the result depends only on the seed, never on scheduling or
+// GOMAXPROCS. init may be nil, in which case each chain starts uniformly in
+// (−2, 2)ⁿ as Stan, retrying up to 100 times for a finite log-density.
+// Cancelling ctx stops every chain and returns ctx's error.
+func Sample(ctx context.Context, factory func(chain int) (Target, error), init InitFunc, settings *SampleSettings) (*SampleResult, error) {
+	if factory == nil {
+		return nil, errors.New("kernels: nil target factory")
+	}
+	set := settings.withDefaults()
+	switch {
+	case set.Chains < 0:
+		return nil, fmt.Errorf("kernels: %d chains", set.Chains)
+	case set.Draws < 0:
+		return nil, fmt.Errorf("kernels: %d draws", set.Draws)
+	case set.Algorithm != AlgNUTS && set.Algorithm != AlgRWM:
+		return nil, fmt.Errorf("kernels: unknown algorithm %v", set.Algorithm)
+	case !(set.StepSize > 0):
+		return nil, fmt.Errorf("kernels: initial step size %v, want positive", set.StepSize)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res := &SampleResult{Settings: set, Chains: make([]Chain, set.Chains)}
+	errs := make([]error, set.Chains)
+	dims := make([]int, set.Chains)
+	var wg sync.WaitGroup
+	for c := 0; c < set.Chains; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			dims[c], errs[c] = runChain(ctx, c, factory, init, &set, &res.Chains[c])
+			if errs[c] != nil {
+				cancel()
+			}
+		}(c)
+	}
+	wg.Wait()
+	// Report the root cause: a chain's own failure rather than the
+	// cancellation it caused in the others.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if set.Chains > 0 {
+		res.Dim = dims[0]
+	}
+	return res, nil
+}
+
+func runChain(ctx context.Context, c int, factory func(int) (Target, error), init InitFunc, set *SampleSettings, out *Chain) (int, error) {
+	t, err := factory(c)
+	if err != nil {
+		return 0, fmt.Errorf("kernels: chain %d: target: %w", c, err)
+	}
+	if t == nil {
+		return 0, fmt.Errorf("kernels: chain %d: factory returned a nil target", c)
+	}
+	n := t.Dim()
+	if n <= 0 {
+		return 0, fmt.Errorf("kernels: chain %d: %w: target dimension %d", c, ErrDimension, n)
+	}
+	rng := rand.New(rand.NewPCG(set.Seed, uint64(c)))
+	x0, err := initialPoint(c, t, rng, init)
+	if err != nil {
+		return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+	}
+	total := set.Warmup + set.Draws
+	out.Draws = make([]float64, 0, set.Draws*n)
+	out.Info = make([]DrawInfo, 0, set.Draws)
+	if set.SaveWarmup {
+		out.WarmupDraws = make([]float64, 0, set.Warmup*n)
+		out.WarmupInfo = make([]DrawInfo, 0, set.Warmup)
+	}
+	record := func(it int, x []float64, d DrawInfo) {
+		if it >= set.Warmup {
+			out.Draws = append(out.Draws, x...)
+			out.Info = append(out.Info, d)
+		} else if set.SaveWarmup {
+			out.WarmupDraws = append(out.WarmupDraws, x...)
+			out.WarmupInfo = append(out.WarmupInfo, d)
+		}
+		if set.Progress != nil {
+			set.Progress(c, it)
+		}
+	}
+	// Checking the context costs a lock; every 16 iterations is prompt
+	// enough for a chain.
+	cancelled := func(it int) error {
+		if it%16 == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
+
+	switch set.Algorithm {
+	case AlgNUTS:
+		k, err := NewNUTS(t, set.StepSize, nil)
+		if err != nil {
+			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+		}
+		k.MaxTreeDepth = set.MaxTreeDepth
+		s, err := k.Init(x0)
+		if err != nil {
+			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+		}
+		ad, err := NewNUTSAdaptation(k, set.Warmup, set.NUTSAdapt)
+		if err != nil {
+			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+		}
+		start := time.Now()
+		for it := 0; it < total; it++ {
+			if err := cancelled(it); err != nil {
+				return n, err
+			}
+			var info NUTSInfo
+			if it < set.Warmup {
+				s, info, err = ad.Step(rng, s)
+				if err != nil {
+					return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+				}
+				if it == set.Warmup-1 {
+					ad.Finish()
+				}
+			} else {
+				if it == set.Warmup {
+					out.WarmupTime = time.Since(start)
+					out.WarmupGradEvals = ad.GradEvals
+					start = time.Now()
+				}
+				s, info = k.Step(rng, s)
+				out.SampleGradEvals += info.NumLeapfrog
+			}
+			record(it, s.Position, DrawInfo{
+				LogDensity: s.LogDensity, AcceptStat: info.AcceptProb, StepSize: info.StepSize,
+				TreeDepth: info.TreeDepth, NumLeapfrog: info.NumLeapfrog, Divergent: info.Divergent, Energy: info.Energy,
+			})
+		}
+		if set.Draws == 0 {
+			out.WarmupTime = time.Since(start)
+			out.WarmupGradEvals = ad.GradEvals
+		} else {
+			out.SampleTime = time.Since(start)
+		}
+		out.StepSize, out.Metric = k.StepSize, k.Metric
+	case AlgRWM:
+		scale := set.RWMScale
+		if scale == 0 {
+			scale = 2.38 / math.Sqrt(float64(n))
+		}
+		k, err := NewRWM(t, scale, set.RWMCovariance)
+		if err != nil {
+			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+		}
+		s, err := k.Init(x0)
+		if err != nil {
+			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+		}
+		ad, err := NewRWMAdaptation(k, set.Warmup, set.RWMAdapt)
+		if err != nil {
+			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+		}
+		start := time.Now()
+		for it := 0; it < total; it++ {
+			if err := cancelled(it); err != nil {
+				return n, err
+			}
+			var info RWMInfo
+			if it < set.Warmup {
+				s, info, err = ad.Step(rng, s)
+				if err != nil {
+					return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+				}
+				out.WarmupGradEvals++
+			} else {
+				if it == set.Warmup {
+					out.WarmupTime = time.Since(start)
+					start = time.Now()
+				}
+				s, info = k.Step(rng, s)
+				out.SampleGradEvals++
+			}
+			record(it, s.Position, DrawInfo{LogDensity: s.LogDensity, AcceptStat: info.AcceptProb, StepSize: info.Scale})
+		}
+		if set.Draws == 0 {
+			out.WarmupTime = time.Since(start)
+		} else {
+			out.SampleTime = time.Since(start)
+		}
+		out.RWMScale, out.RWMCovariance = k.Scale, k.Covariance()
+	}
+	return n, nil
+}
+
+// initialPoint draws a start with a finite log-density and gradient.
+func initialPoint(c int, t Target, rng *rand.Rand, init InitFunc) ([]float64, error) {
+	n := t.Dim()
+	x := make([]float64, n)
+	g := make([]float64, n)
+	for try := 0; try < maxInitTries; try++ {
+		if init != nil {
+			if err := init(c, rng, x); err != nil {
+				return nil, fmt.Errorf("initialization: %w", err)
+			}
+		} else {
+			for i := range x {
+				x[i] = rng.Float64()*4 - 2
+			}
+		}
+		if !math.IsInf(evalGrad(t, x, g), -1) {
+			return x, nil
+		}
+	}
+	return nil, fmt.Errorf("%w after %d tries", ErrNoFinitePoint, maxInitTries)
+}

@@ -1,0 +1,85 @@
+package kernels
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+)
+
+func TestSampleProgressAndCounts(t *testing.T) {
+	g := newGaussian(t, []float64{0, 0}, diagCov([]float64{1, 2}))
+	var calls atomic.Int64
+	res, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{
+		Chains: 2, Warmup: 50, Draws: 30, Seed: 1, SaveWarmup: true,
+		Progress: func(chain, it int) { calls.Add(1) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 2*80 {
+		t.Errorf("progress called %d times, want 160", calls.Load())
+	}
+	for c, ch := range res.Chains {
+		if len(ch.Draws) != 30*2 || len(ch.Info) != 30 || len(ch.WarmupDraws) != 50*2 || len(ch.WarmupInfo) != 50 {
+			t.Errorf("chain %d: %d draws, %d infos, %d warm-up draws", c, len(ch.Draws), len(ch.Info), len(ch.WarmupDraws))
+		}
+		n := 0
+		for _, in := range ch.Info {
+			n += in.NumLeapfrog
+			if in.StepSize != ch.StepSize {
+				t.Errorf("chain %d: sampling step size %v, adapted %v", c, in.StepSize, ch.StepSize)
+			}
+		}
+		if n != ch.SampleGradEvals {
+			t.Errorf("chain %d: %d leapfrog steps, %d gradient evaluations counted", c, n, ch.SampleGradEvals)
+		}
+		if ch.WarmupGradEvals <= 0 || ch.Metric == nil || ch.Metric.Kind() != DiagMetric {
+			t.Errorf("chain %d: warm-up evaluations %d, metric %v", c, ch.WarmupGradEvals, ch.Metric)
+		}
+	}
+	if res.Dim != 2 || res.Settings.Chains != 2 {
+		t.Errorf("result dim %d, chains %d", res.Dim, res.Settings.Chains)
+	}
+}
+
+func TestSampleErrors(t *testing.T) {
+	g := newGaussian(t, []float64{0}, diagCov([]float64{1}))
+	bad := errors.New("no target")
+	if _, err := Sample(context.Background(), func(c int) (Target, error) {
+		if c == 1 {
+			return nil, bad
+		}
+		return g.clone(), nil
+	}, nil, &SampleSettings{Chains: 2, Warmup: 10, Draws: 10}); !errors.Is(err, bad) {
+		t.Errorf("factory error not returned: %v", err)
+	}
+	if _, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{Draws: -3}); err == nil {
+		t.Error("negative draws accepted")
+	}
+	if _, err := Sample(context.Background(), func(int) (Target, error) { return failing{n: 2}, nil },
+		func(c int, rng *rand.Rand, x []float64) error { x[0], x[1] = 5, 0; return nil }, nil); !errors.Is(err, ErrNoFinitePoint) {
+		t.Errorf("impossible initialization: got %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Sample(ctx, gaussianFactory(g), nil, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: got %v", err)
+	}
+}
+
+func TestSampleRWMFixedCovarianceNoWarmup(t *testing.T) {
+	tc := gaussianCases()[1]
+	g := newGaussian(t, tc.mean, tc.cov)
+	res, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{
+		Algorithm: AlgRWM, Warmup: -1, Draws: 100, Chains: 1, RWMCovariance: tc.cov, RWMScale: 1.7,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := res.Chains[0]
+	if ch.RWMScale != 1.7 || ch.WarmupGradEvals != 0 || ch.SampleGradEvals != 100 {
+		t.Errorf("scale %v, warm-up evaluations %d, sampling %d", ch.RWMScale, ch.WarmupGradEvals, ch.SampleGradEvals)
+	}
+}
