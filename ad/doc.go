@@ -11,7 +11,8 @@
 //
 // gorgonia's built-in ops lower natively: elementwise unary and binary ops
 // (including scalar–tensor forms and comparisons), matrix products through
-// gonum BLAS, sums and maxima along axes, and the data-movement ops
+// gonum BLAS, sums and maxima along axes, ByIndices and its gradient (for
+// group indices in hierarchical models), and the data-movement ops
 // (reshape, transpose, slice, concat, repeat and the slice-increment used by
 // gradients of slices), which is also what gorgonia's Broadcast* helpers and
 // Mean are made of. Data movement is compiled by running the op's own Do
@@ -28,7 +29,9 @@
 //
 // Input nodes passed as wrt are the parameters; every other input node must
 // hold a value (data), copied in at compile time and replaceable with
-// Program.Bind. A Program keeps scratch buffers and must not be shared
+// Program.Bind. Data is float64, except that integer index vectors (as
+// ByIndices takes) are accepted and held as float64; indices are
+// range-checked on every evaluation. A Program keeps scratch buffers and must not be shared
 // between goroutines: Clone gives each goroutine its own, sharing the
 // compiled instructions.
 //
@@ -40,6 +43,9 @@
 // shape mismatch as an error when the vectors differ in length), and Grad
 // fails outright on some graphs mixing OuterProd with matrix products. Write
 // 1/√x as Pow(x, −0.5), log₂ x as Log(x)/ln 2, and outer products as a matrix
-// product of a column and a row. The tests pin these down so that an
-// upstream fix is noticed.
+// product of a column and a row. Separately, gorgonia's TapeMachine computes
+// the gradient of ByIndices along axes other than 0 wrongly (tensor's
+// ByIndicesB); the native kernel here is checked against finite
+// differences. The tests pin all of these down so that an upstream fix is
+// noticed.
 package ad

@@ -49,9 +49,14 @@
 //
 // Distributions are plain structs whose fields are Operands: float64,
 // []float64, mat.Matrix or *gorgonia.Node, each a scalar or of the
-// observation's shape. Densities are normalised, with constant parts
-// computed in Go. LogProbs gives one value per observation, which Mixture
-// combines with a stable log-sum-exp.
+// observation's shape. Densities are normalised: terms that involve no
+// parameter (data, constants, lgamma of a fixed shape) are computed once in
+// Go and kept, since model comparison needs them. LogProbs gives one value
+// per observation, which Mixture combines with a stable log-sum-exp.
+//
+// Diag, StrictlyLower and DiagMatrix take structured parameters apart and
+// put covariances together, e.g. separate priors on the diagonal and the
+// lower triangle of factor loadings B and Σ = BBᵀ + diag(λ).
 //
 // # Model spaces
 //

@@ -1,0 +1,39 @@
+package ad
+
+import (
+	"errors"
+
+	"gorgonia.org/tensor"
+)
+
+// ErrNonFinite is returned (wrapped) by Program methods when the value or
+// gradient of the log-density is NaN or infinite. Samplers treat it as a
+// rejected proposal (log-density −∞) rather than a failure.
+var ErrNonFinite = errors.New("ad: non-finite value or gradient")
+
+// Lowerer is implemented by custom gorgonia ops that can run natively inside a
+// compiled Program. Ops that do not implement it still work, through their
+// gorgonia Do method, but slowly; Program.Fallbacks lists them.
+type Lowerer interface {
+	// Lower is called once at compile time with the shapes of the op's
+	// inputs, in argument order. It returns a Kernel that computes the op's
+	// output, or an error if the shapes are unsupported.
+	Lower(in []tensor.Shape) (Kernel, error)
+}
+
+// Kernel evaluates one op on flat, row-major float64 buffers. in holds the
+// op's inputs in argument order and out the pre-allocated output, sized to the
+// op's output shape. Eval must not allocate and must not retain the slices:
+// it runs on the sampler's hot path, once per log-density evaluation.
+// A Kernel may keep its own scratch space; a Program gives each clone its own
+// Kernel only if the Kernel implements Cloner, so stateful kernels should.
+type Kernel interface {
+	Eval(out []float64, in [][]float64) error
+}
+
+// Cloner is optionally implemented by a Kernel that keeps mutable scratch
+// state. Program.Clone calls CloneKernel so that concurrent clones never share
+// that state; kernels without state need not implement it.
+type Cloner interface {
+	CloneKernel() Kernel
+}

@@ -1,0 +1,33 @@
+// Package ops provides differentiable gorgonia operations that gorgonia
+// v0.9.18 lacks or gets wrong, for writing log-densities: Cholesky
+// factorisation, log-determinant of a symmetric positive-definite matrix,
+// triangular solves, lgamma and digamma, asinh, sinh, atanh, a numerically
+// stable log-sum-exp, softplus, log-sigmoid and the rational-quadratic
+// spline.
+//
+// Every constructor (Cholesky, LogDetSPD, SolveTriangular, Lgamma, ...) adds
+// nodes to the graph of its arguments and returns the result. Each op
+// implements gorgonia.SDOp, so gorgonia.Grad differentiates through it, and
+// ad.Lowerer, so ad.Compile runs it as a native, allocation-free kernel. The
+// op's Do, used by gorgonia's TapeMachine, runs the very same kernel, so the
+// two paths agree to the last bit.
+//
+// Gradients are built from further ops of this package (the Cholesky
+// backward pass, the transposed solve, ...), not from long chains of gorgonia
+// primitives, so a compiled gradient costs a handful of kernel calls.
+// Elementwise ops are differentiable twice (Lgamma, Asinh, Atanh, Softplus,
+// LogSigmoid; Sinh indefinitely; Digamma once).
+//
+// Matrix ops treat their input as symmetric by using its symmetric part
+// (A+Aᵀ)/2. This makes the function, and so its gradient, well defined for
+// every entry of A, which is what finite-difference checks and graphs that
+// build A from products such as BBᵀ need. gorgonia merges nodes with the same
+// op and inputs, so LogDetSPD(a) and Cholesky(a) in one graph share a single
+// factorisation. Only float64 is supported.
+//
+// Inputs outside an op's domain (a matrix that is not positive definite, a
+// singular triangular matrix, atanh of |x| ≥ 1, lgamma at a pole) make Do and
+// Kernel.Eval return an error (ErrNotPositiveDefinite, ErrSingular,
+// ErrDomain), never a NaN; malformed shapes are rejected when the graph is
+// built.
+package ops

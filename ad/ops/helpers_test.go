@@ -1,0 +1,182 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// builder makes a scalar cost from the parameter node x.
+type builder func(x *gorgonia.Node) (*gorgonia.Node, error)
+
+// tapeGraph is a graph with one parameter node, a scalar cost and its
+// gradient, run by gorgonia's TapeMachine.
+type tapeGraph struct {
+	x, cost *gorgonia.Node
+	grad    *gorgonia.Node
+	m       gorgonia.VM
+	shape   tensor.Shape
+}
+
+func newParam(g *gorgonia.ExprGraph, shape tensor.Shape) *gorgonia.Node {
+	switch len(shape) {
+	case 0:
+		return gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("x"))
+	case 1:
+		return gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(shape...), gorgonia.WithName("x"))
+	default:
+		return gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(shape...), gorgonia.WithName("x"))
+	}
+}
+
+func newTapeGraph(t *testing.T, shape tensor.Shape, build builder) *tapeGraph {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	x := newParam(g, shape)
+	cost, err := build(x)
+	if err != nil {
+		t.Fatalf("building graph: %v", err)
+	}
+	grads, err := gorgonia.Grad(cost, x)
+	if err != nil {
+		t.Fatalf("gorgonia.Grad: %v", err)
+	}
+	return &tapeGraph{x: x, cost: cost, grad: grads[0], m: gorgonia.NewTapeMachine(g), shape: shape}
+}
+
+// eval runs the tape at x and returns the cost and (a copy of) its gradient.
+func (tg *tapeGraph) eval(x []float64) (float64, []float64, error) {
+	var v gorgonia.Value
+	if len(tg.shape) == 0 {
+		v = gorgonia.NewF64(x[0])
+	} else {
+		v = tensor.New(tensor.WithShape(tg.shape.Clone()...), tensor.WithBacking(append([]float64(nil), x...)))
+	}
+	if err := gorgonia.Let(tg.x, v); err != nil {
+		return 0, nil, err
+	}
+	tg.m.Reset()
+	if err := tg.m.RunAll(); err != nil {
+		return 0, nil, err
+	}
+	c, _, err := flat(tg.cost.Value())
+	if err != nil {
+		return 0, nil, err
+	}
+	gr, _, err := flat(tg.grad.Value())
+	if err != nil {
+		return 0, nil, err
+	}
+	return c[0], append([]float64(nil), gr...), nil
+}
+
+// checkGrad compares the symbolic gradient of build at x0 against central
+// finite differences of the same tape.
+func checkGrad(t *testing.T, name string, shape tensor.Shape, x0 []float64, build builder, tol float64) {
+	t.Helper()
+	tg := newTapeGraph(t, shape, build)
+	_, got, err := tg.eval(x0)
+	if err != nil {
+		t.Fatalf("%s: eval: %v", name, err)
+	}
+	var fdErr error
+	f := func(x []float64) float64 {
+		c, _, err := tg.eval(x)
+		if err != nil {
+			fdErr = err
+			return math.NaN()
+		}
+		return c
+	}
+	want := fd.Gradient(nil, f, x0, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+	if fdErr != nil {
+		t.Fatalf("%s: finite differences: %v", name, fdErr)
+	}
+	for i := range want {
+		if !(math.Abs(got[i]-want[i]) <= tol*math.Max(1, math.Abs(want[i]))) {
+			t.Errorf("%s: gradient[%d] = %.10g, finite difference %.10g", name, i, got[i], want[i])
+		}
+	}
+}
+
+// weightedSum returns Σ w⊙y for fixed random weights, a scalar cost whose
+// gradient exercises every output element differently.
+func weightedSum(y *gorgonia.Node, seed uint64) (*gorgonia.Node, error) {
+	if y.IsScalar() {
+		return y, nil
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	w := make([]float64, y.Shape().TotalSize())
+	for i := range w {
+		w[i] = rng.NormFloat64()
+	}
+	wn := gorgonia.NewConstant(tensor.New(tensor.WithShape(y.Shape().Clone()...), tensor.WithBacking(w)))
+	p, err := gorgonia.HadamardProd(y, wn)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Sum(p)
+}
+
+// randSPD returns a well-conditioned random n×n SPD matrix, row-major.
+func randSPD(rng *rand.Rand, n int) []float64 {
+	a := make([]float64, n*n)
+	for i := range a {
+		a[i] = rng.NormFloat64()
+	}
+	s := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			var v float64
+			for k := 0; k < n; k++ {
+				v += a[i*n+k] * a[j*n+k]
+			}
+			if i == j {
+				v += float64(n)
+			}
+			s[i*n+j] = v
+		}
+	}
+	return s
+}
+
+func randVec(rng *rand.Rand, n int, scale float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = scale * rng.NormFloat64()
+	}
+	return v
+}
+
+// runKernel lowers op for shapes and evaluates it once.
+func runKernel(t *testing.T, op lowerer, shapes []tensor.Shape, in ...[]float64) ([]float64, error) {
+	t.Helper()
+	ds := make([]gorgonia.DimSizer, len(shapes))
+	for i, s := range shapes {
+		ds[i] = s
+	}
+	outShape, err := op.InferShape(ds...)
+	if err != nil {
+		return nil, err
+	}
+	k, err := op.Lower(shapes)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, outShape.TotalSize())
+	if err := k.Eval(out, in); err != nil {
+		return nil, err
+	}
+	if allocs := testing.AllocsPerRun(10, func() { _ = k.Eval(out, in) }); allocs != 0 {
+		t.Errorf("%v: Kernel.Eval allocates %v times per call", op, allocs)
+	}
+	return out, nil
+}
+
+func closeTo(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b))
+}

@@ -1,0 +1,526 @@
+package ad
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gorgonia.org/gorgonia"
+)
+
+// Program is a compiled log-density: its value, its gradient with respect to
+// the wrt nodes given to Compile, and optionally extra output nodes, all
+// evaluated by a flat list of native kernels on pre-allocated buffers.
+//
+// A Program owns scratch buffers and is not safe for concurrent use. Give
+// each goroutine its own copy with Clone; clones share the compiled
+// instructions, which are immutable, and nothing else.
+type Program struct {
+	code *code
+
+	arena   []float64   // every node's value, one contiguous allocation
+	slots   [][]float64 // per-node views into arena
+	kernels []Kernel    // per-clone kernels of Lowerer ops
+	kin     [][][]float64
+}
+
+// code is the immutable result of compilation, shared between clones.
+type code struct {
+	dim       int
+	wrt       []int // slots of wrt nodes, in order
+	outSlot   int
+	gradSlots []int // gradient slots, parallel to wrt
+	extra     []int // slots of WithOutputs nodes
+	extraDim  int
+
+	slotOff, slotLen []int
+	arenaLen         int
+	init             []float64 // initial arena contents: constants and data
+
+	data map[*gorgonia.Node]int // data node -> slot, for Bind
+
+	value, full, outputs []instr // instruction lists for each entry point
+
+	kernels   []Kernel // prototypes of lowered custom kernels
+	kernArgs  [][]int  // input slots of each kernel
+	fallbacks []string
+}
+
+type instrKind uint8
+
+const (
+	kUnary instrKind = iota
+	kBinary
+	kGather
+	kSumAll
+	kSumIndex
+	kMaxIndex
+	kGemm
+	kGemv
+	kDot
+	kOuter
+	kBatchGemm
+	kByIndex
+	kByIndexGrad
+	kSoftmax
+	kSoftmaxGrad
+	kKernel
+	kFallback
+)
+
+// instr is one lowered node. Fields are used according to kind; keeping one
+// struct rather than an interface keeps dispatch a single switch.
+type instr struct {
+	kind   instrKind
+	out    int
+	args   []int
+	unary  unaryFunc
+	binary binaryFunc
+	segs   []segment
+	index  []int32 // reductions: output position of each input element
+	la     linalg
+	sel    selection // kByIndex, kByIndexGrad, kSoftmax, kSoftmaxGrad
+	isLog  bool      // kSoftmax, kSoftmaxGrad: log-softmax
+	kernel int       // kKernel: index into Program.kernels
+	fb     *fallback
+	name   string // op description for error messages
+}
+
+// segment is a run of a gather: out[at+i] = in[src+i*stride] for i < n,
+// with arg < 0 meaning the run is zero.
+type segment struct {
+	at, n, arg, src, stride int
+}
+
+// linalg holds the BLAS shapes of a matrix op, fixed at compile time.
+type linalg struct {
+	tA, tB         blas.Transpose
+	ar, ac, br, bc int // stored shapes of the two operands
+	m, n           int // output rows, cols
+	batch          int
+}
+
+// selection describes gorgonia's ByIndices along one axis of a tensor
+// viewed as outer × n × inner: m indices pick blocks of inner elements.
+type selection struct {
+	outer, n, inner, m int
+}
+
+// Dim returns the total size of the wrt nodes: the length of x and of the
+// gradient.
+func (p *Program) Dim() int { return p.code.dim }
+
+// Fallbacks lists the ops that run through gorgonia's Do on the slow,
+// allocating path, each with the number of nodes using it. An empty result
+// means the whole program runs natively.
+func (p *Program) Fallbacks() []string {
+	return append([]string(nil), p.code.fallbacks...)
+}
+
+// LogDensity evaluates the compiled output node at x.
+func (p *Program) LogDensity(x []float64) (float64, error) {
+	if err := p.load(x); err != nil {
+		return math.NaN(), err
+	}
+	if err := p.run(p.code.value); err != nil {
+		return math.NaN(), err
+	}
+	v := p.slots[p.code.outSlot][0]
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v, fmt.Errorf("%w: log-density is %v", ErrNonFinite, v)
+	}
+	return v, nil
+}
+
+// LogDensityGrad evaluates the output node at x and writes its gradient
+// with respect to the wrt nodes into grad, laid out as x. It does not
+// allocate unless the program has fallbacks.
+func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
+	if len(grad) != p.code.dim {
+		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), p.code.dim)
+	}
+	if err := p.load(x); err != nil {
+		return math.NaN(), err
+	}
+	if err := p.run(p.code.full); err != nil {
+		return math.NaN(), err
+	}
+	v := p.slots[p.code.outSlot][0]
+	g := grad
+	for _, s := range p.code.gradSlots {
+		n := copy(g, p.slots[s])
+		g = g[n:]
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v, fmt.Errorf("%w: log-density is %v", ErrNonFinite, v)
+	}
+	if !allFinite(grad) {
+		for i, gi := range grad {
+			if math.IsNaN(gi) || math.IsInf(gi, 0) {
+				return v, fmt.Errorf("%w: gradient[%d] is %v", ErrNonFinite, i, gi)
+			}
+		}
+	}
+	return v, nil
+}
+
+// Outputs evaluates the WithOutputs nodes at x and writes their values,
+// flattened row-major and concatenated in order, into dst.
+func (p *Program) Outputs(x, dst []float64) error {
+	if len(dst) != p.code.extraDim {
+		return fmt.Errorf("ad: outputs destination has length %d, want %d", len(dst), p.code.extraDim)
+	}
+	if err := p.load(x); err != nil {
+		return err
+	}
+	if err := p.run(p.code.outputs); err != nil {
+		return err
+	}
+	d := dst
+	for _, s := range p.code.extra {
+		n := copy(d, p.slots[s])
+		d = d[n:]
+	}
+	return nil
+}
+
+// Bind replaces the values of data node with v, flattened row-major; v must
+// have the node's size. Integer (index) nodes take their indices as
+// float64s. Only this Program, not its clones, sees the change.
+func (p *Program) Bind(data *gorgonia.Node, v []float64) error {
+	if data == nil {
+		return errors.New("ad: Bind of a nil node")
+	}
+	s, ok := p.code.data[data]
+	if !ok {
+		return fmt.Errorf("ad: node %q is not a data node used by this program", data.Name())
+	}
+	if len(v) != len(p.slots[s]) {
+		return fmt.Errorf("ad: Bind %q: got %d values, want %d (shape %v)", data.Name(), len(v), len(p.slots[s]), data.Shape())
+	}
+	copy(p.slots[s], v)
+	return nil
+}
+
+// Clone returns a Program that shares p's compiled instructions but owns its
+// buffers, starting from p's current data bindings. Use one clone per
+// goroutine, made before the goroutines start: Clone reads p's buffers, so
+// it must not run while p itself is evaluating. Custom kernels implementing
+// Cloner are cloned too; others are assumed stateless and shared.
+func (p *Program) Clone() *Program {
+	q := &Program{code: p.code, arena: append([]float64(nil), p.arena...)}
+	q.kernels = make([]Kernel, len(p.kernels))
+	for i, k := range p.kernels {
+		if c, ok := k.(Cloner); ok {
+			q.kernels[i] = c.CloneKernel()
+		} else {
+			q.kernels[i] = k
+		}
+	}
+	q.wire()
+	return q
+}
+
+// newProgram builds the first Program of a compiled code.
+func newProgram(c *code) *Program {
+	p := &Program{code: c, arena: append([]float64(nil), c.init...)}
+	p.kernels = append([]Kernel(nil), c.kernels...)
+	p.wire()
+	return p
+}
+
+// wire points slot views and kernel argument lists into this Program's
+// arena, so that evaluation indexes pre-built slices and never allocates.
+func (p *Program) wire() {
+	c := p.code
+	p.slots = make([][]float64, len(c.slotOff))
+	for i, off := range c.slotOff {
+		p.slots[i] = p.arena[off : off+c.slotLen[i] : off+c.slotLen[i]]
+	}
+	p.kin = make([][][]float64, len(c.kernArgs))
+	for i, args := range c.kernArgs {
+		in := make([][]float64, len(args))
+		for j, s := range args {
+			in[j] = p.slots[s]
+		}
+		p.kin[i] = in
+	}
+}
+
+// load copies x into the wrt nodes' buffers.
+func (p *Program) load(x []float64) error {
+	if len(x) != p.code.dim {
+		return fmt.Errorf("ad: input has length %d, want %d", len(x), p.code.dim)
+	}
+	for _, s := range p.code.wrt {
+		n := copy(p.slots[s], x)
+		x = x[n:]
+	}
+	return nil
+}
+
+// run executes an instruction list. A panic in a kernel (a custom Kernel
+// with a bug, say) becomes an error naming the instruction, so that a
+// sampler sees a rejected proposal rather than a crash.
+func (p *Program) run(code []instr) (err error) {
+	i := 0
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("ad: panic in %s: %v", code[i].name, r)
+		}
+	}()
+	s := p.slots
+	for i = range code {
+		ins := &code[i]
+		out := s[ins.out]
+		switch ins.kind {
+		case kUnary:
+			ins.unary(out, s[ins.args[0]])
+		case kBinary:
+			ins.binary(out, s[ins.args[0]], s[ins.args[1]])
+		case kGather:
+			gather(out, s, ins)
+		case kSumAll:
+			out[0] = floats.Sum(s[ins.args[0]])
+		case kSumIndex:
+			clear(out)
+			in := s[ins.args[0]]
+			for j, k := range ins.index[:len(in)] {
+				out[k] += in[j]
+			}
+		case kMaxIndex:
+			for j := range out {
+				out[j] = math.Inf(-1)
+			}
+			in := s[ins.args[0]]
+			for j, k := range ins.index[:len(in)] {
+				if v := in[j]; v > out[k] || math.IsNaN(v) {
+					out[k] = v
+				}
+			}
+		case kGemm:
+			gemm(&ins.la, s[ins.args[0]], s[ins.args[1]], out)
+		case kBatchGemm:
+			l := &ins.la
+			a, b := s[ins.args[0]], s[ins.args[1]]
+			na, nb, nc := l.ar*l.ac, l.br*l.bc, l.m*l.n
+			for j := 0; j < l.batch; j++ {
+				gemm(l, a[j*na:(j+1)*na], b[j*nb:(j+1)*nb], out[j*nc:(j+1)*nc])
+			}
+		case kGemv:
+			l := &ins.la
+			x := s[ins.args[1]]
+			blas64.Gemv(l.tA, 1,
+				blas64.General{Rows: l.ar, Cols: l.ac, Stride: l.ac, Data: s[ins.args[0]]},
+				blas64.Vector{N: len(x), Inc: 1, Data: x},
+				0, blas64.Vector{N: len(out), Inc: 1, Data: out})
+		case kDot:
+			a := s[ins.args[0]]
+			out[0] = blas64.Dot(blas64.Vector{N: len(a), Inc: 1, Data: a},
+				blas64.Vector{N: len(a), Inc: 1, Data: s[ins.args[1]]})
+		case kOuter:
+			a, b := s[ins.args[0]], s[ins.args[1]]
+			nb := len(b)
+			for j, av := range a {
+				row := out[j*nb : (j+1)*nb]
+				for k, bv := range b {
+					row[k] = av * bv
+				}
+			}
+		case kByIndex:
+			if err := byIndex(out, s[ins.args[0]], s[ins.args[1]], ins.sel, false); err != nil {
+				return err
+			}
+		case kByIndexGrad:
+			clear(out)
+			if err := byIndex(s[ins.args[1]], out, s[ins.args[2]], ins.sel, true); err != nil {
+				return err
+			}
+		case kSoftmax:
+			softmax(out, s[ins.args[0]], ins.sel, ins.isLog)
+		case kSoftmaxGrad:
+			softmaxGrad(out, s[ins.args[1]], s[ins.args[2]], ins.sel, ins.isLog)
+		case kKernel:
+			if err := p.kernels[ins.kernel].Eval(out, p.kin[ins.kernel]); err != nil {
+				return fmt.Errorf("ad: %s: %w", ins.name, err)
+			}
+		case kFallback:
+			if err := ins.fb.eval(out, s, ins.args); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// gather executes a data-movement instruction (reshape, slice, transpose,
+// concat, repeat, slice-increment) from its compiled segments.
+func gather(out []float64, s [][]float64, ins *instr) {
+	for _, sg := range ins.segs {
+		dst := out[sg.at : sg.at+sg.n]
+		if sg.arg < 0 {
+			clear(dst)
+			continue
+		}
+		in := s[ins.args[sg.arg]]
+		switch sg.stride {
+		case 1:
+			copy(dst, in[sg.src:sg.src+sg.n])
+		case 0:
+			v := in[sg.src]
+			for j := range dst {
+				dst[j] = v
+			}
+		default:
+			k := sg.src
+			for j := range dst {
+				dst[j] = in[k]
+				k += sg.stride
+			}
+		}
+	}
+}
+
+// byIndex copies the selected blocks of x into sel (scatter false), or adds
+// the blocks of sel into x at the selected positions (scatter true, the
+// gradient). Indices are stored as float64 and checked on every use, since
+// Bind may replace them.
+func byIndex(sel, x, idx []float64, sh selection, scatter bool) error {
+	in := sh.inner
+	for j, f := range idx[:sh.m] {
+		k := int(f)
+		if float64(k) != f || k < 0 || k >= sh.n {
+			return fmt.Errorf("ad: ByIndices: index[%d] = %v out of range [0, %d)", j, f, sh.n)
+		}
+		for o := 0; o < sh.outer; o++ {
+			dst := sel[(o*sh.m+j)*in : (o*sh.m+j+1)*in]
+			src := x[(o*sh.n+k)*in : (o*sh.n+k+1)*in]
+			if scatter {
+				for i, v := range dst {
+					src[i] += v
+				}
+			} else {
+				copy(dst, src)
+			}
+		}
+	}
+	return nil
+}
+
+// softmax computes (log-)softmax of x along the middle axis of the
+// outer × n × inner view sh, shifting by the maximum for stability.
+func softmax(y, x []float64, sh selection, isLog bool) {
+	n, in := sh.n, sh.inner
+	for o := 0; o < sh.outer; o++ {
+		base := o * n * in
+		for i := 0; i < in; i++ {
+			mx := math.Inf(-1)
+			for k := 0; k < n; k++ {
+				mx = math.Max(mx, x[base+k*in+i])
+			}
+			var z float64
+			for k := 0; k < n; k++ {
+				e := math.Exp(x[base+k*in+i] - mx)
+				y[base+k*in+i] = e
+				z += e
+			}
+			if isLog {
+				lz := mx + math.Log(z)
+				for k := 0; k < n; k++ {
+					j := base + k*in + i
+					y[j] = x[j] - lz
+				}
+			} else {
+				for k := 0; k < n; k++ {
+					y[base+k*in+i] /= z
+				}
+			}
+		}
+	}
+}
+
+// softmaxGrad is the vector–Jacobian product of (log-)softmax given its
+// output y and the incoming gradient g: y⊙(g − Σ g⊙y) for softmax and
+// g − exp(y)·Σ g for log-softmax, sums along the softmax axis.
+func softmaxGrad(dx, y, g []float64, sh selection, isLog bool) {
+	n, in := sh.n, sh.inner
+	for o := 0; o < sh.outer; o++ {
+		base := o * n * in
+		for i := 0; i < in; i++ {
+			var s float64
+			for k := 0; k < n; k++ {
+				j := base + k*in + i
+				if isLog {
+					s += g[j]
+				} else {
+					s += g[j] * y[j]
+				}
+			}
+			for k := 0; k < n; k++ {
+				j := base + k*in + i
+				if isLog {
+					dx[j] = g[j] - math.Exp(y[j])*s
+				} else {
+					dx[j] = y[j] * (g[j] - s)
+				}
+			}
+		}
+	}
+}
+
+// parallelGemmBlocks is the output size from which gonum's Dgemm splits the work
+// over goroutines (4 blocks of 64×64); see gemm.
+const parallelGemmBlocks = 4
+
+// gemm computes out = op(a)·op(b). gonum's Dgemm goes parallel for large
+// outputs, which allocates and competes with the sampler's own per-chain
+// goroutines; there the product is done serially, one output row per Gemv.
+func gemm(l *linalg, a, b, out []float64) {
+	blocks := ((l.m + 63) / 64) * ((l.n + 63) / 64)
+	ga := blas64.General{Rows: l.ar, Cols: l.ac, Stride: l.ac, Data: a}
+	gb := blas64.General{Rows: l.br, Cols: l.bc, Stride: l.bc, Data: b}
+	if blocks < parallelGemmBlocks {
+		blas64.Gemm(l.tA, l.tB, 1, ga, gb, 0, blas64.General{Rows: l.m, Cols: l.n, Stride: l.n, Data: out})
+		return
+	}
+	// Row i of the result is op(b)ᵀ·(row i of op(a)).
+	tb := blas.Trans
+	if l.tB == blas.Trans {
+		tb = blas.NoTrans
+	}
+	k := l.ac
+	if l.tA == blas.Trans {
+		k = l.ar
+	}
+	for i := 0; i < l.m; i++ {
+		var row blas64.Vector
+		if l.tA == blas.Trans {
+			row = blas64.Vector{N: k, Inc: l.ac, Data: a[i:]}
+		} else {
+			row = blas64.Vector{N: k, Inc: 1, Data: a[i*l.ac : (i+1)*l.ac]}
+		}
+		blas64.Gemv(tb, 1, gb, row, 0, blas64.Vector{N: l.n, Inc: 1, Data: out[i*l.n : (i+1)*l.n]})
+	}
+}
+
+// allFinite reports whether no element of xs is NaN or infinite. x*0 is 0
+// for finite x and NaN otherwise, so a sum of them detects any bad element;
+// four accumulators keep the additions from forming one long dependency
+// chain.
+func allFinite(xs []float64) bool {
+	var z0, z1, z2, z3 float64
+	i := 0
+	for ; i+4 <= len(xs); i += 4 {
+		z0 += xs[i] * 0
+		z1 += xs[i+1] * 0
+		z2 += xs[i+2] * 0
+		z3 += xs[i+3] * 0
+	}
+	for ; i < len(xs); i++ {
+		z0 += xs[i] * 0
+	}
+	return z0+z1+z2+z3 == 0
+}
