@@ -93,3 +93,27 @@ func ExampleRQSpline() {
 	// x = [0.2000 0.5000 0.9000]
 	// forward log-derivative [1.0981 -1.1082 -1.1893], inverse [-1.0981 1.1082 1.1893]
 }
+
+// Lgamma's gradient is the digamma function, itself differentiable: here
+// gorgonia.Grad runs twice, giving ψ(x) and ψ'(x) at x = 1 (−γ and π²/6).
+func ExampleLgamma() {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("x"), gorgonia.WithValue(1.0))
+	y := gorgonia.Must(ops.Lgamma(x))
+	dy, err := gorgonia.Grad(y, x)
+	if err != nil {
+		log.Fatal(err)
+	}
+	d2y, err := gorgonia.Grad(dy[0], x)
+	if err != nil {
+		log.Fatal(err)
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("lgamma(1) = %.4f, digamma(1) = %.4f, trigamma(1) = %.4f\n", y.Value().Data(), dy[0].Value().Data(), d2y[0].Value().Data())
+	// Output:
+	// lgamma(1) = 0.0000, digamma(1) = -0.5772, trigamma(1) = 1.6449
+}
