@@ -37,6 +37,43 @@ type lowerer interface {
 	Lower(in []tensor.Shape) (ad.Kernel, error)
 }
 
+// Every op lowers to a native kernel and is symbolically differentiable
+// (gradient ops report DiffWRT false and refuse SymDiff).
+var (
+	_ lowerer = unaryOp{}
+	_ lowerer = scaledOp{}
+	_ lowerer = choleskyOp{}
+	_ lowerer = choleskyGradOp{}
+	_ lowerer = logDetTriOp{}
+	_ lowerer = logDetTriGradOp{}
+	_ lowerer = solveOp{}
+	_ lowerer = triOuterOp{}
+	_ lowerer = logSumExpOp{}
+	_ lowerer = logSumExpGradOp{}
+	_ lowerer = rqSplineOp{}
+	_ lowerer = rqSplineGradOp{}
+	_ lowerer = sliceOp{}
+	_ lowerer = embedOp{}
+
+	_ gorgonia.SDOp = unaryOp{}
+	_ gorgonia.SDOp = scaledOp{}
+	_ gorgonia.SDOp = choleskyOp{}
+	_ gorgonia.SDOp = choleskyGradOp{}
+	_ gorgonia.SDOp = logDetTriOp{}
+	_ gorgonia.SDOp = logDetTriGradOp{}
+	_ gorgonia.SDOp = solveOp{}
+	_ gorgonia.SDOp = triOuterOp{}
+	_ gorgonia.SDOp = logSumExpOp{}
+	_ gorgonia.SDOp = logSumExpGradOp{}
+	_ gorgonia.SDOp = rqSplineOp{}
+	_ gorgonia.SDOp = rqSplineGradOp{}
+	_ gorgonia.SDOp = sliceOp{}
+	_ gorgonia.SDOp = embedOp{}
+
+	_ ad.Lowerer = choleskyOp{}
+	_ ad.Cloner  = (*choleskyGradKernel)(nil)
+)
+
 // typeVar is the element type shared by all inputs and the output.
 var typeVar = hm.TypeVariable('a')
 

@@ -1,0 +1,88 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/trjgo/trj/flows"
+)
+
+// flowDims are the flow benchmark sizes: the SAS target (2), a mid-size
+// model (6) and the largest factor-analysis model (21).
+var flowDims = []int{2, 6, 21}
+
+// gaussianDraws returns rows of a correlated Gaussian in dimension n:
+// θ_i = z_i + 0.5·z_{i−1}, a stand-in for posterior draws of that size.
+func gaussianDraws(n, rows int, seed uint64) [][]float64 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x := make([][]float64, rows)
+	for r := range x {
+		x[r] = make([]float64, n)
+		prev := 0.0
+		for i := range x[r] {
+			z := rng.NormFloat64()
+			x[r][i] = z + 0.5*prev
+			prev = z
+		}
+	}
+	return x
+}
+
+// BenchmarkFlowTrain times one epoch of RQMA training in the paper's
+// configuration: 1024 samples in minibatches of 128 (8 Adam steps), and
+// reports training throughput in samples per second.
+func BenchmarkFlowTrain(b *testing.B) {
+	const rows, batch = 1024, 128
+	for _, n := range flowDims {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			x := gaussianDraws(n, rows, uint64(n))
+			opts := flows.DefaultTrainOptions()
+			opts.Iterations = rows / batch
+			opts.BatchSize = batch
+			opts.Seed = 1
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := flows.FitRQMA(x, flows.PaperRQMAConfig(), opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}
+
+// BenchmarkFlowEval times single-point Forward (θ → z) and Inverse (z → θ)
+// of an RQMA flow in the paper's configuration; both must not allocate.
+func BenchmarkFlowEval(b *testing.B) {
+	for _, n := range flowDims {
+		x := gaussianDraws(n, 512, uint64(n))
+		opts := flows.DefaultTrainOptions()
+		opts.Iterations = 20
+		opts.Seed = 1
+		f, _, err := flows.FitRQMA(x, flows.PaperRQMAConfig(), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		theta := append([]float64(nil), x[0]...)
+		z := make([]float64, n)
+		b.Run(fmt.Sprintf("%d/forward", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := f.Forward(theta, z); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		f.Forward(theta, z)
+		out := make([]float64, n)
+		b.Run(fmt.Sprintf("%d/inverse", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := f.Inverse(z, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
