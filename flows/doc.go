@@ -1,5 +1,33 @@
-// Package flows provides normalizing flows (affine and masked autoregressive
-// rational-quadratic-spline flows, plain and conditional) that carry a model's
-// posterior to a standard normal reference, trained by maximum likelihood with
-// Adam.
+// Package flows provides normalizing flows that carry a model's posterior to
+// a standard normal reference: the transports of transport reversible jump.
+//
+// Three kinds are provided, each trained from samples of the target:
+//
+//   - Affine: z = L⁻¹(θ − μ) from the weighted sample mean and the Cholesky
+//     factor of the weighted sample covariance (FitAffine; no training).
+//   - RQMA: T = h⁻¹ ∘ F ∘ h ∘ s, a fixed standardisation s, a sigmoid h and
+//     a stack F of masked autoregressive rational-quadratic spline layers
+//     with MADE conditioners, trained by maximum likelihood with Adam
+//     (FitRQMA). PaperRQMAConfig and DefaultTrainOptions reproduce the
+//     paper's settings.
+//   - ConditionalRQMA: the conditional transport T̃(·|k) of CTRJ on the
+//     saturated space, conditioned on each model's context vector, with a
+//     conditional diagonal-normal base folded into the map so that every
+//     model's reference is N(0, I) (FitConditionalRQMA).
+//
+// All of them implement the transport contracts of package kernels
+// structurally: Forward(θ, z) sets z = T(θ) and returns log|det J_T(θ)|,
+// Inverse(z, θ) sets θ = T⁻¹(z) and returns log|det J_T⁻¹(z)|. Forward is
+// the direction used in training (one parallel pass); Inverse of the
+// autoregressive flows is exact but sequential over coordinates.
+//
+// Single-point Forward and Inverse do not allocate. RQMA and ConditionalRQMA
+// keep scratch space for that, so each goroutine needs its own Clone; Affine
+// is stateless. Training is deterministic given TrainOptions.Seed and
+// TrainOptions.Workers.
+//
+// The numerics are plain Go with hand-written reverse-mode derivatives (gonum
+// BLAS for the batched products, package internal/rqspline for the splines),
+// not an autodiff graph, because training speed matters. Fitted flows are
+// saved and loaded in a versioned, checksummed binary format (Save, Load).
 package flows

@@ -1,0 +1,160 @@
+package flows
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+)
+
+// ErrSingular is returned (wrapped) when a sample covariance is singular or
+// too ill-conditioned to factorise, for example with fewer samples than
+// dimensions or a coordinate that is constant.
+var ErrSingular = errors.New("flows: singular covariance")
+
+// maxCond bounds the condition number of an accepted covariance; beyond it
+// the Cholesky solve loses all significant digits.
+const maxCond = 1e13
+
+// Affine is the transport z = L⁻¹(θ − μ), with μ a (weighted) sample mean and
+// L the lower Cholesky factor of the (weighted) sample covariance. It needs
+// no training and no scratch space, so one value may be shared by goroutines.
+type Affine struct {
+	mean   []float64
+	l      blas64.Triangular // lower, row-major
+	logDet float64           // Σ log L_ii = log|det J_T⁻¹|
+}
+
+// FitAffine returns the affine transport of the rows of x with optional
+// non-negative weights (nil: equal).
+func FitAffine(x [][]float64, weights []float64) (*Affine, error) {
+	n, err := checkRows(x)
+	if err != nil {
+		return nil, err
+	}
+	if weights != nil && len(weights) != len(x) {
+		return nil, fmt.Errorf("flows: %d weights for %d samples", len(weights), len(x))
+	}
+	for _, w := range weights {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return nil, fmt.Errorf("flows: invalid weight %v", w)
+		}
+	}
+	if len(x) <= n {
+		return nil, fmt.Errorf("flows: %d samples in dimension %d: %w", len(x), n, ErrSingular)
+	}
+	m := mat.NewDense(len(x), n, nil)
+	for r, row := range x {
+		m.SetRow(r, row)
+	}
+	mean := make([]float64, n)
+	for i := range mean {
+		mean[i] = stat.Mean(mat.Col(nil, i, m), weights)
+	}
+	var cov mat.SymDense
+	stat.CovarianceMatrix(&cov, m, weights)
+	return NewAffine(mean, &cov)
+}
+
+// NewAffine returns the affine transport with mean μ and covariance LLᵀ.
+func NewAffine(mean []float64, cov mat.Symmetric) (*Affine, error) {
+	n := len(mean)
+	if n == 0 || cov.SymmetricDim() != n {
+		return nil, fmt.Errorf("flows: mean of length %d, covariance of dimension %d", n, cov.SymmetricDim())
+	}
+	if !allFinite(mean) {
+		return nil, errors.New("flows: non-finite mean")
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(cov) {
+		return nil, ErrSingular
+	}
+	if c := ch.Cond(); !(c < maxCond) {
+		return nil, fmt.Errorf("flows: covariance condition number %.3g: %w", c, ErrSingular)
+	}
+	var lt mat.TriDense
+	ch.LTo(&lt)
+	l := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			l[i*n+j] = lt.At(i, j)
+		}
+	}
+	return affineFromFactor(mean, l)
+}
+
+// affineFromFactor builds the transport from μ and a row-major lower
+// Cholesky factor, which it keeps.
+func affineFromFactor(mean, l []float64) (*Affine, error) {
+	n := len(mean)
+	a := &Affine{mean: append([]float64(nil), mean...)}
+	a.l = blas64.Triangular{N: n, Stride: n, Data: l, Uplo: blas.Lower, Diag: blas.NonUnit}
+	for i := 0; i < n; i++ {
+		d := l[i*n+i]
+		if !(d > 0) || !finite(d) {
+			return nil, fmt.Errorf("flows: Cholesky factor diagonal %v: %w", d, ErrSingular)
+		}
+		a.logDet += math.Log(d)
+	}
+	return a, nil
+}
+
+// Dim returns the dimension of the transport.
+func (a *Affine) Dim() int { return len(a.mean) }
+
+// Mean returns a copy of μ.
+func (a *Affine) Mean() []float64 { return append([]float64(nil), a.mean...) }
+
+// CholeskyFactor returns a copy of the lower Cholesky factor L.
+func (a *Affine) CholeskyFactor() *mat.TriDense {
+	n := len(a.mean)
+	return mat.NewTriDense(n, mat.Lower, append([]float64(nil), a.l.Data...))
+}
+
+// Forward sets z = L⁻¹(θ − μ) and returns log|det J_T| = −Σ log L_ii.
+func (a *Affine) Forward(theta, z []float64) (float64, error) {
+	n := len(a.mean)
+	if len(theta) != n || len(z) != n {
+		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
+	}
+	for i := range z {
+		z[i] = theta[i] - a.mean[i]
+	}
+	blas64.Trsv(blas.NoTrans, a.l, vec(z))
+	if !allFinite(z) {
+		return -a.logDet, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
+	}
+	return -a.logDet, nil
+}
+
+// Inverse sets θ = μ + L z and returns log|det J_T⁻¹| = Σ log L_ii.
+func (a *Affine) Inverse(z, theta []float64) (float64, error) {
+	n := len(a.mean)
+	if len(theta) != n || len(z) != n {
+		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
+	}
+	copy(theta, z)
+	blas64.Trmv(blas.NoTrans, a.l, vec(theta))
+	for i := range theta {
+		theta[i] += a.mean[i]
+	}
+	if !allFinite(theta) {
+		return a.logDet, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
+	}
+	return a.logDet, nil
+}
+
+// LogDensity returns the log-density at θ of the normal distribution
+// N(μ, LLᵀ) that the transport pushes to N(0, I). It allocates.
+func (a *Affine) LogDensity(theta []float64) (float64, error) {
+	z := make([]float64, len(a.mean))
+	ld, err := a.Forward(theta, z)
+	if err != nil {
+		return math.Inf(-1), err
+	}
+	return stdNormalLogPDF(z) + ld, nil
+}

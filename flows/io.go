@@ -1,0 +1,324 @@
+package flows
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+)
+
+// File format (little-endian): the 8-byte magic "TRJFLOW\n", a uint32
+// format version, a uint32 kind, the kind's payload, and a CRC-32 (IEEE) of
+// everything before it. Payloads store dimensions as uint32, reals as
+// float64 bits and booleans as bytes.
+
+var magic = [8]byte{'T', 'R', 'J', 'F', 'L', 'O', 'W', '\n'}
+
+// FormatVersion is the version of the saved-flow format this package writes
+// and reads.
+const FormatVersion = 1
+
+const (
+	kindAffine      = 1
+	kindRQMA        = 2
+	kindConditional = 3
+)
+
+// maxFileSize bounds what Load reads, so a corrupt length cannot exhaust
+// memory.
+const maxFileSize = 1 << 31
+
+// ErrFormat is returned (wrapped) by Load for a file that is not a valid
+// saved flow: wrong magic, unknown version or kind, truncated, failing its
+// checksum, or with inconsistent contents.
+var ErrFormat = errors.New("flows: invalid flow file")
+
+type enc struct{ b bytes.Buffer }
+
+func (e *enc) u32(v int) { _ = binary.Write(&e.b, binary.LittleEndian, uint32(v)) }
+func (e *enc) f64(v ...float64) {
+	for _, x := range v {
+		_ = binary.Write(&e.b, binary.LittleEndian, math.Float64bits(x))
+	}
+}
+
+// Save writes f, an *Affine, *RQMA or *ConditionalRQMA, to w.
+func Save(w io.Writer, f any) error {
+	var e enc
+	e.b.Write(magic[:])
+	e.u32(FormatVersion)
+	switch f := f.(type) {
+	case *Affine:
+		e.u32(kindAffine)
+		e.u32(len(f.mean))
+		e.f64(f.mean...)
+		e.f64(f.l.Data...)
+	case *RQMA:
+		e.u32(kindRQMA)
+		e.u32(f.net.n)
+		e.config(f.cfg)
+		e.f64(f.shift...)
+		e.f64(f.scale...)
+		e.u32(len(f.params))
+		e.f64(f.params...)
+	case *ConditionalRQMA:
+		e.u32(kindConditional)
+		e.u32(f.net.n)
+		e.config(f.cfg)
+		e.u32(len(f.spec.Contexts))
+		e.u32(f.net.ctx)
+		for k := range f.spec.Contexts {
+			e.f64(f.spec.Contexts[k]...)
+			for _, a := range f.spec.Active[k] {
+				if a {
+					e.b.WriteByte(1)
+				} else {
+					e.b.WriteByte(0)
+				}
+			}
+		}
+		e.f64(f.shift...)
+		e.f64(f.scale...)
+		e.u32(len(f.params))
+		e.f64(f.params...)
+	default:
+		return fmt.Errorf("flows: cannot save a %T", f)
+	}
+	_ = binary.Write(&e.b, binary.LittleEndian, crc32.ChecksumIEEE(e.b.Bytes()))
+	_, err := w.Write(e.b.Bytes())
+	return err
+}
+
+func (e *enc) config(c RQMAConfig) {
+	e.u32(c.Layers)
+	e.u32(c.Bins)
+	e.u32(c.HiddenPerDim)
+	e.f64(c.sigmoidScale())
+}
+
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) take(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(d.b) {
+		d.err = fmt.Errorf("%w: truncated", ErrFormat)
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) u32() int {
+	v := d.take(4)
+	if v == nil {
+		return 0
+	}
+	return int(binary.LittleEndian.Uint32(v))
+}
+
+// dim reads a dimension and checks it against limit, so a corrupt value
+// fails before any allocation.
+func (d *dec) dim(limit int) int {
+	v := d.u32()
+	if d.err == nil && (v < 1 || v > limit) {
+		d.err = fmt.Errorf("%w: dimension %d out of range [1, %d]", ErrFormat, v, limit)
+	}
+	return v
+}
+
+func (d *dec) f64s(n int) []float64 {
+	if d.err != nil {
+		return nil
+	}
+	raw := d.take(8 * n)
+	if raw == nil {
+		return nil
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+	}
+	if !allFinite(out) {
+		d.err = fmt.Errorf("%w: non-finite value", ErrFormat)
+	}
+	return out
+}
+
+func (d *dec) config() RQMAConfig {
+	var c RQMAConfig
+	c.Layers = d.dim(1000)
+	c.Bins = d.dim(100)
+	c.HiddenPerDim = d.dim(1 << 16)
+	if s := d.f64s(1); s != nil {
+		c.SigmoidScale = s[0]
+	}
+	return c
+}
+
+// Load reads a flow written by Save and returns it as an *Affine, *RQMA or
+// *ConditionalRQMA.
+func Load(r io.Reader) (any, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrFormat, maxFileSize)
+	}
+	if len(data) < len(magic)+12 {
+		return nil, fmt.Errorf("%w: truncated (%d bytes)", ErrFormat, len(data))
+	}
+	if !bytes.Equal(data[:len(magic)], magic[:]) {
+		return nil, fmt.Errorf("%w: bad magic", ErrFormat)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch (corrupt or truncated)", ErrFormat)
+	}
+	d := &dec{b: body[len(magic):]}
+	if v := d.u32(); v != FormatVersion {
+		return nil, fmt.Errorf("%w: version %d, this package reads %d", ErrFormat, v, FormatVersion)
+	}
+	const maxDim = 1 << 12
+	var f any
+	switch kind := d.u32(); kind {
+	case kindAffine:
+		n := d.dim(maxDim)
+		mean := d.f64s(n)
+		l := d.f64s(n * n)
+		if d.err != nil {
+			return nil, d.err
+		}
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				if l[i*n+j] != 0 {
+					return nil, fmt.Errorf("%w: Cholesky factor not lower triangular", ErrFormat)
+				}
+			}
+		}
+		a, err := affineFromFactor(mean, l)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+		f = a
+	case kindRQMA:
+		n := d.dim(maxDim)
+		cfg := d.config()
+		shift, scale := d.f64s(n), d.f64s(n)
+		if d.err != nil {
+			return nil, d.err
+		}
+		if err := cfg.validate(n); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+		g, err := NewRQMA(shift, scale, cfg, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+		if np := d.u32(); d.err == nil && np != len(g.params) {
+			return nil, fmt.Errorf("%w: %d parameters, architecture has %d", ErrFormat, np, len(g.params))
+		}
+		p := d.f64s(len(g.params))
+		if d.err != nil {
+			return nil, d.err
+		}
+		if !g.net.masksRespected(p) {
+			return nil, fmt.Errorf("%w: masked weights are not zero", ErrFormat)
+		}
+		copy(g.params, p)
+		f = g
+	case kindConditional:
+		n := d.dim(maxDim)
+		cfg := d.config()
+		K := d.dim(1 << 16)
+		c := d.dim(1 << 16)
+		spec := ConditionalSpec{}
+		for k := 0; k < K && d.err == nil; k++ {
+			spec.Contexts = append(spec.Contexts, d.f64s(c))
+			raw := d.take(n)
+			act := make([]bool, len(raw))
+			for i, b := range raw {
+				if b > 1 {
+					d.err = fmt.Errorf("%w: bad activity flag", ErrFormat)
+				}
+				act[i] = b == 1
+			}
+			spec.Active = append(spec.Active, act)
+		}
+		shift, scale := d.f64s(n), d.f64s(n)
+		if d.err != nil {
+			return nil, d.err
+		}
+		g, err := NewConditionalRQMA(spec, shift, scale, cfg, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+		if np := d.u32(); d.err == nil && np != len(g.params) {
+			return nil, fmt.Errorf("%w: %d parameters, architecture has %d", ErrFormat, np, len(g.params))
+		}
+		p := d.f64s(len(g.params))
+		if d.err != nil {
+			return nil, d.err
+		}
+		if !g.net.masksRespected(p[:g.net.numParams()]) {
+			return nil, fmt.Errorf("%w: masked weights are not zero", ErrFormat)
+		}
+		copy(g.params, p)
+		f = g
+	default:
+		return nil, fmt.Errorf("%w: unknown kind %d", ErrFormat, kind)
+	}
+	if len(d.b) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrFormat, len(d.b))
+	}
+	return f, nil
+}
+
+// LoadRQMA reads a flow written by Save and fails unless it is an RQMA.
+func LoadRQMA(r io.Reader) (*RQMA, error) {
+	f, err := Load(r)
+	if err != nil {
+		return nil, err
+	}
+	g, ok := f.(*RQMA)
+	if !ok {
+		return nil, fmt.Errorf("%w: file holds a %T, not an RQMA flow", ErrFormat, f)
+	}
+	return g, nil
+}
+
+// LoadAffine reads a flow written by Save and fails unless it is affine.
+func LoadAffine(r io.Reader) (*Affine, error) {
+	f, err := Load(r)
+	if err != nil {
+		return nil, err
+	}
+	g, ok := f.(*Affine)
+	if !ok {
+		return nil, fmt.Errorf("%w: file holds a %T, not an affine flow", ErrFormat, f)
+	}
+	return g, nil
+}
+
+// LoadConditionalRQMA reads a flow written by Save and fails unless it is a
+// conditional RQMA flow.
+func LoadConditionalRQMA(r io.Reader) (*ConditionalRQMA, error) {
+	f, err := Load(r)
+	if err != nil {
+		return nil, err
+	}
+	g, ok := f.(*ConditionalRQMA)
+	if !ok {
+		return nil, fmt.Errorf("%w: file holds a %T, not a conditional flow", ErrFormat, f)
+	}
+	return g, nil
+}

@@ -1,0 +1,385 @@
+package flows
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+)
+
+// TrainOptions controls maximum-likelihood training with Adam. Use one of the
+// constructors (DefaultTrainOptions, FactorAnalysisTrainOptions,
+// ConditionalTrainOptions) and adjust fields; a zero TrainOptions is invalid.
+type TrainOptions struct {
+	// Iterations is the maximum number of Adam steps.
+	Iterations int
+	// LearningRate is the initial step size. At step t (from 0) the rate is
+	// LearningRate·Decay1^min(t, DecaySteps)·Decay2^max(0, t−DecaySteps).
+	LearningRate float64
+	Decay1       float64
+	DecaySteps   int
+	Decay2       float64
+	// BatchSize is the initial minibatch size; it doubles at each iteration
+	// listed in DoubleAt. Minibatches are drawn with replacement with
+	// probabilities proportional to the sample weights.
+	BatchSize int
+	DoubleAt  []int
+	// ValidationFraction of the samples (chosen at random from Seed) is held
+	// out; 0 trains on everything.
+	ValidationFraction float64
+	// ValidateEvery is the spacing, in iterations, of validation-loss
+	// evaluations on the whole held-out set.
+	ValidateEvery int
+	// StopWindow, when positive, enables early stopping: at every multiple
+	// of StopWindow iterations the mean monitored loss over the window (the
+	// validation loss if there is a validation set, else the minibatch
+	// training loss) is compared with the best earlier window mean, and
+	// training stops when it improved by less than MinImprovement. The
+	// parameters at the end of the best window are kept.
+	StopWindow     int
+	MinImprovement float64
+	// Weights are optional non-negative sample weights (nil: equal).
+	Weights []float64
+	// Seed determines the initial weights, the validation split, the
+	// minibatches and any auxiliary draws.
+	Seed uint64
+	// Workers is the number of goroutines sharing each minibatch gradient
+	// (0 means 1). Partial gradients are summed in a fixed order, so a run is
+	// reproducible for a given Seed and Workers; different Workers values
+	// differ by floating-point rounding (and, for conditional flows, in which
+	// auxiliary draws each sample receives).
+	Workers int
+	// Progress, if non-nil, is called after every iteration.
+	Progress func(Progress)
+}
+
+// Progress reports the state of training after one iteration.
+type Progress struct {
+	Iteration      int
+	Loss           float64 // minibatch mean negative log-likelihood
+	ValidationLoss float64 // latest validation loss, NaN if none yet
+	LearningRate   float64
+	BatchSize      int
+}
+
+// TrainReport summarises a training run.
+type TrainReport struct {
+	Iterations     int       // Adam steps taken
+	Loss           []float64 // minibatch mean negative log-likelihood per iteration
+	ValidationLoss []float64 // validation losses, every ValidateEvery iterations
+	EarlyStopped   bool
+	Skipped        int           // steps skipped because the loss or gradient was not finite
+	Elapsed        time.Duration // wall-clock training time
+}
+
+// DefaultTrainOptions returns the paper's RQMA training settings: Adam with
+// learning rate 3e-3 decayed by 0.992 per step for 200 steps then by 0.9971,
+// 1000 iterations, minibatch 128 doubled at 250, 500 and 750, no early
+// stopping, 2 workers.
+func DefaultTrainOptions() TrainOptions {
+	return TrainOptions{
+		Iterations:    1000,
+		LearningRate:  3e-3,
+		Decay1:        0.992,
+		DecaySteps:    200,
+		Decay2:        0.9971,
+		BatchSize:     128,
+		DoubleAt:      []int{250, 500, 750},
+		ValidateEvery: 10,
+		Workers:       2,
+	}
+}
+
+// FactorAnalysisTrainOptions returns the paper's factor-analysis settings:
+// decay 0.995 for 200 steps then 0.9971, at most 3000 iterations, minibatch
+// 32, a 10% validation split and stopping when the 100-iteration mean
+// validation loss stops decreasing.
+func FactorAnalysisTrainOptions() TrainOptions {
+	o := DefaultTrainOptions()
+	o.Decay1 = 0.995
+	o.Iterations = 3000
+	o.BatchSize = 32
+	o.DoubleAt = nil
+	o.ValidationFraction = 0.1
+	// Four validation evaluations per 100-iteration window: evaluating the
+	// whole held-out set every iteration would cost more than training.
+	o.ValidateEvery = 25
+	o.StopWindow = 100
+	return o
+}
+
+// ConditionalTrainOptions returns the paper's conditional-flow settings: at
+// most 1000 iterations, minibatch 128 doubled every 200, stopping when the
+// 100-iteration mean loss improves by less than 0.01.
+func ConditionalTrainOptions() TrainOptions {
+	o := DefaultTrainOptions()
+	o.DoubleAt = []int{200, 400, 600, 800}
+	o.StopWindow = 100
+	o.MinImprovement = 0.01
+	return o
+}
+
+func (o *TrainOptions) validate(rows int) error {
+	switch {
+	case o.Iterations < 1:
+		return fmt.Errorf("flows: %d iterations", o.Iterations)
+	case !(o.LearningRate > 0) || !(o.Decay1 > 0) || !(o.Decay2 > 0) || o.DecaySteps < 0:
+		return errors.New("flows: learning rate and decays must be positive")
+	case o.BatchSize < 1:
+		return fmt.Errorf("flows: batch size %d", o.BatchSize)
+	case o.ValidationFraction < 0 || o.ValidationFraction >= 1:
+		return fmt.Errorf("flows: validation fraction %v", o.ValidationFraction)
+	case o.ValidationFraction > 0 && o.ValidateEvery < 1:
+		return fmt.Errorf("flows: ValidateEvery %d", o.ValidateEvery)
+	case o.StopWindow < 0 || o.MinImprovement < 0:
+		return errors.New("flows: negative stopping window or improvement")
+	case o.Workers < 0:
+		return fmt.Errorf("flows: %d workers", o.Workers)
+	case rows < 2:
+		return fmt.Errorf("flows: %d samples, need at least 2", rows)
+	case o.Weights != nil && len(o.Weights) != rows:
+		return fmt.Errorf("flows: %d weights for %d samples", len(o.Weights), rows)
+	}
+	pos := 0
+	for _, w := range o.Weights {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return fmt.Errorf("flows: invalid weight %v", w)
+		}
+		if w > 0 {
+			pos++
+		}
+	}
+	if o.Weights != nil && pos == 0 {
+		return errors.New("flows: all weights are zero")
+	}
+	return nil
+}
+
+func (o *TrainOptions) learningRate(t int) float64 {
+	a := min(t, o.DecaySteps)
+	b := max(0, t-o.DecaySteps)
+	return o.LearningRate * math.Pow(o.Decay1, float64(a)) * math.Pow(o.Decay2, float64(b))
+}
+
+func (o *TrainOptions) batchSize(t int) int {
+	b := o.BatchSize
+	for _, d := range o.DoubleAt {
+		if t >= d {
+			b *= 2
+		}
+	}
+	return b
+}
+
+// learner is a flow being trained: its flat parameters and a way to make
+// per-goroutine workers.
+type learner interface {
+	params() []float64
+	newWorker() worker
+	maskGrad(g []float64)
+}
+
+// worker evaluates Σ_r w_r·(−log q(x_r)) over sample rows idx (w_r = 1 when
+// wts is nil), adding the gradient with respect to the parameters into g
+// when g is non-nil. rng supplies any per-batch randomness.
+type worker interface {
+	batch(p []float64, idx []int, wts []float64, rng *rand.Rand, g []float64) float64
+}
+
+// workerRows bounds the scratch of a worker; larger batches are chunked.
+const workerRows = 256
+
+// train runs Adam on l over rows samples (the learner maps row indices to
+// data).
+func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport, error) {
+	start := time.Now()
+	rng := rand.New(rand.NewPCG(o.Seed, 0x7a1a))
+	nw := o.Workers
+	if nw == 0 {
+		nw = 1
+	}
+	// Validation split.
+	perm := rng.Perm(rows)
+	nVal := int(math.Round(o.ValidationFraction * float64(rows)))
+	if o.ValidationFraction > 0 && (nVal < 1 || rows-nVal < 1) {
+		return nil, fmt.Errorf("flows: validation fraction %v leaves an empty set of %d samples", o.ValidationFraction, rows)
+	}
+	val := append([]int(nil), perm[:nVal]...)
+	tr := append([]int(nil), perm[nVal:]...)
+	sort.Ints(val)
+	sort.Ints(tr)
+	var valW []float64
+	if weights != nil && nVal > 0 {
+		valW = make([]float64, nVal)
+		for i, r := range val {
+			valW[i] = weights[r]
+		}
+	}
+	// Cumulative training weights for sampling with replacement.
+	cum := make([]float64, len(tr))
+	acc := 0.0
+	for i, r := range tr {
+		w := 1.0
+		if weights != nil {
+			w = weights[r]
+		}
+		acc += w
+		cum[i] = acc
+	}
+	if !(acc > 0) {
+		return nil, errors.New("flows: training samples have zero total weight")
+	}
+
+	p := l.params()
+	np := len(p)
+	workers := make([]worker, nw)
+	grads := make([][]float64, nw)
+	rngs := make([]*rand.Rand, nw)
+	pcgs := make([]*rand.PCG, nw)
+	for i := range workers {
+		workers[i] = l.newWorker()
+		grads[i] = make([]float64, np)
+		pcgs[i] = rand.NewPCG(0, 0)
+		rngs[i] = rand.New(pcgs[i])
+	}
+	g := make([]float64, np)
+	m := make([]float64, np)
+	v := make([]float64, np)
+	const beta1, beta2, eps = 0.9, 0.999, 1e-8
+
+	rep := &TrainReport{}
+	var best []float64
+	bestMean := math.Inf(1)
+	var window []float64
+	lastVal := math.NaN()
+	idx := make([]int, 0, o.batchSize(o.Iterations))
+	losses := make([]float64, nw)
+	valLoss := func() float64 {
+		for i := range pcgs {
+			pcgs[i].Seed(0xfeed, uint64(i))
+		}
+		tot := parallel(workers, p, val, valW, rngs, nil, losses)
+		den := float64(len(val))
+		if valW != nil {
+			den = 0
+			for _, w := range valW {
+				den += w
+			}
+		}
+		return tot / den
+	}
+
+	for t := 0; t < o.Iterations; t++ {
+		bs := o.batchSize(t)
+		idx = idx[:0]
+		for i := 0; i < bs; i++ {
+			j := sort.SearchFloat64s(cum, rng.Float64()*acc)
+			if j >= len(tr) {
+				j = len(tr) - 1
+			}
+			idx = append(idx, tr[j])
+		}
+		// One master draw per iteration whatever the number of workers, so
+		// the minibatch sequence does not depend on Workers.
+		bseed := rng.Uint64()
+		for i := range pcgs {
+			pcgs[i].Seed(bseed, uint64(i))
+		}
+		loss := parallel(workers, p, idx, nil, rngs, grads, losses) / float64(bs)
+		for i := range g {
+			s := 0.0
+			for k := range grads {
+				s += grads[k][i]
+			}
+			g[i] = s / float64(bs)
+		}
+		l.maskGrad(g)
+		lr := o.learningRate(t)
+		if !finite(loss) || !allFinite(g) {
+			rep.Skipped++
+		} else {
+			t1 := float64(t + 1 - rep.Skipped)
+			c1 := 1 - math.Pow(beta1, t1)
+			c2 := 1 - math.Pow(beta2, t1)
+			for i, gi := range g {
+				m[i] = beta1*m[i] + (1-beta1)*gi
+				v[i] = beta2*v[i] + (1-beta2)*gi*gi
+				p[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
+			}
+		}
+		rep.Loss = append(rep.Loss, loss)
+		rep.Iterations = t + 1
+		if nVal > 0 && (t+1)%o.ValidateEvery == 0 {
+			lastVal = valLoss()
+			rep.ValidationLoss = append(rep.ValidationLoss, lastVal)
+			window = append(window, lastVal)
+		} else if nVal == 0 && finite(loss) {
+			window = append(window, loss)
+		}
+		if o.Progress != nil {
+			o.Progress(Progress{Iteration: t, Loss: loss, ValidationLoss: lastVal, LearningRate: lr, BatchSize: bs})
+		}
+		if o.StopWindow > 0 && (t+1)%o.StopWindow == 0 && len(window) > 0 {
+			mean := 0.0
+			for _, w := range window {
+				mean += w
+			}
+			mean /= float64(len(window))
+			window = window[:0]
+			improved := mean < bestMean
+			stop := !(mean < bestMean-o.MinImprovement)
+			if improved {
+				bestMean = mean
+				best = append(best[:0], p...)
+			}
+			if stop && t+1 > o.StopWindow {
+				if !improved && best != nil {
+					copy(p, best)
+				}
+				rep.EarlyStopped = true
+				break
+			}
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	if rep.Skipped == rep.Iterations {
+		return rep, fmt.Errorf("flows: every training step had a non-finite loss or gradient: %w", ErrNonFinite)
+	}
+	return rep, nil
+}
+
+// parallel splits idx into contiguous parts, one per worker, runs them
+// concurrently and returns the summed loss, summed in worker order.
+func parallel(ws []worker, p []float64, idx []int, wts []float64, rngs []*rand.Rand, grads [][]float64, losses []float64) float64 {
+	nw := len(ws)
+	var wg sync.WaitGroup
+	for k := range ws {
+		lo := k * len(idx) / nw
+		hi := (k + 1) * len(idx) / nw
+		var g []float64
+		if grads != nil {
+			g = grads[k]
+			for i := range g {
+				g[i] = 0
+			}
+		}
+		var wk []float64
+		if wts != nil {
+			wk = wts[lo:hi]
+		}
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			losses[k] = ws[k].batch(p, idx[lo:hi], wk, rngs[k], g)
+		}(k)
+	}
+	wg.Wait()
+	s := 0.0
+	for _, l := range losses {
+		s += l
+	}
+	return s
+}

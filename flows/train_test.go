@@ -1,0 +1,133 @@
+package flows
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func smallData(rows int, seed uint64) [][]float64 {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	x := make([][]float64, rows)
+	for r := range x {
+		a := rng.NormFloat64()
+		x[r] = []float64{a, math.Exp(0.5*a) + 0.3*rng.NormFloat64()}
+	}
+	return x
+}
+
+func smallConfig() RQMAConfig { return RQMAConfig{Layers: 2, Bins: 6, HiddenPerDim: 4, SigmoidScale: 1} }
+
+func TestTrainDeterministic(t *testing.T) {
+	x := smallData(300, 1)
+	o := DefaultTrainOptions()
+	o.Iterations = 30
+	o.Seed = 5
+	f1, r1, err := FitRQMA(x, smallConfig(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, _, _ := FitRQMA(x, smallConfig(), o)
+	for i := range f1.params {
+		if f1.params[i] != f2.params[i] {
+			t.Fatalf("parameter %d differs between identical runs", i)
+		}
+	}
+	o.Workers = 1
+	f3, r3, _ := FitRQMA(x, smallConfig(), o)
+	// Same minibatches, different summation order: losses agree closely.
+	for i := range r1.Loss {
+		if math.Abs(r1.Loss[i]-r3.Loss[i]) > 1e-8*math.Abs(r1.Loss[i]) {
+			t.Fatalf("iteration %d: loss %v with 2 workers, %v with 1", i, r1.Loss[i], r3.Loss[i])
+		}
+	}
+	_ = f3
+	// Training lowers the loss.
+	if !(r1.Loss[len(r1.Loss)-1] < r1.Loss[0]) {
+		t.Errorf("loss went from %v to %v", r1.Loss[0], r1.Loss[len(r1.Loss)-1])
+	}
+}
+
+func TestTrainScheduleAndProgress(t *testing.T) {
+	o := DefaultTrainOptions()
+	if got := o.learningRate(0); got != 3e-3 {
+		t.Errorf("initial rate %v", got)
+	}
+	want := 3e-3 * math.Pow(0.992, 200) * math.Pow(0.9971, 100)
+	if got := o.learningRate(300); math.Abs(got-want) > 1e-15 {
+		t.Errorf("rate at 300: %v, want %v", got, want)
+	}
+	for it, b := range map[int]int{0: 128, 249: 128, 250: 256, 500: 512, 999: 1024} {
+		if got := o.batchSize(it); got != b {
+			t.Errorf("batch size at %d: %d, want %d", it, got, b)
+		}
+	}
+	x := smallData(200, 2)
+	o.Iterations = 12
+	o.Seed = 1
+	var seen []Progress
+	o.Progress = func(p Progress) { seen = append(seen, p) }
+	if _, _, err := FitRQMA(x, smallConfig(), o); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 12 || seen[11].Iteration != 11 || !math.IsNaN(seen[0].ValidationLoss) {
+		t.Errorf("progress calls: %d, last %+v", len(seen), seen[len(seen)-1])
+	}
+}
+
+func TestTrainEarlyStopping(t *testing.T) {
+	x := smallData(400, 3)
+	o := FactorAnalysisTrainOptions()
+	o.Seed = 2
+	o.StopWindow = 20
+	o.ValidateEvery = 5
+	o.LearningRate = 0.05 // large: the validation loss soon stalls
+	o.Iterations = 2000
+	_, rep, err := FitRQMA(x, smallConfig(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.EarlyStopped || rep.Iterations >= 2000 {
+		t.Errorf("no early stop: %d iterations", rep.Iterations)
+	}
+	if len(rep.ValidationLoss) != rep.Iterations/5 {
+		t.Errorf("%d validation losses for %d iterations", len(rep.ValidationLoss), rep.Iterations)
+	}
+}
+
+// TestTrainWeights checks that weights act as frequencies: doubling the
+// weight of half the data is equivalent, in distribution, to duplicating it,
+// and zero weights exclude samples from the minibatches.
+func TestTrainWeights(t *testing.T) {
+	x := smallData(100, 4)
+	// Put garbage in the zero-weight rows: training must never see it.
+	w := make([]float64, len(x))
+	for r := range x {
+		w[r] = 1
+		if r%2 == 1 {
+			w[r] = 0
+			x[r] = []float64{1e6, -1e6}
+		}
+	}
+	o := DefaultTrainOptions()
+	o.Iterations = 20
+	o.Weights = w
+	o.Seed = 3
+	f, rep, err := FitRQMA(x, smallConfig(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The standardisation ignores zero-weight rows too.
+	if math.Abs(f.shift[0]) > 1 {
+		t.Errorf("shift %v includes zero-weight samples", f.shift)
+	}
+	for _, l := range rep.Loss {
+		if !finite(l) || l > 50 {
+			t.Fatalf("loss %v: a zero-weight sample reached a minibatch", l)
+		}
+	}
+	o.Weights = w[:10]
+	if _, _, err := FitRQMA(x, smallConfig(), o); err == nil {
+		t.Error("wrong number of weights accepted")
+	}
+}
