@@ -241,9 +241,10 @@ type NUTSAdaptation struct {
 	GradEvals int
 }
 
-// NewNUTSAdaptation prepares numWarmup iterations of adaptation for k. The
-// kernel's metric is replaced by a unit metric of cfg's kind unless it
-// already has that kind.
+// NewNUTSAdaptation prepares numWarmup iterations of adaptation for k. When
+// a metric is to be estimated (numWarmup ≥ 20) and the kernel's metric is
+// not of cfg's kind, it is converted to that kind (its diagonal, or a
+// dense copy) as the starting point.
 func NewNUTSAdaptation(k *NUTS, numWarmup int, cfg NUTSAdaptConfig) (*NUTSAdaptation, error) {
 	cfg = cfg.withDefaults()
 	if numWarmup < 0 {
@@ -259,7 +260,7 @@ func NewNUTSAdaptation(k *NUTS, numWarmup int, cfg NUTSAdaptConfig) (*NUTSAdapta
 	}
 	a := &NUTSAdaptation{kernel: k, cfg: cfg}
 	a.da = &DualAveraging{Delta: cfg.TargetAccept, Gamma: cfg.Gamma, T0: cfg.T0, Kappa: cfg.Kappa}
-	if k.Metric.Kind() != cfg.Metric && cfg.Metric != UnitMetric {
+	if numWarmup >= 20 && k.Metric.Kind() != cfg.Metric && cfg.Metric != UnitMetric {
 		if cfg.Metric == DiagMetric {
 			k.Metric, _ = NewDiagMetric(k.Metric.InvMassDiag())
 		} else {

@@ -88,13 +88,23 @@ func (f funnel) LogDensityGrad(x, grad []float64) (float64, error) {
 	return lp, nil
 }
 
-// failing returns an error outside the unit ball's half-space x[0] < 1.
-type failing struct{ n int }
+// failing is a standard normal restricted to x[0] < 1; outside it returns
+// an error, or NaN without one when nan is set.
+type failing struct {
+	n   int
+	nan bool
+}
 
 func (f failing) Dim() int { return f.n }
 
 func (f failing) LogDensityGrad(x, grad []float64) (float64, error) {
 	if x[0] > 1 {
+		if f.nan {
+			for i := range grad {
+				grad[i] = math.NaN()
+			}
+			return math.NaN(), nil
+		}
 		return 0, errors.New("outside support")
 	}
 	lp := 0.0

@@ -170,7 +170,13 @@ func TestNUTSFunnelDivergences(t *testing.T) {
 }
 
 func TestNUTSTargetErrorsAreRejections(t *testing.T) {
-	k, err := NewNUTS(failing{n: 2}, 0.5, nil)
+	for _, nan := range []bool{false, true} {
+		testNUTSRejections(t, failing{n: 2, nan: nan})
+	}
+}
+
+func testNUTSRejections(t *testing.T, f failing) {
+	k, err := NewNUTS(f, 0.5, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

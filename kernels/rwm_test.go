@@ -115,7 +115,13 @@ func TestRWMStepAllocs(t *testing.T) {
 }
 
 func TestRWMTargetErrorsAreRejections(t *testing.T) {
-	k, err := NewRWM(failing{n: 2}, 2, nil)
+	for _, nan := range []bool{false, true} {
+		testRWMRejections(t, failing{n: 2, nan: nan})
+	}
+}
+
+func testRWMRejections(t *testing.T, f failing) {
+	k, err := NewRWM(f, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,9 @@ type SampleSettings struct {
 
 	// StepSize is NUTS's initial step size (1) before the search.
 	StepSize float64
+	// Metric, when non-nil, is NUTS's initial metric (the unit metric);
+	// with Warmup < 0 it is used as is.
+	Metric *Metric
 	// MaxTreeDepth bounds NUTS trees (10).
 	MaxTreeDepth int
 	// NUTSAdapt configures NUTS warm-up; its Metric field picks the metric
@@ -92,6 +95,8 @@ type DrawInfo struct {
 
 // Chain is the output of one chain of Sample.
 type Chain struct {
+	// Dim is the dimension of a draw.
+	Dim int
 	// Draws holds the kept positions (unconstrained), row-major,
 	// NumDraws×Dim; WarmupDraws the warm-up ones when saved.
 	Draws, WarmupDraws []float64
@@ -110,8 +115,8 @@ type Chain struct {
 	WarmupGradEvals, SampleGradEvals int
 }
 
-// Draw returns kept draw i of c, a slice of c.Draws of length dim.
-func (c *Chain) Draw(i, dim int) []float64 { return c.Draws[i*dim : (i+1)*dim] }
+// Draw returns kept draw i of c, a slice of c.Draws.
+func (c *Chain) Draw(i int) []float64 { return c.Draws[i*c.Dim : (i+1)*c.Dim] }
 
 // SampleResult is the output of Sample.
 type SampleResult struct {
@@ -222,6 +227,7 @@ func runChain(ctx context.Context, c int, factory func(int) (Target, error), ini
 		return n, fmt.Errorf("kernels: chain %d: %w", c, err)
 	}
 	total := set.Warmup + set.Draws
+	out.Dim = n
 	out.Draws = make([]float64, 0, set.Draws*n)
 	out.Info = make([]DrawInfo, 0, set.Draws)
 	if set.SaveWarmup {
@@ -251,7 +257,7 @@ func runChain(ctx context.Context, c int, factory func(int) (Target, error), ini
 
 	switch set.Algorithm {
 	case AlgNUTS:
-		k, err := NewNUTS(t, set.StepSize, nil)
+		k, err := NewNUTS(t, set.StepSize, set.Metric)
 		if err != nil {
 			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
 		}

@@ -83,3 +83,37 @@ func TestSampleRWMFixedCovarianceNoWarmup(t *testing.T) {
 		t.Errorf("scale %v, warm-up evaluations %d, sampling %d", ch.RWMScale, ch.WarmupGradEvals, ch.SampleGradEvals)
 	}
 }
+
+func TestSampleCancelMidRun(t *testing.T) {
+	g := newGaussian(t, []float64{0, 0}, diagCov([]float64{1, 2}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last atomic.Int64
+	_, err := Sample(ctx, gaussianFactory(g), nil, &SampleSettings{
+		Chains: 2, Warmup: 1000, Draws: 100000, Seed: 1,
+		Progress: func(chain, it int) {
+			if it == 40 {
+				cancel()
+			}
+			last.Store(int64(it))
+		},
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if last.Load() > 1000 {
+		t.Errorf("chains ran to iteration %d after cancellation at 40", last.Load())
+	}
+}
+
+func TestChainDraw(t *testing.T) {
+	g := newGaussian(t, []float64{0, 0, 0}, diagCov([]float64{1, 1, 1}))
+	res, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{Chains: 1, Warmup: 30, Draws: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Chains[0]
+	if d := c.Draw(4); len(d) != 3 || &d[0] != &c.Draws[12] {
+		t.Errorf("Draw(4) is not draws[12:15]")
+	}
+}

@@ -32,6 +32,7 @@ func (c *conjugate) SamplePrior(rng *rand.Rand, x []float64) error {
 // normal and the evidence is N(y; 0, σ²I + τ²XXᵀ).
 type linreg struct {
 	x          *mat.Dense
+	xs         []float64 // x row-major, for a fast likelihood
 	y          []float64
 	sigma, tau float64
 	r          []float64
@@ -50,7 +51,7 @@ func newLinreg() *linreg {
 		}
 		y[i] += 1.5 * rng.NormFloat64()
 	}
-	return &linreg{x: x, y: y, sigma: 1.5, tau: 2, r: make([]float64, n)}
+	return &linreg{x: x, xs: x.RawMatrix().Data, y: y, sigma: 1.5, tau: 2, r: make([]float64, n)}
 }
 
 func (l *linreg) clone() *linreg { c := *l; c.r = make([]float64, len(l.y)); return &c }
@@ -72,14 +73,15 @@ func (l *linreg) LogPriorLik(b, gp, gl []float64) (float64, float64, error) {
 	}
 	ll := -0.5 * float64(n) * math.Log(2*math.Pi*l.sigma*l.sigma)
 	for i := 0; i < n; i++ {
+		row := l.xs[i*d : (i+1)*d]
 		r := l.y[i]
-		for j := 0; j < d; j++ {
-			r -= l.x.At(i, j) * b[j]
+		for j, xij := range row {
+			r -= xij * b[j]
 		}
 		ll -= 0.5 * r * r / (l.sigma * l.sigma)
 		if gl != nil {
-			for j := 0; j < d; j++ {
-				gl[j] += r * l.x.At(i, j) / (l.sigma * l.sigma)
+			for j, xij := range row {
+				gl[j] += r * xij / (l.sigma * l.sigma)
 			}
 		}
 	}
@@ -159,17 +161,35 @@ func TestSMCConjugateEvidence(t *testing.T) {
 	if testing.Short() {
 		n = 400
 	}
-	for _, mv := range []SMCMove{SMCEigenRWM, SMCRWM, SMCNUTS} {
-		t.Run(mv.String(), func(t *testing.T) {
+	cases := []struct {
+		name      string
+		move      SMCMove
+		threshold float64
+	}{
+		{"eigen-rwm", SMCEigenRWM, 0},
+		{"rwm", SMCRWM, 0},
+		{"nuts", SMCNUTS, 0},
+		// Resampling only when the ESS halves exercises weighted moves
+		// and the conditional ESS.
+		{"eigen-rwm/threshold0.5", SMCEigenRWM, 0.5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
 			var zs, means, vars []float64
+			resampled := 0
 			for seed := uint64(1); seed <= 8; seed++ {
 				r, err := RunSMC(context.Background(), func(int) (TemperedModel, error) { return c, nil },
-					&SMCSettings{Particles: n, Seed: seed, Move: mv, Workers: 1})
+					&SMCSettings{Particles: n, Seed: seed, Move: tc.move, Workers: 1, ResampleThreshold: tc.threshold})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if r.Temperatures[len(r.Temperatures)-1] != 1 {
 					t.Fatalf("final temperature %v", r.Temperatures[len(r.Temperatures)-1])
+				}
+				for _, rs := range r.Resampled {
+					if rs {
+						resampled++
+					}
 				}
 				zs = append(zs, r.LogZ)
 				m := weightedMean(r, 0)
@@ -184,6 +204,7 @@ func TestSMCConjugateEvidence(t *testing.T) {
 			checkAcrossSeeds(t, "log Z", zs, truthZ)
 			checkAcrossSeeds(t, "posterior mean", means, postMean)
 			checkAcrossSeeds(t, "posterior variance", vars, postVar)
+			t.Logf("%d resampling steps over 8 runs", resampled)
 		})
 	}
 }
@@ -192,13 +213,17 @@ func TestSMCLinearRegression(t *testing.T) {
 	l := newLinreg()
 	truthZ := l.logEvidence()
 	pm := l.posteriorMean()
+	n := 500
+	if testing.Short() {
+		n = 250
+	}
 	for _, mv := range []SMCMove{SMCEigenRWM, SMCNUTS} {
 		t.Run(mv.String(), func(t *testing.T) {
 			var zs []float64
 			means := make([][]float64, 3)
 			for seed := uint64(1); seed <= 8; seed++ {
 				r, err := RunSMC(context.Background(), func(int) (TemperedModel, error) { return l.clone(), nil },
-					&SMCSettings{Particles: 500, Seed: seed, Move: mv, Workers: 2})
+					&SMCSettings{Particles: n, Seed: seed, Move: mv, Workers: 2})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -260,5 +285,46 @@ func TestSMCErrors(t *testing.T) {
 	cancel()
 	if _, err := RunSMC(ctx, f, nil); err == nil {
 		t.Error("cancelled context not reported")
+	}
+}
+
+// conjPart exposes the prior or the likelihood of conjugate as a Target.
+type conjPart struct {
+	c   *conjugate
+	lik bool
+}
+
+func (p conjPart) Dim() int { return 1 }
+
+func (p conjPart) LogDensityGrad(x, g []float64) (float64, error) {
+	var v, d float64
+	if p.lik {
+		v, d = p.c.logLik(x[0])
+	} else {
+		v, d = p.c.logPrior(x[0])
+	}
+	g[0] = d
+	return v, nil
+}
+
+func TestSplitModel(t *testing.T) {
+	c := newConjugate()
+	factory := func(int) (TemperedModel, error) {
+		return NewSplitModel(conjPart{c, false}, conjPart{c, true}, c.SamplePrior)
+	}
+	a, err := RunSMC(context.Background(), factory, &SMCSettings{Particles: 300, Seed: 2, Move: SMCNUTS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := RunSMC(context.Background(), func(int) (TemperedModel, error) { return c, nil },
+		&SMCSettings{Particles: 300, Seed: 2, Move: SMCNUTS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.LogZ != b.LogZ {
+		t.Errorf("SplitModel log Z %v, direct model %v", a.LogZ, b.LogZ)
+	}
+	if _, err := NewSplitModel(conjPart{c, false}, failing{n: 2}, c.SamplePrior); err == nil {
+		t.Error("mismatched dimensions accepted")
 	}
 }
