@@ -40,6 +40,7 @@ const usage = `usage: trj <command> [flags]
 
 commands:
   sample    run MCMC chains on a gallery model, write CSV draws, print a summary
+  run       run one of the paper's experiments (sas), print its table, write figures
   summary   print the summary table of CmdStan-style CSV files
   models    list the gallery's models
   help      show this message
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, b backend
 		return runSample(ctx, rest, stdout, stderr, b)
 	case "summary":
 		return runSummary(rest, stdout, stderr)
+	case "run":
+		return runRun(ctx, rest, stdout, stderr)
 	case "models":
 		return runModels(rest, stdout, stderr, b)
 	case "help", "-h", "-help", "--help":

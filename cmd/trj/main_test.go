@@ -147,7 +147,7 @@ func TestSampleRuntimeErrors(t *testing.T) {
 	}
 	var errb bytes.Buffer
 	if code := run(context.Background(), []string{"sample", "-model", "x"}, &bytes.Buffer{}, &errb, defaultBackend()); code != exitFail ||
-		!strings.Contains(errb.String(), "no models registered") {
+		!strings.Contains(errb.String(), `no model "x" (models: `) || !strings.Contains(errb.String(), "eight_schools_noncentered") {
 		t.Errorf("default backend: code %d, stderr %q", code, errb.String())
 	}
 }

@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl/draws"
 )
 
@@ -40,6 +43,9 @@ type SampleConfig struct {
 	// the 0-based iteration counting warm-up first; it is safe for
 	// concurrent use by all chains.
 	Progress func(chain, iteration int)
+	// Tempering, for tempering samplers (SMC), is to be called after each
+	// temperature step with the new inverse temperature beta.
+	Tempering func(step int, beta float64)
 }
 
 // Sampler runs the chains of one algorithm. It returns the kept draws
@@ -57,18 +63,19 @@ type backend struct {
 // samplerNames returns the algorithms -sampler accepts.
 func samplerNames() []string { return []string{"nuts", "rwm", "smc"} }
 
-// defaultBackend is the gallery and kernels the binary runs with; until
-// they are wired it has no models and no samplers.
+// defaultBackend is the gallery of package models with the kernels'
+// samplers: NUTS and RWM through kernels.Sample, SMC through
+// kernels.RunSMC (see smcSampler: its particles are one "chain").
 func defaultBackend() backend {
-	return backend{models: emptyRegistry{}, samplers: map[string]Sampler{}}
+	return backend{models: gallery{}, samplers: map[string]Sampler{
+		"nuts": mcmcSampler(kernels.AlgNUTS),
+		"rwm":  mcmcSampler(kernels.AlgRWM),
+		"smc":  smcSampler,
+	}}
 }
 
-type emptyRegistry struct{}
-
-func (emptyRegistry) Names() []string { return nil }
-func (emptyRegistry) Model(name, _ string) (Model, error) {
-	return nil, fmt.Errorf("no model %q: this build has no models registered", name)
-}
+// oneChain reports whether the sampler returns a single "chain" whatever -chains says.
+func oneChain(sampler string) bool { return sampler == "smc" }
 
 // sampleFlags are the parsed flags of "trj sample".
 type sampleFlags struct {
@@ -85,11 +92,11 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 	fs := flag.NewFlagSet("trj sample", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.model, "model", "", "gallery model `name` (required; see \"trj models\")")
-	fs.StringVar(&f.data, "data", "", "data `file` for the model (default: the model's own data)")
+	fs.StringVar(&f.data, "data", "", "data `file` for the model (default: the model's own data file, looked up in $"+dataDirEnv+", else ./data, else ../shared/data)")
 	fs.StringVar(&f.sampler, "sampler", "nuts", "sampling algorithm: "+strings.Join(samplerNames(), ", "))
 	fs.IntVar(&f.chains, "chains", 4, "number of chains")
 	fs.IntVar(&f.warmup, "warmup", 1000, "warm-up iterations per chain")
-	fs.IntVar(&f.draws, "draws", 1000, "kept draws per chain")
+	fs.IntVar(&f.draws, "draws", 1000, "kept draws per chain (for smc: the number of particles, reported as one chain)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; chains derive their streams from it")
 	fs.StringVar(&f.out, "o", "", "CSV output `path`: path itself for one chain, path_1.csv … for several (default: none)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
@@ -133,7 +140,7 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer, b b
 func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b backend) error {
 	m, err := b.models.Model(f.model, f.data)
 	if err != nil {
-		if names := b.models.Names(); len(names) > 0 {
+		if names := b.models.Names(); len(names) > 0 && !slices.Contains(names, f.model) {
 			return fmt.Errorf("%w (models: %s)", err, strings.Join(names, ", "))
 		}
 		return err
@@ -143,13 +150,20 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 		return fmt.Errorf("sampler %q is not available in this build", f.sampler)
 	}
 	cfg := SampleConfig{Chains: f.chains, Warmup: f.warmup, Draws: f.draws, Seed: f.seed}
-	if !f.quiet {
-		cfg.Progress = newProgress(stderr, f.chains, f.warmup, f.draws).report
+	if oneChain(f.sampler) {
+		f.chains = 1
+		cfg.Chains, cfg.Warmup = 1, 0
 	}
+	if !f.quiet {
+		cfg.Progress = newProgress(stderr, cfg.Chains, cfg.Warmup, f.draws).report
+		cfg.Tempering = temperingProgress(stderr)
+	}
+	start := time.Now()
 	d, adapted, err := sampler(ctx, m, cfg)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", f.sampler, f.model, err)
 	}
+	elapsed := time.Since(start)
 	if d.Chains() != f.chains {
 		return fmt.Errorf("%s returned %d chains, want %d", f.sampler, d.Chains(), f.chains)
 	}
@@ -166,7 +180,87 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 	if err != nil {
 		return err
 	}
-	return s.WriteTable(stdout)
+	if err := s.WriteTable(stdout); err != nil {
+		return err
+	}
+	if err := writeRunFacts(stdout, d, s, adapted); err != nil {
+		return err
+	}
+	if !f.quiet {
+		fmt.Fprintf(stderr, "wall time: %.2f s\n", elapsed.Seconds())
+	}
+	return nil
+}
+
+// writeRunFacts prints, after the table, what a reader checks first: the
+// worst R̂ and bulk ESS, the divergences and the log evidence of a
+// tempering sampler (from the settings).
+func writeRunFacts(w io.Writer, d *draws.Draws, s *draws.Summary, settings []draws.Setting) error {
+	var b strings.Builder
+	b.WriteByte('\n')
+	worstR, minESS := -1, -1
+	for i, st := range s.Stats {
+		if st.Name == draws.LP {
+			continue
+		}
+		if !math.IsNaN(st.Rhat) && (worstR < 0 || st.Rhat > s.Stats[worstR].Rhat) {
+			worstR = i
+		}
+		if !math.IsNaN(st.ESSBulk) && (minESS < 0 || st.ESSBulk < s.Stats[minESS].ESSBulk) {
+			minESS = i
+		}
+	}
+	if worstR >= 0 {
+		fmt.Fprintf(&b, "max R_hat %.3f (%s); ", s.Stats[worstR].Rhat, s.Stats[worstR].Name)
+	}
+	if minESS >= 0 {
+		fmt.Fprintf(&b, "min ESS_bulk %.0f (%s)\n", s.Stats[minESS].ESSBulk, s.Stats[minESS].Name)
+	} else if worstR >= 0 {
+		b.WriteByte('\n')
+	}
+	if div, err := d.Column(draws.Divergent); err == nil {
+		total, n := 0, 0
+		per := make([]string, len(div))
+		for c, col := range div {
+			k := 0
+			for _, v := range col {
+				if v != 0 {
+					k++
+				}
+			}
+			per[c] = strconv.Itoa(k)
+			total += k
+			n += len(col)
+		}
+		fmt.Fprintf(&b, "divergences: %d of %d draws (per chain: %s)", total, n, strings.Join(per, ", "))
+		if total > 0 {
+			b.WriteString("; the posterior may be biased: reparameterize the model (e.g. non-centred)")
+		}
+		b.WriteByte('\n')
+	}
+	for _, a := range settings {
+		if a.Key == "log_evidence" {
+			fmt.Fprintf(&b, "log evidence: %s\n", a.Value)
+			break
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// temperingProgress prints a tempering sampler's progress each time the
+// inverse temperature passes a further tenth.
+func temperingProgress(w io.Writer) func(step int, beta float64) {
+	var mu sync.Mutex
+	reported := -1
+	return func(step int, beta float64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if tenth := int(math.Floor(10 * beta)); tenth > reported {
+			reported = tenth
+			fmt.Fprintf(w, "temperature step %d: beta %.3f\n", step, beta)
+		}
+	}
 }
 
 // writeDraws writes d as CmdStan does: the file itself for one chain, one
@@ -181,7 +275,7 @@ func writeDraws(d *draws.Draws, f *sampleFlags, adapted []draws.Setting) ([]stri
 		{Key: "num_warmup", Value: strconv.Itoa(f.warmup)},
 		{Key: "save_warmup", Value: "0"},
 		{Key: "thin", Value: "1"},
-		{Key: "num_chains", Value: strconv.Itoa(f.chains)},
+		{Key: "num_chains", Value: strconv.Itoa(d.Chains())},
 		{Key: "seed", Value: strconv.FormatUint(f.seed, 10)},
 	}
 	if f.data != "" {
@@ -265,11 +359,13 @@ func runSummary(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "trj summary: no CSV files given")
 		return exitUsage
 	}
-	d, _, err := draws.ReadFiles(fs.Args()...)
+	d, settings, err := draws.ReadFiles(fs.Args()...)
 	if err == nil {
 		var s *draws.Summary
 		if s, err = draws.Summarize(d); err == nil {
-			err = s.WriteTable(stdout)
+			if err = s.WriteTable(stdout); err == nil {
+				err = writeRunFacts(stdout, d, s, settings)
+			}
 		}
 	}
 	if err != nil {

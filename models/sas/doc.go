@@ -26,6 +26,12 @@
 //
 // Component satisfies kernels.Target (value and gradient) for within-model
 // samplers, Transport satisfies kernels.Transport, and Target satisfies
-// kernels.TransdimensionalTarget. None of them import package kernels; the
-// interfaces are matched structurally.
+// kernels.TransdimensionalTarget; the interfaces are matched structurally.
+//
+// Target.RunExperiment runs the paper's experiment on this target (`trj run
+// sas`): exact pilot draws, affine and RQMA flows fitted to them, TRJ chains
+// alternating a jump and a within-model random walk for each proposal type
+// (exact, affine, rqma), repeated Bartolucci bridge estimates from
+// independent evaluation sets, and the proposal scatter of the paper's
+// Figure 2; ExperimentResult.WriteFigures draws the figures.
 package sas

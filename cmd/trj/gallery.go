@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/models"
+	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/ppl/draws"
+)
+
+// dataDirEnv names the environment variable holding the data folder in
+// which a model's default data file is looked up when -data is not given.
+const dataDirEnv = "TRJ_DATA"
+
+// defaultDataDirs are tried, in order, when TRJ_DATA is unset: a data
+// folder in the working directory, then the shared data folder beside a
+// checkout of the repository.
+var defaultDataDirs = []string{"data", filepath.Join("..", "shared", "data")}
+
+// gallery is the Registry of package models.
+type gallery struct{}
+
+func (gallery) Names() []string { return models.Names() }
+
+func (gallery) Model(name, dataPath string) (Model, error) {
+	e, ok := models.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("no model %q", name)
+	}
+	if dataPath == "" {
+		p, err := defaultDataPath(e)
+		if err != nil {
+			return nil, err
+		}
+		dataPath = p
+	}
+	m, err := e.New(dataPath)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// defaultDataPath finds the entry's default data file.
+func defaultDataPath(e models.Entry) (string, error) {
+	dirs := defaultDataDirs
+	if d := os.Getenv(dataDirEnv); d != "" {
+		dirs = []string{d}
+	}
+	for _, d := range dirs {
+		p := e.DataPath(d)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("model %q: no -data given and its data file %s is in none of %s; pass -data or set %s to the data folder",
+		e.Name, e.DataFile, strings.Join(dirs, ", "), dataDirEnv)
+}
+
+// pplModel returns m as the ppl.Model the samplers need.
+func pplModel(m Model) (ppl.Model, error) {
+	pm, ok := m.(ppl.Model)
+	if !ok || pm == nil {
+		return nil, fmt.Errorf("model %T is not a ppl.Model", m)
+	}
+	return pm, nil
+}
+
+// mcmcSampler runs kernels.Sample with NUTS or RWM, one goroutine and one
+// model clone per chain, and returns the constrained draws with the
+// sampler's diagnostic columns (CmdStan's for NUTS; lp__, accept_stat__
+// and stepsize__, the proposal scale, for RWM).
+func mcmcSampler(alg kernels.Algorithm) Sampler {
+	return func(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, []draws.Setting, error) {
+		pm, err := pplModel(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		clones := make([]ppl.Model, cfg.Chains)
+		for c := range clones {
+			clones[c] = pm.Clone()
+		}
+		warmup := cfg.Warmup
+		if warmup == 0 {
+			warmup = -1 // kernels.Sample reads 0 as its default
+		}
+		res, err := kernels.Sample(ctx,
+			func(c int) (kernels.Target, error) { return clones[c], nil },
+			func(c int, rng *rand.Rand, x []float64) error { return clones[c].Init(rng, x) },
+			&kernels.SampleSettings{
+				Algorithm: alg, Chains: cfg.Chains, Warmup: warmup, Draws: cfg.Draws, Seed: cfg.Seed,
+				Progress: cfg.Progress,
+			})
+		if err != nil {
+			return nil, nil, err
+		}
+		cols := draws.NUTSColumns()
+		if alg == kernels.AlgRWM {
+			cols = []string{draws.LP, draws.AcceptStat, draws.StepSize}
+		}
+		d, err := draws.New(draws.Layout{Diagnostics: cols, Params: pm.ParamNames()}, cfg.Chains)
+		if err != nil {
+			return nil, nil, err
+		}
+		errs := make([]error, cfg.Chains)
+		var wg sync.WaitGroup
+		for c := range res.Chains {
+			wg.Go(func() { errs[c] = appendChain(d, c, clones[c], &res.Chains[c], alg) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, nil, err
+		}
+		return d, chainSettings(res), nil
+	}
+}
+
+// appendChain constrains chain c's draws and appends them to d.
+func appendChain(d *draws.Draws, c int, m ppl.Model, ch *kernels.Chain, alg kernels.Algorithm) error {
+	x := make([]float64, len(m.ParamNames()))
+	diag := make([]float64, 0, 7)
+	for i, info := range ch.Info {
+		if err := m.Constrain(ch.Draw(i), x); err != nil {
+			return fmt.Errorf("chain %d, draw %d: %w", c+1, i+1, err)
+		}
+		diag = append(diag[:0], info.LogDensity, info.AcceptStat, info.StepSize)
+		if alg == kernels.AlgNUTS {
+			div := 0.0
+			if info.Divergent {
+				div = 1
+			}
+			diag = append(diag, float64(info.TreeDepth), float64(info.NumLeapfrog), div, info.Energy)
+		}
+		if err := d.Append(c, x, diag); err != nil {
+			return fmt.Errorf("chain %d, draw %d: %w", c+1, i+1, err)
+		}
+	}
+	return nil
+}
+
+// chainSettings records what each chain adapted and what it cost, keyed
+// by chain since the CSV header is shared by all files.
+func chainSettings(res *kernels.SampleResult) []draws.Setting {
+	var out []draws.Setting
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for c, ch := range res.Chains {
+		p := fmt.Sprintf("chain_%d_", c+1)
+		switch res.Settings.Algorithm {
+		case kernels.AlgNUTS:
+			out = append(out, draws.Setting{Key: p + "step_size", Value: f(ch.StepSize)})
+			if ch.Metric != nil {
+				var s []string
+				for _, v := range ch.Metric.InvMassDiag() {
+					s = append(s, f(v))
+				}
+				out = append(out, draws.Setting{Key: p + "inv_metric_diag", Value: strings.Join(s, " ")})
+			}
+		case kernels.AlgRWM:
+			out = append(out, draws.Setting{Key: p + "rwm_scale", Value: f(ch.RWMScale)})
+		}
+		out = append(out,
+			draws.Setting{Key: p + "warmup_seconds", Value: f(ch.WarmupTime.Seconds())},
+			draws.Setting{Key: p + "sampling_seconds", Value: f(ch.SampleTime.Seconds())},
+			draws.Setting{Key: p + "warmup_grad_evals", Value: strconv.Itoa(ch.WarmupGradEvals)},
+			draws.Setting{Key: p + "sampling_grad_evals", Value: strconv.Itoa(ch.SampleGradEvals)})
+	}
+	return out
+}
+
+// smcReferenceScale is the standard deviation of the Gaussian reference on
+// the unconstrained space from which SMC tempers to the posterior; it
+// matches the spread of Stan's initial points, uniform on (−2, 2).
+const smcReferenceScale = 2.0
+
+// referenceTempered is the tempering path of trj sample -sampler smc:
+// p_β(u) ∝ r(u)^{1−β}·p(u)^β, from the normalised Gaussian reference
+// r = N(0, s²I) on the unconstrained space to the model's posterior p.
+// Written as a prior r and a "likelihood" p/r it fits kernels.RunSMC, works
+// for models with improper priors, and its log evidence estimates
+// log ∫ p(u) du: the model's log marginal likelihood when its prior is
+// proper and its density normalised, as ppl's are.
+type referenceTempered struct {
+	m     ppl.Model
+	scale float64
+	grad  []float64
+}
+
+func (r *referenceTempered) Dim() int { return r.m.Dim() }
+
+func (r *referenceTempered) LogPriorLik(x, gradPrior, gradLik []float64) (float64, float64, error) {
+	n := r.m.Dim()
+	if len(x) != n {
+		return 0, 0, fmt.Errorf("position has length %d, model dimension %d", len(x), n)
+	}
+	s2 := r.scale * r.scale
+	lr := -float64(n) * (math.Log(r.scale) + 0.5*math.Log(2*math.Pi))
+	for _, v := range x {
+		lr -= 0.5 * v * v / s2
+	}
+	var lp float64
+	var err error
+	if gradPrior == nil || gradLik == nil {
+		lp, err = r.m.LogDensity(x)
+	} else {
+		lp, err = r.m.LogDensityGrad(x, r.grad)
+		for i, v := range x {
+			gradPrior[i] = -v / s2
+			gradLik[i] = r.grad[i] - gradPrior[i]
+		}
+	}
+	if err == nil && (math.IsNaN(lp) || math.IsInf(lp, 0)) {
+		err = fmt.Errorf("log density %v", lp)
+	}
+	return lr, lp - lr, err
+}
+
+func (r *referenceTempered) SamplePrior(rng *rand.Rand, x []float64) error {
+	for i := range x {
+		x[i] = r.scale * rng.NormFloat64()
+	}
+	return nil
+}
+
+// smcSampler runs the SMC sampler with cfg.Draws particles, tempering from
+// a Gaussian reference to the posterior (see referenceTempered), and
+// returns the final, equally weighted particles as one chain; cfg.Chains
+// and cfg.Warmup do not apply. Since resampling duplicates particles and
+// they are not a Markov chain, the R̂ and ESS of the summary table mean
+// little: the log evidence is in the settings as log_evidence.
+func smcSampler(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, []draws.Setting, error) {
+	pm, err := pplModel(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	set := &kernels.SMCSettings{Particles: cfg.Draws, Seed: cfg.Seed}
+	set.Progress = cfg.Tempering
+	res, err := kernels.RunSMC(ctx, func(int) (kernels.TemperedModel, error) {
+		c := pm.Clone()
+		return &referenceTempered{m: c, scale: smcReferenceScale, grad: make([]float64, c.Dim())}, nil
+	}, set)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := draws.New(draws.Layout{Diagnostics: []string{draws.LP}, Params: pm.ParamNames()}, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	x := make([]float64, len(pm.ParamNames()))
+	for i := 0; i < cfg.Draws; i++ {
+		if err := pm.Constrain(res.Particle(i), x); err != nil {
+			return nil, nil, fmt.Errorf("particle %d: %w", i+1, err)
+		}
+		if err := d.Append(0, x, []float64{res.LogPrior[i] + res.LogLik[i]}); err != nil {
+			return nil, nil, err
+		}
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	return d, []draws.Setting{
+		{Key: "log_evidence", Value: f(res.LogZ)},
+		{Key: "smc_particles", Value: strconv.Itoa(cfg.Draws)},
+		{Key: "smc_temperatures", Value: strconv.Itoa(len(res.Temperatures))},
+		{Key: "smc_reference_scale", Value: f(smcReferenceScale)},
+		{Key: "smc_log_density_evals", Value: strconv.Itoa(res.Evals)},
+	}, nil
+}

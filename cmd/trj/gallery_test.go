@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/trjgo/trj/ppl/draws"
+)
+
+// sharedData is the posteriordb data folder, relative to this package.
+const sharedData = "../../../shared/data/posteriordb"
+
+func eightSchoolsPath(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(sharedData, "eight_schools-eight_schools_noncentered.json")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared data %s not found (the repository's ../shared/data): %v", p, err)
+	}
+	return p
+}
+
+func runDefault(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb, defaultBackend())
+	return code, out.String(), errb.String()
+}
+
+// TestGalleryNUTSEndToEnd samples a gallery model with the real NUTS
+// backend and reads the CSV files back.
+func TestGalleryNUTSEndToEnd(t *testing.T) {
+	data := eightSchoolsPath(t)
+	out := filepath.Join(t.TempDir(), "es.csv")
+	code, stdout, stderr := runDefault("sample", "-model", "eight_schools_noncentered", "-data", data,
+		"-chains", "2", "-warmup", "150", "-draws", "100", "-seed", "3", "-o", out)
+	if code != exitOK {
+		t.Fatalf("code %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"2 chains: each with 100 draws", "\ntau ", "\ntheta.8 ", "max R_hat", "divergences: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "chain 2: iteration 250 / 250 (100%) [sampling]") || !strings.Contains(stderr, "wall time") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	d, config, err := draws.ReadFiles(draws.ChainFileNames(out, 2)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := d.Layout()
+	if !slices.Equal(l.Diagnostics, draws.NUTSColumns()) || len(l.Params) != 18 || l.Params[9] != "tau" || l.Params[10] != "theta.1" {
+		t.Errorf("layout %+v", l)
+	}
+	keys := map[string]bool{}
+	for _, s := range config {
+		keys[s.Key] = true
+	}
+	for _, k := range []string{"chain_1_step_size", "chain_2_inv_metric_diag", "num_warmup", "data_file"} {
+		if !keys[k] {
+			t.Errorf("CSV header lacks %s", k)
+		}
+	}
+	// theta = theta_trans·tau + mu in every draw.
+	for c := 0; c < 2; c++ {
+		for i := 0; i < d.Len(c); i++ {
+			p := d.Params(c, i)
+			if want := p[0]*p[9] + p[8]; math.Abs(p[10]-want) > 1e-12*(1+math.Abs(want)) {
+				t.Fatalf("chain %d draw %d: theta.1 = %v, want %v", c, i, p[10], want)
+			}
+		}
+	}
+}
+
+// TestGalleryRWMAndNoWarmup runs RWM without warm-up, one chain, quietly.
+func TestGalleryRWMAndNoWarmup(t *testing.T) {
+	data := eightSchoolsPath(t)
+	code, stdout, stderr := runDefault("sample", "-model", "eight_schools_noncentered", "-data", data,
+		"-sampler", "rwm", "-chains", "1", "-warmup", "0", "-draws", "200", "-quiet")
+	if code != exitOK || stderr != "" || !strings.Contains(stdout, "1 chains: each with 200 draws") {
+		t.Fatalf("code %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "divergences") {
+		t.Errorf("RWM output reports divergences:\n%s", stdout)
+	}
+}
+
+func TestGalleryDefaultDataFolder(t *testing.T) {
+	eightSchoolsPath(t)
+	t.Setenv(dataDirEnv, filepath.Dir(sharedData))
+	if code, _, stderr := runDefault("sample", "-model", "blr", "-chains", "1", "-warmup", "50", "-draws", "20", "-quiet"); code != exitOK {
+		t.Errorf("TRJ_DATA set: code %d, stderr %q", code, stderr)
+	}
+	t.Setenv(dataDirEnv, t.TempDir())
+	if code, _, stderr := runDefault("sample", "-model", "blr", "-quiet"); code != exitFail || !strings.Contains(stderr, "TRJ_DATA") {
+		t.Errorf("empty data folder: code %d, stderr %q", code, stderr)
+	}
+}
+
+// eightSchoolsLogEvidence is log ∫ p(y, θ̃, μ, τ) by quadrature over
+// (μ, log τ), with θ̃ integrated out analytically.
+func eightSchoolsLogEvidence() float64 {
+	y := []float64{28, 8, -3, 7, -1, 1, 18, 12}
+	sigma := []float64{15, 10, 16, 11, 9, 11, 10, 18}
+	const muLo, muHi, ltLo, ltHi, n = -40.0, 50.0, -14.0, 8.0, 700
+	hm, hl := (muHi-muLo)/n, (ltHi-ltLo)/n
+	lps := make([]float64, 0, n*n)
+	for i := 0; i < n; i++ {
+		mu := muLo + (float64(i)+0.5)*hm
+		for k := 0; k < n; k++ {
+			lt := ltLo + (float64(k)+0.5)*hl
+			tau := math.Exp(lt)
+			// Half-Cauchy(0, 5) density times the Jacobian dτ = τ d(log τ).
+			lp := distuv.Normal{Mu: 0, Sigma: 5}.LogProb(mu) + math.Log(2/(math.Pi*5*(1+tau*tau/25))) + lt
+			for j := range y {
+				lp += distuv.Normal{Mu: mu, Sigma: math.Hypot(sigma[j], tau)}.LogProb(y[j])
+			}
+			lps = append(lps, lp)
+		}
+	}
+	return floats.LogSumExp(lps) + math.Log(hm*hl)
+}
+
+// TestGallerySMCEvidence checks the SMC sampler's log evidence against
+// quadrature: replicate runs give the Monte Carlo standard error.
+func TestGallerySMCEvidence(t *testing.T) {
+	data := eightSchoolsPath(t)
+	truth := eightSchoolsLogEvidence()
+	re := regexp.MustCompile(`log evidence: (\S+)`)
+	var logZ []float64
+	for seed := 1; seed <= 5; seed++ {
+		code, stdout, stderr := runDefault("sample", "-model", "eight_schools_noncentered", "-data", data,
+			"-sampler", "smc", "-draws", "500", "-seed", strconv.Itoa(seed), "-quiet")
+		if code != exitOK {
+			t.Fatalf("code %d, stderr %q", code, stderr)
+		}
+		if !strings.Contains(stdout, "1 chains: each with 500 draws") {
+			t.Errorf("SMC output is not one chain of 500 particles:\n%s", stdout)
+		}
+		m := re.FindStringSubmatch(stdout)
+		if m == nil {
+			t.Fatalf("no log evidence in\n%s", stdout)
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logZ = append(logZ, v)
+	}
+	mean, sd := stat.MeanStdDev(logZ, nil)
+	se := sd / math.Sqrt(float64(len(logZ)))
+	t.Logf("log evidence: SMC %.4f ± %.4f (5 runs of 500 particles), quadrature %.4f", mean, se, truth)
+	if math.Abs(mean-truth) > 4*se {
+		t.Errorf("SMC log evidence %.4f, quadrature %.4f: |diff| > 4·SE = %.4f (runs %v)", mean, truth, 4*se, logZ)
+	}
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/trjgo/trj/models/experiment"
+	"github.com/trjgo/trj/models/sas"
+)
+
+// runOptions are the flags of "trj run" that every experiment receives.
+type runOptions struct {
+	paper          bool
+	seed           uint64
+	chains, steps  int // 0: the experiment's default
+	out, jsonPath  string
+	quiet          bool
+	progress       *experiment.Progress
+	stderr         io.Writer
+	trainDraws     int // hidden test flags, 0: default
+	evalDraws      int
+	bridgeReps     int
+	trainIters     int
+	scatterSources int
+}
+
+// experimentFunc runs one experiment: it returns the Result and the files
+// (figures) it wrote into o.out.
+type experimentFunc func(ctx context.Context, o runOptions) (*experiment.Result, []string, error)
+
+// experiments is what "trj run NAME" can run; each experiment is one line.
+var experiments = map[string]experimentFunc{
+	"sas":      runSAS,
+	"factor":   runFactor,
+	"robustvs": runRobustVS,
+}
+
+func experimentNames() []string {
+	var names []string
+	for n := range experiments {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// hiddenRunFlags shrink experiments for tests; "trj run -h" does not list
+// them.
+var hiddenRunFlags = []string{"train-draws", "eval-draws", "bridge-reps", "train-iters", "scatter-sources"}
+
+// parseRunFlags parses "trj run NAME [flags]"; errors are usage errors.
+func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error) {
+	o := &runOptions{stderr: stderr}
+	fs := flag.NewFlagSet("trj run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.paper, "paper", false, "use the paper's sizes (slower)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed; every stream of the run derives from it")
+	fs.IntVar(&o.chains, "chains", 0, "replicate chains per proposal type (default: the experiment's, 5 for sas)")
+	fs.IntVar(&o.steps, "steps", 0, "steps per chain (default: the experiment's, 10000 for sas)")
+	fs.StringVar(&o.out, "out", "", "directory for the figures (default trj-out/NAME)")
+	fs.StringVar(&o.jsonPath, "json", "", "write the result as JSON to `file`")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bars on stderr")
+	fs.IntVar(&o.trainDraws, "train-draws", 0, "")
+	fs.IntVar(&o.evalDraws, "eval-draws", 0, "")
+	fs.IntVar(&o.bridgeReps, "bridge-reps", 0, "")
+	fs.IntVar(&o.trainIters, "train-iters", 0, "")
+	fs.IntVar(&o.scatterSources, "scatter-sources", 0, "")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: trj run EXPERIMENT [flags]\n\nexperiments: %s\n\nflags:\n", strings.Join(experimentNames(), ", "))
+		fs.VisitAll(func(f *flag.Flag) {
+			if slices.Contains(hiddenRunFlags, f.Name) {
+				return
+			}
+			name, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(stderr, "  -%s %s\n    \t%s\n", f.Name, name, usage)
+		})
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		// Let -h print the usage; anything else lacks the experiment.
+		if err := fs.Parse(args); err != nil {
+			return "", nil, err
+		}
+		return "", nil, fmt.Errorf("no experiment given (experiments: %s)", strings.Join(experimentNames(), ", "))
+	}
+	name := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return "", nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return "", nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case experiments[name] == nil:
+		return "", nil, fmt.Errorf("unknown experiment %q (experiments: %s)", name, strings.Join(experimentNames(), ", "))
+	case o.chains < 0:
+		return "", nil, fmt.Errorf("-chains %d: need at least 1", o.chains)
+	case o.steps < 0:
+		return "", nil, fmt.Errorf("-steps %d: need at least 1", o.steps)
+	case o.trainDraws < 0 || o.evalDraws < 0 || o.bridgeReps < 0 || o.trainIters < 0 || o.scatterSources < 0:
+		return "", nil, errors.New("sizes must not be negative")
+	}
+	setChains, setSteps := false, false
+	fs.Visit(func(f *flag.Flag) {
+		setChains = setChains || f.Name == "chains"
+		setSteps = setSteps || f.Name == "steps"
+	})
+	if (setChains && o.chains == 0) || (setSteps && o.steps == 0) {
+		return "", nil, errors.New("-chains and -steps need at least 1")
+	}
+	if o.out == "" {
+		o.out = filepath.Join("trj-out", name)
+	}
+	if !o.quiet {
+		o.progress = experiment.NewProgress(stderr)
+	}
+	return name, o, nil
+}
+
+// runRun is "trj run": it runs an experiment, prints its table on stdout,
+// writes its figures into -out and its Result to -json.
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name, o, err := parseRunFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "trj run: %v\n", err)
+		return exitUsage
+	}
+	res, files, err := experiments[name](ctx, *o)
+	if err != nil {
+		fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
+		return exitFail
+	}
+	if err := res.WriteTable(stdout); err != nil {
+		fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
+		return exitFail
+	}
+	if o.jsonPath != "" {
+		if err := res.WriteJSONFile(o.jsonPath); err != nil {
+			fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
+			return exitFail
+		}
+		files = append(files, o.jsonPath)
+	}
+	if !o.quiet && len(files) > 0 {
+		fmt.Fprintf(stderr, "wrote %s\n", strings.Join(files, ", "))
+	}
+	return exitOK
+}
+
+// runSAS is the sinh-arcsinh experiment of the paper's §4.2.
+func runSAS(ctx context.Context, o runOptions) (*experiment.Result, []string, error) {
+	cfg := sas.DefaultExperimentConfig()
+	if o.paper {
+		cfg = sas.PaperExperimentConfig()
+	}
+	cfg.Seed = o.seed
+	cfg.Progress = o.progress
+	setPositive(&cfg.Chains, o.chains)
+	setPositive(&cfg.Steps, o.steps)
+	setPositive(&cfg.TrainDraws, o.trainDraws)
+	setPositive(&cfg.EvalDraws, o.evalDraws)
+	setPositive(&cfg.BridgeReplicates, o.bridgeReps)
+	setPositive(&cfg.ScatterSources, o.scatterSources)
+	if o.trainIters > 0 {
+		// Keep the batch doublings inside the shortened run.
+		cfg.Train.Iterations = o.trainIters
+		cfg.Train.DoubleAt = nil
+	}
+	res, err := sas.Paper().RunExperiment(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := res.WriteFigures(o.out)
+	return res.Result, files, err
+}
+
+// setPositive overrides *dst with v when v > 0.
+func setPositive(dst *int, v int) {
+	if v > 0 {
+		*dst = v
+	}
+}

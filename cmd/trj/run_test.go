@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tinySAS shrinks "trj run sas" with the hidden size flags.
+var tinySAS = []string{"-steps", "400", "-chains", "2", "-train-draws", "300", "-eval-draws", "100",
+	"-bridge-reps", "2", "-train-iters", "20", "-scatter-sources", "10"}
+
+func TestRunSASEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "figs")
+	js := filepath.Join(dir, "sas.json")
+	args := append([]string{"run", "sas", "-seed", "3", "-out", out, "-json", js}, tinySAS...)
+	code, stdout, stderr := runArgs(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"truth", "0.7500", "affine", "rqma", "exact", "accept", "train s", "bridge s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, want := range []string{"train rqma", "chains exact", "100%", "wrote"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, f := range []string{"sas_running.png", "sas_running.svg", "sas_bridge.png", "sas_bridge.svg", "sas_proposals.png", "sas_proposals.svg"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	props, _ := m["proposals"].(map[string]any)
+	if m["experiment"] != "sas" || len(props) != 3 {
+		t.Fatalf("json: experiment %v, proposals %v", m["experiment"], props)
+	}
+	exact := props["exact"].(map[string]any)
+	if exact["acceptance_rate"] != 1.0 {
+		t.Errorf("exact acceptance %v", exact["acceptance_rate"])
+	}
+}
+
+func TestRunQuiet(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"run", "sas", "-quiet", "-out", dir}, tinySAS...)
+	args = append(args, "-steps", "100", "-scatter-sources", "2", "-train-iters", "5") // later flags win
+	code, stdout, stderr := runArgs(args...)
+	if code != exitOK || stderr != "" || !strings.Contains(stdout, "exact") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestRunFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"run"}, exitUsage, "no experiment given"},
+		{[]string{"run", "nope"}, exitUsage, `unknown experiment "nope"`},
+		{[]string{"run", "sas", "-chains", "0"}, exitUsage, "need at least 1"},
+		{[]string{"run", "sas", "-steps", "-4"}, exitUsage, "-steps"},
+		{[]string{"run", "sas", "extra"}, exitUsage, "unexpected argument"},
+		{[]string{"run", "sas", "-bogus"}, exitUsage, "not defined"},
+		{[]string{"run", "sas", "-quiet", "-out", "/dev/null/x"}, exitFail, "trj run sas"},
+	} {
+		args := tc.args
+		if tc.code == exitFail {
+			args = append(append([]string(nil), args...), tinySAS...)
+		}
+		code, _, stderr := runArgs(args...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("trj %q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+	code, _, stderr := runArgs("run", "-h")
+	if code != exitOK || !strings.Contains(stderr, "-paper") || !strings.Contains(stderr, "sas") || strings.Contains(stderr, "train-draws") {
+		t.Errorf("run -h: exit %d, usage %q (hidden test flags must not show)", code, stderr)
+	}
+}

@@ -1,0 +1,279 @@
+package sas
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/trjgo/trj/models/experiment"
+)
+
+// tinyConfig shrinks the experiment to well under a second.
+func tinyConfig() ExperimentConfig {
+	c := DefaultExperimentConfig()
+	c.Seed = 11
+	c.TrainDraws = 1000
+	c.Chains = 3
+	c.Steps = 4000
+	c.BridgeReplicates = 4
+	c.EvalDraws = 200
+	c.Train.Iterations = 40
+	c.Train.DoubleAt = nil
+	c.ScatterSources, c.ScatterAux = 10, 5
+	return c
+}
+
+func TestExperimentTiny(t *testing.T) {
+	cfg := tinyConfig()
+	res, err := Paper().RunExperiment(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Order, ","); got != "affine,rqma,exact" {
+		t.Errorf("proposal order %q", got)
+	}
+	ex := res.Proposals[experiment.ProposalExact]
+	// Exact transports with j_k = π make every jump accepted
+	// (Proposition 1); the visited models are then independent draws from
+	// (1/4, 3/4), so the MCSE of the pooled frequency is exact.
+	if ex.AcceptanceRate != 1 {
+		t.Errorf("exact acceptance rate %v, want 1", ex.AcceptanceRate)
+	}
+	n := float64(cfg.Chains * cfg.Steps)
+	mcse := math.Sqrt(0.75 * 0.25 / n)
+	if p := float64(ex.ModelProbabilities["2"]); math.Abs(p-0.75) > 4*mcse {
+		t.Errorf("exact π̂(2) = %v, want 0.75 ± 4·%.4f", p, mcse)
+	}
+	for c, run := range res.Running[experiment.ProposalExact] {
+		if len(run) != cfg.Steps {
+			t.Fatalf("chain %d: running estimate of length %d", c, len(run))
+		}
+		if m := math.Sqrt(0.75 * 0.25 / float64(cfg.Steps)); math.Abs(run[cfg.Steps-1]-0.75) > 4*m {
+			t.Errorf("exact chain %d ends at %v, want 0.75 ± 4·%.4f", c, run[cfg.Steps-1], m)
+		}
+	}
+	if b := ex.Bridge; b == nil || b.Failed != 0 || math.Abs(float64(b.Normalized["2"])-0.75) > 1e-9 {
+		t.Errorf("exact bridge %+v", b)
+	}
+	for _, kind := range []string{experiment.ProposalAffine, experiment.ProposalRQMA} {
+		p := res.Proposals[kind]
+		if a := float64(p.AcceptanceRate); !(a > 0 && a < 1) {
+			t.Errorf("%s acceptance rate %v", kind, a)
+		}
+		if len(p.Chains) != cfg.Chains || p.Bridge == nil || p.Bridge.Replicates != cfg.BridgeReplicates {
+			t.Errorf("%s: %d chains, bridge %+v", kind, len(p.Chains), p.Bridge)
+		}
+		if v := res.Bridge[kind]; len(v) != cfg.BridgeReplicates {
+			t.Errorf("%s: %d bridge values", kind, len(v))
+		}
+		for _, s := range []string{experiment.StageTrain, experiment.StageChains, experiment.StageBridge} {
+			if _, ok := p.Seconds[s]; !ok {
+				t.Errorf("%s: no %s time", kind, s)
+			}
+		}
+		if got := len(res.Proposed[kind]); got != cfg.ScatterSources*cfg.ScatterAux {
+			t.Errorf("%s: %d scatter points", kind, got)
+		}
+	}
+}
+
+// TestExperimentDeterministic runs the experiment twice with one seed and
+// compares everything but the wall times.
+func TestExperimentDeterministic(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Proposals = []string{experiment.ProposalRQMA}
+	cfg.Steps = 500
+	encode := func() string {
+		res, err := Paper().RunExperiment(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Seconds = nil
+		for _, p := range res.Proposals {
+			p.Seconds = nil
+		}
+		var buf bytes.Buffer
+		if err := res.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	if a, b := encode(), encode(); a != b {
+		t.Error("two runs with the same seed differ")
+	}
+}
+
+func TestExperimentJSONShape(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Proposals = []string{experiment.ProposalExact, experiment.ProposalAffine}
+	cfg.Steps = 200
+	res, err := Paper().RunExperiment(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["experiment"] != "sas" {
+		t.Errorf("experiment %v", m["experiment"])
+	}
+	props := m["proposals"].(map[string]any)
+	if len(props) != 2 {
+		t.Errorf("proposals %v", props)
+	}
+	for name, v := range props {
+		p := v.(map[string]any)
+		for _, key := range []string{"model_probabilities", "stderr", "acceptance_rate", "seconds"} {
+			if _, ok := p[key]; !ok {
+				t.Errorf("%s: no %q", name, key)
+			}
+		}
+		for _, key := range []string{"model_probabilities", "stderr"} {
+			labels := p[key].(map[string]any)
+			if _, ok1 := labels["1"]; !ok1 || len(labels) != 2 {
+				t.Errorf("%s %s: labels %v, want exactly 1 and 2", name, key, labels)
+			}
+		}
+	}
+}
+
+func TestWriteFigures(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Steps = 300
+	res, err := Paper().RunExperiment(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	files, err := res.WriteFigures(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 6 {
+		t.Errorf("files %v, want 3 figures × 2 formats", files)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestProposalScatterExact(t *testing.T) {
+	tg := Paper()
+	set, err := tg.FitTransports(context.Background(), experiment.ProposalExact, nil, ExperimentConfig{}, nil)
+	if err == nil {
+		t.Fatal("nil pilot accepted")
+	}
+	pilot, _ := tg.ExactDraws(experiment.Stream(1, "p", 0), 10)
+	if set, err = tg.FitTransports(context.Background(), experiment.ProposalExact, pilot, ExperimentConfig{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	src, prop, err := tg.ProposalScatter(set, 7, 3)
+	if err != nil || len(src) != 21 || len(prop) != 21 {
+		t.Fatalf("%d sources, %d proposals, %v", len(src), len(prop), err)
+	}
+	// With the exact transports the proposal of the median source with the
+	// median auxiliary is the image of the origin: S(L·0) = sinh(ε/δ).
+	mid := prop[3*3+1]
+	want := []float64{math.Sinh(1.5 / 1), math.Sinh(-2 / 1.5)}
+	if math.Abs(mid[0]-want[0]) > 1e-9 || math.Abs(mid[1]-want[1]) > 1e-9 {
+		t.Errorf("median proposal %v, want %v", mid, want)
+	}
+}
+
+func TestExperimentConfigErrors(t *testing.T) {
+	for name, mod := range map[string]func(*ExperimentConfig){
+		"no proposals": func(c *ExperimentConfig) { c.Proposals = nil },
+		"unknown":      func(c *ExperimentConfig) { c.Proposals = []string{"magic"} },
+		"duplicate":    func(c *ExperimentConfig) { c.Proposals = []string{"exact", "exact"} },
+		"few draws":    func(c *ExperimentConfig) { c.TrainDraws = 3 },
+		"no chains":    func(c *ExperimentConfig) { c.Chains = 0 },
+		"no steps":     func(c *ExperimentConfig) { c.Steps = 0 },
+		"rw scale":     func(c *ExperimentConfig) { c.RWScale = math.NaN() },
+		"eval draws":   func(c *ExperimentConfig) { c.EvalDraws = 0 },
+		"bad jump":     func(c *ExperimentConfig) { c.Jump = []float64{1, 0} },
+	} {
+		c := tinyConfig()
+		c.Proposals = []string{experiment.ProposalExact}
+		mod(&c)
+		if _, err := Paper().RunExperiment(context.Background(), c); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	tg := Paper()
+	ctx := context.Background()
+	pilot, _ := tg.ExactDraws(experiment.Stream(1, "p", 0), 50)
+	set, _ := tg.FitTransports(ctx, experiment.ProposalAffine, pilot, tinyConfig(), nil)
+	if _, err := tg.RunChains(ctx, set, [][][]float64{pilot[0], nil}, tinyConfig(), nil); err == nil {
+		t.Error("RunChains: empty pilot accepted")
+	}
+	if _, err := tg.RunChains(ctx, set, [][][]float64{pilot[1], pilot[1]}, tinyConfig(), nil); err == nil {
+		t.Error("RunChains: pilot of the wrong dimension accepted")
+	}
+	if _, err := tg.RunChains(ctx, nil, pilot, tinyConfig(), nil); err == nil {
+		t.Error("RunChains: nil transports accepted")
+	}
+	if _, err := tg.FitTransports(ctx, "magic", pilot, tinyConfig(), nil); err == nil {
+		t.Error("FitTransports: unknown kind accepted")
+	}
+	if _, err := tg.ExactDraws(experiment.Stream(1, "p", 0), 0); err == nil {
+		t.Error("ExactDraws: zero draws accepted")
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := tinyConfig()
+	if _, err := Paper().RunExperiment(cctx, c); err == nil {
+		t.Error("cancelled context: no error")
+	}
+}
+
+// TestRQMABeatsAffine checks the paper's claim at reduced sizes: bridge
+// estimates of π(k=2) with RQMA transports vary less than with affine ones.
+// The comparison is a one-sided F-test of the two variances at level 0.001
+// over independent replicates.
+func TestRQMABeatsAffine(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.TrainDraws = 2000
+	cfg.Train.Iterations = 200
+	cfg.BridgeReplicates = 12
+	cfg.EvalDraws = 500
+	tg := Paper()
+	ctx := context.Background()
+	pilot, err := tg.ExactDraws(experiment.Stream(cfg.Seed, "pilot", 0), cfg.TrainDraws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variance := func(kind string) float64 {
+		set, err := tg.FitTransports(ctx, kind, pilot, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ests, err := tg.RunBridge(ctx, set, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := experiment.SummarizeBridge(ests, tg.ExperimentLabels()).Values(1)
+		return stat.Variance(v, nil)
+	}
+	va, vr := variance(experiment.ProposalAffine), variance(experiment.ProposalRQMA)
+	df := float64(cfg.BridgeReplicates - 1)
+	crit := distuv.F{D1: df, D2: df}.Quantile(0.999)
+	t.Logf("bridge sd of π̂(k=2): affine %.5f, rqma %.5f; variance ratio %.1f, F(0.999) = %.1f", math.Sqrt(va), math.Sqrt(vr), va/vr, crit)
+	if !(va/vr > crit) {
+		t.Errorf("variance ratio affine/rqma %.2f, not above F(0.999; %v, %v) = %.2f", va/vr, df, df, crit)
+	}
+}
