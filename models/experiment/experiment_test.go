@@ -358,11 +358,9 @@ func TestProgress(t *testing.T) {
 	bar.Done()
 	bar.Add(5) // after Done: ignored
 	out := buf.String()
-	if !strings.Contains(out, "train") || !strings.Contains(out, "100%") || strings.Count(out, "\n") != 1 {
+	// Not a terminal: one line for the finished stage, no redraws.
+	if !strings.HasPrefix(out, "train") || !strings.Contains(out, "done") || strings.Count(out, "\n") != 1 || strings.Contains(out, "\r") {
 		t.Errorf("progress output %q", out)
-	}
-	if n := strings.Count(out, "\r"); n > 102 {
-		t.Errorf("%d redraws for 1000 updates, want at most one per percent", n)
 	}
 }
 

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -12,12 +13,25 @@ import (
 // A nil *Progress, or one made with a nil writer, is quiet. Bars only
 // report; they never influence results.
 type Progress struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	tty bool // redraw bars in place; otherwise one line per finished stage
 }
 
-// NewProgress returns a reporter writing to w; nil w means quiet.
-func NewProgress(w io.Writer) *Progress { return &Progress{w: w} }
+// NewProgress returns a reporter writing to w; nil w means quiet. Bars are
+// redrawn in place only when w is a terminal, so logs and CI output get one
+// line per stage instead of a stream of carriage returns.
+func NewProgress(w io.Writer) *Progress { return &Progress{w: w, tty: isTerminal(w)} }
+
+// isTerminal reports whether w is a character device such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
 
 // Bar is one stage's progress bar. Its methods are safe for concurrent use
 // and do nothing on a nil *Bar.
@@ -72,13 +86,20 @@ func (b *Bar) Done() {
 		return
 	}
 	b.done = b.total
-	b.draw()
+	if !b.p.tty {
+		fmt.Fprintf(b.p.w, "%-28s done", b.name)
+	} else {
+		b.draw()
+	}
 	fmt.Fprintf(b.p.w, " %.1fs\n", time.Since(b.start).Seconds())
 	b.stopped = true
 }
 
 // draw redraws the bar in place; the caller holds the lock.
 func (b *Bar) draw() {
+	if !b.p.tty {
+		return
+	}
 	pct := 100 * b.done / b.total
 	b.shown = pct
 	fill := barWidth * b.done / b.total
