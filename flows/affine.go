@@ -30,7 +30,9 @@ type Affine struct {
 }
 
 // FitAffine returns the affine transport of the rows of x with optional
-// non-negative weights (nil: equal).
+// non-negative weights (nil: equal). Only relative weights matter: they are
+// rescaled to sum to the number of positive weights before the unbiased
+// weighted covariance (denominator Σw − 1) is taken.
 func FitAffine(x [][]float64, weights []float64) (*Affine, error) {
 	n, err := checkRows(x)
 	if err != nil {
@@ -44,6 +46,7 @@ func FitAffine(x [][]float64, weights []float64) (*Affine, error) {
 			return nil, fmt.Errorf("flows: invalid weight %v", w)
 		}
 	}
+	weights = frequencyWeights(weights)
 	if len(x) <= n {
 		return nil, fmt.Errorf("flows: %d samples in dimension %d: %w", len(x), n, ErrSingular)
 	}

@@ -81,3 +81,31 @@ func TestAffineSingular(t *testing.T) {
 		t.Error("negative weight accepted")
 	}
 }
+
+// TestNormalisedWeights checks that only relative weights matter, so
+// probability weights summing to one work.
+func TestNormalisedWeights(t *testing.T) {
+	x := smallData(200, 9)
+	w := make([]float64, len(x))
+	small := make([]float64, len(x))
+	for r := range w {
+		w[r] = 1 + float64(r%3)
+		small[r] = w[r] / 400 // sums to 1
+	}
+	a1, err1 := FitAffine(x, w)
+	a2, err2 := FitAffine(x, small)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	z1, z2 := make([]float64, 2), make([]float64, 2)
+	l1, _ := a1.Forward([]float64{0.5, 1}, z1)
+	l2, _ := a2.Forward([]float64{0.5, 1}, z2)
+	if math.Abs(l1-l2) > 1e-12 || math.Abs(z1[0]-z2[0]) > 1e-12 {
+		t.Errorf("affine depends on the weights' scale: %v %v vs %v %v", l1, z1, l2, z2)
+	}
+	m1, s1, err1 := standardisation(x, w, nil)
+	m2, s2, err2 := standardisation(x, small, nil)
+	if err1 != nil || err2 != nil || math.Abs(m1[0]-m2[0]) > 1e-12 || math.Abs(s1[1]-s2[1]) > 1e-12 {
+		t.Errorf("standardisation depends on the weights' scale: %v %v vs %v %v (%v %v)", m1, s1, m2, s2, err1, err2)
+	}
+}

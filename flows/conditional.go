@@ -384,6 +384,10 @@ type condLearner struct {
 
 func (l *condLearner) params() []float64    { return l.f.params }
 func (l *condLearner) maskGrad(g []float64) { l.f.net.maskGrad(g[:l.f.net.numParams()]) }
+func (l *condLearner) freeSpans() [][2]int {
+	np := l.f.net.numParams()
+	return append(l.f.net.freeSpans(0), [2]int{np, len(l.f.params)})
+}
 
 func (l *condLearner) newWorker() worker {
 	n, c := l.f.net.n, l.f.net.ctx
@@ -475,7 +479,7 @@ func (k *condWorker) chunk(p []float64, idx []int, wts []float64, rng *rand.Rand
 		}
 	}
 	if g != nil {
-		f.net.backwardBatch(p, g, k.w, rows, k.gy, k.gl, k.ctx, nil)
+		f.net.backwardBatch(p, g, k.w, rows, k.gy, k.gl, k.ctx)
 	}
 	return tot
 }

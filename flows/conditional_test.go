@@ -25,7 +25,7 @@ func randomConditional(t *testing.T, cfg RQMAConfig, seed uint64) *ConditionalRQ
 	for i := range f.params {
 		f.params[i] = f.params[i]*(1+rng.NormFloat64()) + 0.1*rng.NormFloat64()
 	}
-	f.net.maskGrad(f.params[:f.net.numParams()])
+	f.net.maskAll(f.params[:f.net.numParams()])
 	return f
 }
 
@@ -102,7 +102,7 @@ func TestConditionalGradient(t *testing.T) {
 	if got := batchLoss(l, f.params, idx, 0, nil); math.Abs(got-want) > 1e-9*math.Abs(want) {
 		t.Fatalf("batch loss %v, single-point loss %v", got, want)
 	}
-	checkGradient(t, l, l.maskGrad, len(x))
+	checkGradient(t, l, func(v []float64) { f.net.maskAll(v[:f.net.numParams()]) }, len(x))
 }
 
 // TestFitConditional trains on exact draws of three normal models and
@@ -168,7 +168,24 @@ func TestFitConditional(t *testing.T) {
 			d[r] = exact - lq
 		}
 		gap, sd := stat.MeanStdDev(d, nil)
-		t.Logf("model %d: held-out KL estimate %.4f ± %.4f", k, gap, sd/math.Sqrt(float64(len(d))))
+		q, err := AssessConditional(f, k, nil, nil, func(th []float64) (float64, error) {
+			l, j := 0.0, 0
+			for i := range spec.Active[k] {
+				if spec.Active[k][i] {
+					e := (th[j] - means[k][i]) / sds[k][i]
+					l += -0.5*e*e - math.Log(sds[k][i]) - halfLog2Pi
+					j++
+				}
+			}
+			return l, nil
+		}, 2000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("model %d: held-out KL estimate %.4f ± %.4f, IS ESS %.0f/%d", k, gap, sd/math.Sqrt(float64(len(d))), q.ESS, q.Draws)
+		if q.ESSFraction < 0.8 {
+			t.Errorf("model %d: importance-sampling ESS fraction %.3f < 0.8", k, q.ESSFraction)
+		}
 		if gap > 0.05 {
 			t.Errorf("model %d: held-out log-likelihood %.4f nats below exact", k, gap)
 		}

@@ -21,7 +21,8 @@
 // the direction used in training (one parallel pass); Inverse of the
 // autoregressive flows is exact but sequential over coordinates.
 //
-// Single-point Forward and Inverse do not allocate. RQMA and ConditionalRQMA
+// Single-point Forward and Inverse do not allocate, and their input and
+// output may be the same slice. RQMA and ConditionalRQMA
 // keep scratch space for that, so each goroutine needs its own Clone; Affine
 // is stateless. Training is deterministic given TrainOptions.Seed and
 // TrainOptions.Workers.

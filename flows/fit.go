@@ -66,11 +66,36 @@ func checkRows(x [][]float64) (int, error) {
 	return n, nil
 }
 
+// frequencyWeights rescales w to sum to the number of positive weights, so
+// that gonum's weighted estimators, whose variance denominators are Σw − 1,
+// treat normalised (probability) weights sensibly. nil stays nil.
+func frequencyWeights(w []float64) []float64 {
+	if w == nil {
+		return nil
+	}
+	var sum float64
+	pos := 0
+	for _, v := range w {
+		sum += v
+		if v > 0 {
+			pos++
+		}
+	}
+	out := make([]float64, len(w))
+	if sum > 0 {
+		for i, v := range w {
+			out[i] = v * float64(pos) / sum
+		}
+	}
+	return out
+}
+
 // standardisation returns the weighted means and reciprocal standard
 // deviations of the columns of x; use[r][i] = false excludes entry (r, i)
 // (nil: all used).
 func standardisation(x [][]float64, w []float64, use [][]bool) (mean, inv []float64, err error) {
 	n := len(x[0])
+	w = frequencyWeights(w)
 	mean = make([]float64, n)
 	inv = make([]float64, n)
 	col := make([]float64, 0, len(x))
@@ -110,6 +135,7 @@ type rqmaLearner struct {
 
 func (l *rqmaLearner) params() []float64    { return l.f.params }
 func (l *rqmaLearner) maskGrad(g []float64) { l.f.net.maskGrad(g) }
+func (l *rqmaLearner) freeSpans() [][2]int  { return l.f.net.freeSpans(0) }
 
 func (l *rqmaLearner) newWorker() worker {
 	n := l.f.net.n
@@ -168,7 +194,7 @@ func (k *rqmaWorker) chunk(p []float64, idx []int, wts []float64, g []float64) f
 		tot -= wr * ll
 	}
 	if g != nil {
-		f.net.backwardBatch(p, g, k.w, rows, k.gy, k.gl, nil, nil)
+		f.net.backwardBatch(p, g, k.w, rows, k.gy, k.gl, nil)
 	}
 	return tot
 }

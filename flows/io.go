@@ -164,6 +164,20 @@ func (d *dec) config() RQMAConfig {
 	return c
 }
 
+// fits reports whether the parameters of an architecture could be stored in
+// the rest of the file, computed in floating point so that corrupt
+// dimensions can neither overflow nor trigger a huge allocation.
+func (d *dec) fits(n int, cfg RQMAConfig, ctx, extra int) bool {
+	h := float64(n) * float64(cfg.HiddenPerDim)
+	out := float64(n) * float64(3*cfg.Bins+1)
+	per := h*float64(n) + h + h*h + h + out*h + out + 2*h*float64(ctx)
+	total := float64(cfg.Layers)*per + float64(extra)
+	if d.err == nil && 8*total > float64(len(d.b)) {
+		d.err = fmt.Errorf("%w: truncated or inconsistent architecture", ErrFormat)
+	}
+	return d.err == nil
+}
+
 // Load reads a flow written by Save and returns it as an *Affine, *RQMA or
 // *ConditionalRQMA.
 func Load(r io.Reader) (any, error) {
@@ -220,6 +234,9 @@ func Load(r io.Reader) (any, error) {
 		if err := cfg.validate(n); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 		}
+		if !d.fits(n, cfg, 0, 0) {
+			return nil, d.err
+		}
 		g, err := NewRQMA(shift, scale, cfg, 0)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
@@ -256,6 +273,12 @@ func Load(r io.Reader) (any, error) {
 		}
 		shift, scale := d.f64s(n), d.f64s(n)
 		if d.err != nil {
+			return nil, d.err
+		}
+		if err := cfg.validate(n); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+		if !d.fits(n, cfg, c, baseSize(n, c)) {
 			return nil, d.err
 		}
 		g, err := NewConditionalRQMA(spec, shift, scale, cfg, 0)

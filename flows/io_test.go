@@ -122,3 +122,17 @@ func TestLoadRejects(t *testing.T) {
 		t.Error("Save accepted an int")
 	}
 }
+
+// TestLoadHugeDimensions checks that absurd dimensions in a file with a
+// valid checksum fail cleanly instead of allocating.
+func TestLoadHugeDimensions(t *testing.T) {
+	_, r, _ := testFlows(t)
+	d := saved(t, r)
+	body := append([]byte(nil), d[:len(d)-4]...)
+	// Layout: magic(8) version(4) kind(4) n(4) layers(4) bins(4) hidden(4).
+	binary.LittleEndian.PutUint32(body[28:], 1<<16) // hidden per dimension
+	body = binary.LittleEndian.AppendUint32(body, crc32.ChecksumIEEE(body))
+	if _, err := Load(bytes.NewReader(body)); !errors.Is(err, ErrFormat) {
+		t.Errorf("huge hidden width: error %v", err)
+	}
+}

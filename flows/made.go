@@ -29,7 +29,9 @@ type stack struct {
 	// Autoregressive masks (1 keeps a weight), shared by all layers because
 	// the ordering is reset by the explicit permutation between layers.
 	m1, m2, m3 []float64
-	start      []int
+	// start[d] is the first hidden unit of degree ≥ d (units are sorted by
+	// degree).
+	start []int
 
 	// scale divides the width and height logits, as nflows does, so that a
 	// freshly initialised spline is close to uniform bins.
@@ -129,10 +131,55 @@ func (s *stack) init(p []float64, rng *rand.Rand) {
 	}
 }
 
-// maskGrad zeroes the gradient of masked weights so they stay zero.
+// maskGrad zeroes the gradient of masked weights so they stay zero. Only the
+// input weights need it: the block products of backwardBatch never write the
+// masked entries of the other two weight matrices.
 func (s *stack) maskGrad(g []float64) {
 	for l := 0; l < s.layers; l++ {
 		q := g[l*s.size : (l+1)*s.size]
+		mul(q[s.oW1:s.oB1], s.m1)
+	}
+}
+
+// freeSpans returns the index ranges [lo, hi) of the parameters that are
+// not masked, shifted by offset, merging neighbours. Training touches only
+// these: the masked half of the hidden-to-hidden and output weights never
+// changes, and skipping it halves the optimiser's memory traffic.
+func (s *stack) freeSpans(offset int) [][2]int {
+	var sp [][2]int
+	add := func(lo, hi int) {
+		if lo >= hi {
+			return
+		}
+		lo, hi = lo+offset, hi+offset
+		if k := len(sp); k > 0 && sp[k-1][1] == lo {
+			sp[k-1][1] = hi
+			return
+		}
+		sp = append(sp, [2]int{lo, hi})
+	}
+	h := s.hidden
+	for l := 0; l < s.layers; l++ {
+		b := l * s.size
+		add(b+s.oW1, b+s.oW2) // input weights (masked by maskGrad) and biases
+		for d := 0; d < len(s.start)-1; d++ {
+			for j := s.start[d]; j < s.start[d+1]; j++ {
+				add(b+s.oW2+j*h, b+s.oW2+j*h+s.start[d+1])
+			}
+		}
+		add(b+s.oB2, b+s.oW3)
+		for q := 0; q < s.out; q++ {
+			add(b+s.oW3+q*h, b+s.oW3+q*h+s.start[q/s.per+1])
+		}
+		add(b+s.oB3, b+s.size) // output biases and context weights
+	}
+	return sp
+}
+
+// maskAll zeroes every masked weight of p.
+func (s *stack) maskAll(p []float64) {
+	for l := 0; l < s.layers; l++ {
+		q := p[l*s.size : (l+1)*s.size]
 		mul(q[s.oW1:s.oB1], s.m1)
 		mul(q[s.oW2:s.oB2], s.m2)
 		mul(q[s.oW3:s.oB3], s.m3)
@@ -333,9 +380,9 @@ func reverseInto(dst, src []float64) {
 // backwardBatch adds to g the gradient of Σ_r [gy_r·y_r + gl_r·ld_r] with
 // respect to the stack parameters, where gy (B×n) is the upstream gradient of
 // the output (overwritten) and gl the per-row weight of the log-determinant.
-// forwardBatch must have run on the same rows. ctxGrad, if non-nil, receives
-// the gradient with respect to the context rows (B×ctx, accumulated).
-func (s *stack) backwardBatch(p, g []float64, w *batchWork, rows int, gy, gl, ctx, ctxGrad []float64) {
+// forwardBatch must have run on the same rows, with the same context rows ctx
+// (B×ctx; nil without context).
+func (s *stack) backwardBatch(p, g []float64, w *batchWork, rows int, gy, gl, ctx []float64) {
 	n, h := s.n, s.hidden
 	for l := s.layers - 1; l >= 0; l-- {
 		q := p[l*s.size : (l+1)*s.size]
@@ -396,11 +443,6 @@ func (s *stack) backwardBatch(p, g []float64, w *batchWork, rows int, gy, gl, ct
 			C := gen(mrows, s.ctx, ctx)
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, GH1, C, 1, gen(h, s.ctx, gq[s.oC1:]))
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, GH2, C, 1, gen(h, s.ctx, gq[s.oC2:]))
-			if ctxGrad != nil {
-				CG := gen(mrows, s.ctx, ctxGrad)
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, GH1, gen(h, s.ctx, q[s.oC1:]), 1, CG)
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, GH2, gen(h, s.ctx, q[s.oC2:]), 1, CG)
-			}
 		}
 		if l == 0 {
 			break // the stack's input carries no parameters

@@ -104,3 +104,49 @@ func Assess(f Density, heldOut [][]float64, weights []float64, logTarget func([]
 	q.Draws = draws
 	return q, nil
 }
+
+// conditionalDensity is model k's slice of a conditional flow, as a Density
+// on the saturated space.
+type conditionalDensity struct {
+	f *ConditionalRQMA
+	k int
+}
+
+func (c conditionalDensity) Dim() int { return c.f.MaxDim() }
+func (c conditionalDensity) Inverse(z, xi []float64) (float64, error) {
+	return c.f.Inverse(c.k, z, xi)
+}
+func (c conditionalDensity) LogDensity(xi []float64) (float64, error) {
+	return c.f.LogDensity(c.k, xi)
+}
+
+// AssessConditional is Assess for model k of a conditional flow, on the
+// augmented target: heldOut rows have length MaxDim with model k's
+// auxiliary coordinates filled with N(0, 1) draws (the held-out
+// log-likelihood is then that of the augmented target), and logTarget, if
+// non-nil, is model k's log-density of its active coordinates in order; the
+// auxiliary coordinates' standard normal density is added here.
+func AssessConditional(f *ConditionalRQMA, k int, heldOut [][]float64, weights []float64, logTarget func(theta []float64) (float64, error), draws int, seed uint64) (Quality, error) {
+	if k < 0 || k >= f.NumModels() {
+		return Quality{}, fmt.Errorf("flows: model %d out of range [0, %d)", k, f.NumModels())
+	}
+	var aug func([]float64) (float64, error)
+	if logTarget != nil {
+		act := f.spec.Active[k]
+		theta := make([]float64, 0, len(act))
+		aug = func(xi []float64) (float64, error) {
+			theta = theta[:0]
+			aux := 0.0
+			for i, v := range xi {
+				if act[i] {
+					theta = append(theta, v)
+				} else {
+					aux -= 0.5*v*v + halfLog2Pi
+				}
+			}
+			l, err := logTarget(theta)
+			return l + aux, err
+		}
+	}
+	return Assess(conditionalDensity{f, k}, heldOut, weights, aug, draws, seed)
+}

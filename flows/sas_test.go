@@ -177,6 +177,11 @@ func TestFitSAS(t *testing.T) {
 			}
 			t.Logf("%s: %d iterations in %v, held-out KL estimate %.4f ± %.4f nats, IS ESS %.0f/%d",
 				tc.name, rep.Iterations, rep.Elapsed, gap, se, q.ESS, q.Draws)
+			// A KL divergence of a few hundredths of a nat leaves the importance
+			// weights nearly uniform.
+			if q.ESSFraction < 0.8 {
+				t.Errorf("importance-sampling ESS fraction %.3f < 0.8", q.ESSFraction)
+			}
 			if gap > 0.05 {
 				t.Errorf("held-out log-likelihood %.4f nats below the exact density (limit 0.05)", gap)
 			}

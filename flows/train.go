@@ -47,7 +47,7 @@ type TrainOptions struct {
 	// minibatches and any auxiliary draws.
 	Seed uint64
 	// Workers is the number of goroutines sharing each minibatch gradient
-	// (0 means 1). Partial gradients are summed in a fixed order, so a run is
+	// (0 means 1; minibatches smaller than 64 are not split). Partial gradients are summed in a fixed order, so a run is
 	// reproducible for a given Seed and Workers; different Workers values
 	// differ by floating-point rounding (and, for conditional flows, in which
 	// auxiliary draws each sample receives).
@@ -180,6 +180,9 @@ type learner interface {
 	params() []float64
 	newWorker() worker
 	maskGrad(g []float64)
+	// freeSpans lists the index ranges of the parameters that can change;
+	// workers never write gradients outside them.
+	freeSpans() [][2]int
 }
 
 // worker evaluates Σ_r w_r·(−log q(x_r)) over sample rows idx (w_r = 1 when
@@ -191,6 +194,9 @@ type worker interface {
 
 // workerRows bounds the scratch of a worker; larger batches are chunked.
 const workerRows = 256
+
+// minWorkerRows is the smallest share of a minibatch worth a goroutine.
+const minWorkerRows = 32
 
 // train runs Adam on l over rows samples (the learner maps row indices to
 // data).
@@ -245,6 +251,7 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 		pcgs[i] = rand.NewPCG(0, 0)
 		rngs[i] = rand.New(pcgs[i])
 	}
+	spans := l.freeSpans()
 	g := make([]float64, np)
 	m := make([]float64, np)
 	v := make([]float64, np)
@@ -288,26 +295,42 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 		for i := range pcgs {
 			pcgs[i].Seed(bseed, uint64(i))
 		}
-		loss := parallel(workers, p, idx, nil, rngs, grads, losses) / float64(bs)
-		for i := range g {
-			s := 0.0
-			for k := range grads {
-				s += grads[k][i]
+		// Small minibatches are not split: below minWorkerRows rows per
+		// goroutine the smaller products cost more than the parallelism
+		// saves.
+		use := min(len(workers), max(1, bs/minWorkerRows))
+		loss := parallel(workers[:use], p, idx, nil, rngs[:use], grads[:use], losses[:use]) / float64(bs)
+		// Reduce in worker order, scale, and leave the worker buffers zeroed
+		// for the next iteration, in one pass over the free parameters.
+		inv := 1 / float64(bs)
+		ok := finite(loss)
+		for _, sp := range spans {
+			for i := sp[0]; i < sp[1]; i++ {
+				s := 0.0
+				for k := range grads {
+					s += grads[k][i]
+					grads[k][i] = 0
+				}
+				s *= inv
+				g[i] = s
+				ok = ok && !math.IsNaN(s) && !math.IsInf(s, 0)
 			}
-			g[i] = s / float64(bs)
 		}
 		l.maskGrad(g)
 		lr := o.learningRate(t)
-		if !finite(loss) || !allFinite(g) {
+		if !ok {
 			rep.Skipped++
 		} else {
 			t1 := float64(t + 1 - rep.Skipped)
 			c1 := 1 - math.Pow(beta1, t1)
 			c2 := 1 - math.Pow(beta2, t1)
-			for i, gi := range g {
-				m[i] = beta1*m[i] + (1-beta1)*gi
-				v[i] = beta2*v[i] + (1-beta2)*gi*gi
-				p[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
+			for _, sp := range spans {
+				for i := sp[0]; i < sp[1]; i++ {
+					gi := g[i]
+					m[i] = beta1*m[i] + (1-beta1)*gi
+					v[i] = beta2*v[i] + (1-beta2)*gi*gi
+					p[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
+				}
 			}
 		}
 		rep.Loss = append(rep.Loss, loss)
@@ -361,10 +384,7 @@ func parallel(ws []worker, p []float64, idx []int, wts []float64, rngs []*rand.R
 		hi := (k + 1) * len(idx) / nw
 		var g []float64
 		if grads != nil {
-			g = grads[k]
-			for i := range g {
-				g[i] = 0
-			}
+			g = grads[k] // zeroed by the caller
 		}
 		var wk []float64
 		if wts != nil {

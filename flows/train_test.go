@@ -16,7 +16,9 @@ func smallData(rows int, seed uint64) [][]float64 {
 	return x
 }
 
-func smallConfig() RQMAConfig { return RQMAConfig{Layers: 2, Bins: 6, HiddenPerDim: 4, SigmoidScale: 1} }
+func smallConfig() RQMAConfig {
+	return RQMAConfig{Layers: 2, Bins: 6, HiddenPerDim: 4, SigmoidScale: 1}
+}
 
 func TestTrainDeterministic(t *testing.T) {
 	x := smallData(300, 1)
@@ -42,6 +44,9 @@ func TestTrainDeterministic(t *testing.T) {
 		}
 	}
 	_ = f3
+	if !f1.net.masksRespected(f1.params) {
+		t.Error("training moved a masked weight")
+	}
 	// Training lowers the loss.
 	if !(r1.Loss[len(r1.Loss)-1] < r1.Loss[0]) {
 		t.Errorf("loss went from %v to %v", r1.Loss[0], r1.Loss[len(r1.Loss)-1])
@@ -129,5 +134,41 @@ func TestTrainWeights(t *testing.T) {
 	o.Weights = w[:10]
 	if _, _, err := FitRQMA(x, smallConfig(), o); err == nil {
 		t.Error("wrong number of weights accepted")
+	}
+}
+
+// TestFreeSpans checks that the spans the optimiser visits are exactly the
+// unmasked parameters (plus the masked input weights, which maskGrad zeroes).
+func TestFreeSpans(t *testing.T) {
+	for _, n := range []int{1, 2, 5} {
+		for _, ctx := range []int{0, 3} {
+			s := newStack(n, 3*n, 4, ctx, 2)
+			ones := make([]float64, s.numParams())
+			for i := range ones {
+				ones[i] = 1
+			}
+			s.maskAll(ones)
+			in := make([]bool, len(ones))
+			last := -1
+			for _, sp := range s.freeSpans(0) {
+				if sp[0] <= last || sp[0] >= sp[1] {
+					t.Fatalf("n=%d: spans not increasing: %v", n, sp)
+				}
+				last = sp[1]
+				for i := sp[0]; i < sp[1]; i++ {
+					in[i] = true
+				}
+			}
+			for l := 0; l < s.layers; l++ {
+				for i := l*s.size + s.oW1; i < l*s.size+s.oB1; i++ {
+					ones[i] = 1 // input weights are visited whole
+				}
+			}
+			for i := range ones {
+				if in[i] != (ones[i] == 1) {
+					t.Fatalf("n=%d ctx=%d: parameter %d visited %v, free %v", n, ctx, i, in[i], ones[i] == 1)
+				}
+			}
+		}
 	}
 }

@@ -94,12 +94,23 @@ func mcmcSampler(alg kernels.Algorithm) Sampler {
 		if warmup == 0 {
 			warmup = -1 // kernels.Sample reads 0 as its default
 		}
+		adapt := kernels.NUTSAdaptConfig{TargetAccept: cfg.AdaptDelta}
+		switch cfg.Metric {
+		case "", "diag_e":
+			adapt.Metric = kernels.DiagMetric
+		case "dense_e":
+			adapt.Metric = kernels.DenseMetric
+		case "unit_e":
+			adapt.Metric = kernels.UnitMetric
+		default:
+			return nil, nil, fmt.Errorf("unknown metric %q", cfg.Metric)
+		}
 		res, err := kernels.Sample(ctx,
 			func(c int) (kernels.Target, error) { return clones[c], nil },
 			func(c int, rng *rand.Rand, x []float64) error { return clones[c].Init(rng, x) },
 			&kernels.SampleSettings{
 				Algorithm: alg, Chains: cfg.Chains, Warmup: warmup, Draws: cfg.Draws, Seed: cfg.Seed,
-				Progress: cfg.Progress,
+				NUTSAdapt: adapt, Progress: cfg.Progress,
 			})
 		if err != nil {
 			return nil, nil, err
@@ -158,7 +169,17 @@ func chainSettings(res *kernels.SampleResult) []draws.Setting {
 		switch res.Settings.Algorithm {
 		case kernels.AlgNUTS:
 			out = append(out, draws.Setting{Key: p + "step_size", Value: f(ch.StepSize)})
-			if ch.Metric != nil {
+			if ch.Metric != nil && ch.Metric.Kind() == kernels.DenseMetric {
+				var s []string
+				inv := ch.Metric.InvMass()
+				n, _ := inv.Dims()
+				for i := 0; i < n; i++ {
+					for j := 0; j < n; j++ {
+						s = append(s, f(inv.At(i, j)))
+					}
+				}
+				out = append(out, draws.Setting{Key: p + "inv_metric_dense", Value: strings.Join(s, " ")})
+			} else if ch.Metric != nil {
 				var s []string
 				for _, v := range ch.Metric.InvMassDiag() {
 					s = append(s, f(v))
@@ -243,6 +264,16 @@ func smcSampler(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, [
 		return nil, nil, err
 	}
 	set := &kernels.SMCSettings{Particles: cfg.Draws, Seed: cfg.Seed}
+	switch cfg.SMCMove {
+	case "", kernels.SMCEigenRWM.String():
+		set.Move = kernels.SMCEigenRWM
+	case kernels.SMCRWM.String():
+		set.Move = kernels.SMCRWM
+	case kernels.SMCNUTS.String():
+		set.Move = kernels.SMCNUTS
+	default:
+		return nil, nil, fmt.Errorf("unknown SMC move %q", cfg.SMCMove)
+	}
 	set.Progress = cfg.Tempering
 	res, err := kernels.RunSMC(ctx, func(int) (kernels.TemperedModel, error) {
 		c := pm.Clone()

@@ -165,3 +165,32 @@ func TestGallerySMCEvidence(t *testing.T) {
 		t.Errorf("SMC log evidence %.4f, quadrature %.4f: |diff| > 4·SE = %.4f (runs %v)", mean, truth, 4*se, logZ)
 	}
 }
+
+// TestGalleryMetricFlags runs NUTS with a dense metric and checks that the
+// CSV header records it, and that bad values are usage errors.
+func TestGalleryMetricFlags(t *testing.T) {
+	data := eightSchoolsPath(t)
+	out := filepath.Join(t.TempDir(), "dense.csv")
+	code, _, stderr := runDefault("sample", "-model", "eight_schools_noncentered", "-data", data, "-chains", "1",
+		"-warmup", "200", "-draws", "50", "-metric", "dense_e", "-adapt-delta", "0.9", "-o", out, "-quiet")
+	if code != exitOK {
+		t.Fatalf("code %d, stderr %q", code, stderr)
+	}
+	_, config, err := draws.ReadFiles(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range config {
+		got[s.Key] = s.Value
+	}
+	if got["metric"] != "dense_e" || got["delta"] != "0.9" || len(strings.Fields(got["chain_1_inv_metric_dense"])) != 100 {
+		t.Errorf("header: metric %q, delta %q, dense metric %q", got["metric"], got["delta"], got["chain_1_inv_metric_dense"])
+	}
+	for _, args := range [][]string{{"-metric", "dense"}, {"-adapt-delta", "1"}, {"-adapt-delta", "0"}, {"-smc-move", "hmc"}} {
+		code, _, stderr := runDefault(append([]string{"sample", "-model", "blr"}, args...)...)
+		if code != exitUsage || !strings.Contains(stderr, args[0]) {
+			t.Errorf("%v: code %d, stderr %q", args, code, stderr)
+		}
+	}
+}

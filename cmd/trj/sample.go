@@ -46,6 +46,14 @@ type SampleConfig struct {
 	// Tempering, for tempering samplers (SMC), is to be called after each
 	// temperature step with the new inverse temperature beta.
 	Tempering func(step int, beta float64)
+	// Metric is the kind of NUTS metric to adapt, by CmdStan's name
+	// (diag_e, dense_e, unit_e); "" means diag_e.
+	Metric string
+	// AdaptDelta is NUTS's target acceptance statistic; 0 means 0.8.
+	AdaptDelta float64
+	// SMCMove is the SMC rejuvenation move by kernels.SMCMove's name;
+	// "" means eigen-rwm.
+	SMCMove string
 }
 
 // Sampler runs the chains of one algorithm. It returns the kept draws
@@ -53,8 +61,8 @@ type SampleConfig struct {
 // it adapted or chose (step size, metric, …) to record in the CSV files.
 type Sampler func(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, []draws.Setting, error)
 
-// backend is what sample and models run against: the lead wires the
-// gallery and the kernels here.
+// backend is what sample and models run against: defaultBackend for the
+// binary, fakes in tests.
 type backend struct {
 	models   Registry
 	samplers map[string]Sampler // by -sampler name
@@ -83,7 +91,15 @@ type sampleFlags struct {
 	chains, warmup, draws     int
 	seed                      uint64
 	quiet                     bool
+	metric, smcMove           string
+	adaptDelta                float64
 }
+
+// smcMoveNames are the -smc-move values (kernels.SMCMove names).
+func smcMoveNames() []string { return []string{"eigen-rwm", "rwm", "nuts"} }
+
+// metricNames are the -metric values, CmdStan's names.
+func metricNames() []string { return []string{"diag_e", "dense_e", "unit_e"} }
 
 // parseSampleFlags parses and validates the flags of "trj sample"; errors
 // are usage errors.
@@ -100,6 +116,9 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; chains derive their streams from it")
 	fs.StringVar(&f.out, "o", "", "CSV output `path`: path itself for one chain, path_1.csv … for several (default: none)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
+	fs.StringVar(&f.metric, "metric", "diag_e", "NUTS metric adapted in warm-up: "+strings.Join(metricNames(), ", "))
+	fs.Float64Var(&f.adaptDelta, "adapt-delta", 0.8, "NUTS target acceptance statistic in (0, 1); raise it to remove divergences")
+	fs.StringVar(&f.smcMove, "smc-move", "eigen-rwm", "SMC rejuvenation move: "+strings.Join(smcMoveNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -116,6 +135,12 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 		return nil, fmt.Errorf("-warmup %d: must not be negative", f.warmup)
 	case f.draws < 1:
 		return nil, fmt.Errorf("-draws %d: need at least 1", f.draws)
+	case !slices.Contains(metricNames(), f.metric):
+		return nil, fmt.Errorf("-metric %q: want one of %s", f.metric, strings.Join(metricNames(), ", "))
+	case !slices.Contains(smcMoveNames(), f.smcMove):
+		return nil, fmt.Errorf("-smc-move %q: want one of %s", f.smcMove, strings.Join(smcMoveNames(), ", "))
+	case !(f.adaptDelta > 0 && f.adaptDelta < 1):
+		return nil, fmt.Errorf("-adapt-delta %v: want a number in (0, 1)", f.adaptDelta)
 	}
 	return &f, nil
 }
@@ -149,9 +174,9 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 	if !ok {
 		return fmt.Errorf("sampler %q is not available in this build", f.sampler)
 	}
-	cfg := SampleConfig{Chains: f.chains, Warmup: f.warmup, Draws: f.draws, Seed: f.seed}
+	cfg := SampleConfig{Chains: f.chains, Warmup: f.warmup, Draws: f.draws, Seed: f.seed, Metric: f.metric, AdaptDelta: f.adaptDelta, SMCMove: f.smcMove}
 	if oneChain(f.sampler) {
-		f.chains = 1
+		f.chains, f.warmup = 1, 0
 		cfg.Chains, cfg.Warmup = 1, 0
 	}
 	if !f.quiet {
@@ -241,6 +266,8 @@ func writeRunFacts(w io.Writer, d *draws.Draws, s *draws.Summary, settings []dra
 	for _, a := range settings {
 		if a.Key == "log_evidence" {
 			fmt.Fprintf(&b, "log evidence: %s\n", a.Value)
+			b.WriteString("(the draws are SMC's final particles, one resampled population rather than a chain:\n" +
+				"R_hat and ESS describe duplicates, not mixing)\n")
 			break
 		}
 	}
@@ -277,6 +304,13 @@ func writeDraws(d *draws.Draws, f *sampleFlags, adapted []draws.Setting) ([]stri
 		{Key: "thin", Value: "1"},
 		{Key: "num_chains", Value: strconv.Itoa(d.Chains())},
 		{Key: "seed", Value: strconv.FormatUint(f.seed, 10)},
+	}
+	if f.sampler == "smc" {
+		config = append(config, draws.Setting{Key: "smc_move", Value: f.smcMove})
+	}
+	if f.sampler == "nuts" {
+		config = append(config, draws.Setting{Key: "metric", Value: f.metric},
+			draws.Setting{Key: "delta", Value: strconv.FormatFloat(f.adaptDelta, 'g', -1, 64)})
 	}
 	if f.data != "" {
 		config = append(config, draws.Setting{Key: "data_file", Value: f.data})

@@ -16,7 +16,10 @@
 // line, so rounding that pushes a sigmoid output a hair past the interval is
 // harmless. NaN inputs give NaN outputs; callers check finiteness.
 //
-// Every function here is allocation-free and safe for concurrent use: nothing
-// is cached between calls, the softmax statistics are recomputed on the fly
-// (K is small), and gradients are accumulated into caller-supplied slices.
+// The free functions (Forward, Inverse, ForwardVJP, InverseVJP) are
+// allocation-free and safe for concurrent use: nothing is cached between
+// calls, the softmax statistics are recomputed on the fly (K is small), and
+// gradients are accumulated into caller-supplied slices. Knots caches one
+// spline's normalised knots for a caller that evaluates and then
+// differentiates the same spline, as a training step does.
 package rqspline

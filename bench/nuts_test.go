@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+
+	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/models/posteriordb"
+	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/ppl/diag"
+)
+
+// nutsModel is a BenchmarkNUTS target: a factory of per-chain targets and
+// the map from an unconstrained draw to the quantities whose ESS counts
+// (nil: the draw itself).
+type nutsModel struct {
+	factory   func(chain int) (kernels.Target, error)
+	constrain func(chain int, u, dst []float64) error
+	width     int // len(dst) of constrain
+}
+
+// nutsSetup builds a model for BenchmarkNUTS, outside the timed region.
+type nutsSetup func(tb testing.TB) nutsModel
+
+// nutsModels are the models of BenchmarkNUTS: the four on which Stan 2.21
+// was timed on this machine.
+var nutsModels = map[string]nutsSetup{
+	"gauss21":                   programSetup(gauss21Graph),
+	"logistic":                  programSetup(newLogisticData(logisticN, logisticD, 2024).graph),
+	"eight_schools_noncentered": eightSchoolsNUTSSetup,
+	"factor3":                   factor3NUTSSetup,
+}
+
+// programSetup compiles a graph once per chain with ad.
+func programSetup(build func() (*G.ExprGraph, *G.Node, []*G.Node)) nutsSetup {
+	return func(tb testing.TB) nutsModel {
+		g, out, wrt := build()
+		p, err := ad.Compile(g, out, wrt)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return nutsModel{factory: func(int) (kernels.Target, error) { return p.Clone(), nil }, width: p.Dim()}
+	}
+}
+
+func eightSchoolsNUTSSetup(tb testing.TB) nutsModel {
+	path := filepath.Join(sharedDataDir, "posteriordb", "eight_schools-eight_schools_noncentered.json")
+	if _, err := os.Stat(path); err != nil {
+		tb.Skipf("eight schools data not found in the shared data folder: %v", err)
+	}
+	m, err := posteriordb.EightSchoolsNoncentered(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	clones := make([]ppl.Model, 4)
+	for c := range clones {
+		clones[c] = m.Clone()
+	}
+	return nutsModel{
+		factory:   func(c int) (kernels.Target, error) { return clones[c], nil },
+		constrain: func(c int, u, dst []float64) error { return clones[c].Constrain(u, dst) },
+		width:     len(m.ParamNames()),
+	}
+}
+
+func factor3NUTSSetup(tb testing.TB) nutsModel {
+	y := loadExchangeRates(tb)
+	fg, err := newFactorGraph(y, 3)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := ad.Compile(fg.g, fg.logp, fg.wrt)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// The constrained parameters are exp of some coordinates: bulk ESS,
+	// computed on ranks, is the same for either.
+	return nutsModel{factory: func(int) (kernels.Target, error) { return p.Clone(), nil }, width: p.Dim()}
+}
+
+// BenchmarkNUTS runs NUTS as trj sample does, 4 chains of 1000 warm-up and
+// 1000 kept iterations with Stan's adaptation, and reports
+//
+//	ESS/s       min bulk ESS over the parameters (Stan's constrained
+//	            parameters and transformed parameters) per second of
+//	            sampling, the wall-clock sampling phases of the 4 chains
+//	            added up, as CmdStan's per-chain times add up;
+//	ESS/cpu-s   the same per CPU second of sampling: the process's CPU
+//	            time over the run times the sampling phase's share of
+//	            the gradients. On a loaded machine, where chains wait for
+//	            a core, this is the figure to compare with Stan's;
+//	grads/draw  gradient evaluations per kept draw;
+//	ESS/kgrad   min bulk ESS per thousand sampling-phase gradients, a
+//	            figure that does not depend on the machine's load;
+//	µs/grad     sampling time per gradient.
+//
+// Run each once: go test ./bench/ -run XXX -bench NUTS -benchtime=1x.
+func BenchmarkNUTS(b *testing.B) {
+	for _, name := range sortedKeys(nutsModels) {
+		b.Run(name, func(b *testing.B) {
+			m := nutsModels[name](b)
+			const chains, draws = 4, 1000
+			var ess, seconds, grads, cpu float64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cpu0 := nutsProcessCPU()
+				res, err := kernels.Sample(context.Background(), m.factory, nil, &kernels.SampleSettings{
+					Chains: chains, Warmup: 1000, Draws: draws, Seed: uint64(i + 1),
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				e, err := minBulkESS(res, m)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runCPU := nutsProcessCPU() - cpu0
+				ess += e
+				var sampleGrads, allGrads float64
+				for _, c := range res.Chains {
+					seconds += c.SampleTime.Seconds()
+					sampleGrads += float64(c.SampleGradEvals)
+					allGrads += float64(c.SampleGradEvals + c.WarmupGradEvals)
+				}
+				grads += sampleGrads
+				cpu += runCPU * sampleGrads / allGrads
+			}
+			b.ReportMetric(ess/seconds, "ESS/s")
+			b.ReportMetric(ess/cpu, "ESS/cpu-s")
+			b.ReportMetric(grads/float64(b.N*chains*draws), "grads/draw")
+			b.ReportMetric(1000*ess/grads, "ESS/kgrad")
+			b.ReportMetric(1e6*seconds/grads, "µs/grad")
+		})
+	}
+}
+
+// nutsProcessCPU returns the user and system CPU seconds of the process so far.
+func nutsProcessCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.NaN()
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// minBulkESS is the smallest bulk ESS over the model's reported
+// quantities.
+func minBulkESS(res *kernels.SampleResult, m nutsModel) (float64, error) {
+	cols := make([][][]float64, m.width)
+	for j := range cols {
+		cols[j] = make([][]float64, len(res.Chains))
+	}
+	dst := make([]float64, m.width)
+	for c, ch := range res.Chains {
+		for i := range ch.Info {
+			x := ch.Draw(i)
+			if m.constrain != nil {
+				if err := m.constrain(c, x, dst); err != nil {
+					return 0, err
+				}
+				x = dst
+			}
+			for j := range cols {
+				cols[j][c] = append(cols[j][c], x[j])
+			}
+		}
+	}
+	minESS := math.Inf(1)
+	for _, col := range cols {
+		e, err := diag.ESSBulk(col)
+		if err != nil {
+			return 0, err
+		}
+		minESS = math.Min(minESS, e)
+	}
+	return minESS, nil
+}
+
+// TestNUTSBenchModels runs each BenchmarkNUTS model briefly so that the
+// benchmark's setup and bookkeeping are exercised by go test.
+func TestNUTSBenchModels(t *testing.T) {
+	for _, name := range sortedKeys(nutsModels) {
+		t.Run(name, func(t *testing.T) {
+			m := nutsModels[name](t)
+			res, err := kernels.Sample(context.Background(), m.factory, nil, &kernels.SampleSettings{
+				Chains: 2, Warmup: 100, Draws: 100, Seed: 1,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := minBulkESS(res, m)
+			if err != nil || !(e > 0) {
+				t.Errorf("min bulk ESS %v, %v", e, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,192 @@
+package docs_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/integrate/quad"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl/draws"
+)
+
+// The guide's data: a quadratic trend that the data support about as much
+// as a straight line (exact π(quadratic | y) ≈ 0.48).
+func guideData() (x, y []float64) { return syntheticData(40, 0.35, 2) }
+
+// exactQuadraticProb is π(quadratic | y) under equal prior probabilities.
+func exactQuadraticProb(t *testing.T, x, y []float64) float64 {
+	t.Helper()
+	l1, err := logEvidence(x, y, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := logEvidence(x, y, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 1 / (1 + math.Exp(l1-l2))
+}
+
+func TestLogEvidenceByQuadrature(t *testing.T) {
+	// logEvidence is the yardstick of TestGuide, so its algebra is checked
+	// by another route: p(y) = ∫ N(y; 0, σ²C) InverseGamma(σ²; a, b) dσ²
+	// with C = I + τ²XXᵀ, by Gauss–Legendre quadrature over log σ².
+	x, y := guideData()
+	for degree := 1; degree <= 2; degree++ {
+		want, err := logEvidence(x, y, degree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, p := len(x), degree+1
+		X := mat.NewDense(n, p, nil)
+		for i, xi := range x {
+			for j, v := 0, 1.0; j < p; j, v = j+1, v*xi {
+				X.Set(i, j, v)
+			}
+		}
+		var c mat.SymDense
+		c.SymOuterK(priorTau*priorTau, X)
+		for i := 0; i < n; i++ {
+			c.SetSym(i, i, c.At(i, i)+1)
+		}
+		var chol mat.Cholesky
+		if !chol.Factorize(&c) {
+			t.Fatal("C is not positive definite")
+		}
+		var sol mat.VecDense
+		yv := mat.NewVecDense(n, y)
+		if err := chol.SolveVecTo(&sol, yv); err != nil {
+			t.Fatal(err)
+		}
+		q, logDetC := mat.Dot(yv, &sol), chol.LogDet()
+		ig := distuv.InverseGamma{Alpha: priorShape, Beta: priorScale}
+		// Integrand in s = log σ² (Jacobian σ²), scaled by exp(−want) so
+		// that it is of order one.
+		f := func(s float64) float64 {
+			v := math.Exp(s)
+			ll := -0.5*float64(n)*math.Log(2*math.Pi*v) - 0.5*logDetC - q/(2*v)
+			return math.Exp(ll + ig.LogProb(v) + s - want)
+		}
+		got := math.Log(quad.Fixed(f, -10, 10, 2000, quad.Legendre{}, 0)) + want
+		if math.Abs(got-want) > 1e-8 {
+			t.Errorf("degree %d: closed-form log evidence %.10f, quadrature %.10f", degree, want, got)
+		}
+	}
+}
+
+func TestGuide(t *testing.T) {
+	ctx := context.Background()
+	x, y := guideData()
+
+	// What the guide says about the compiled model.
+	m, err := polynomialRegression(x, y, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fb := m.Fallbacks(); len(fb) != 0 {
+		t.Errorf("the guide's model runs ops through gorgonia: %v", fb)
+	}
+	if got, want := m.ParamNames(), []string{"beta.1", "beta.2", "beta.3", "sigma2"}; !slices.Equal(got, want) || m.Dim() != 4 {
+		t.Errorf("quadratic model: names %v, dimension %d; the guide says %v and 4", got, m.Dim(), want)
+	}
+
+	// Part 1: NUTS on one model, against the conjugate posterior means.
+	var out bytes.Buffer
+	d, err := fitQuadratic(ctx, &out, x, y)
+	if err != nil {
+		t.Fatalf("fitQuadratic: %v\n%s", err, out.String())
+	}
+	t.Logf("fitQuadratic output:\n%s", out.String())
+	sum, err := draws.Summarize(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beta, sigma2 := exactPosteriorMean(x, y, 2)
+	want := map[string]float64{"beta.1": beta[0], "beta.2": beta[1], "beta.3": beta[2], "sigma2": sigma2}
+	for _, s := range sum.Stats {
+		w, ok := want[s.Name]
+		if !ok {
+			continue
+		}
+		if math.Abs(s.Mean-w) > 4*s.MCSE {
+			t.Errorf("posterior mean of %s: %.4f ± %.4f (MCSE), exact %.4f", s.Name, s.Mean, s.MCSE, w)
+		}
+		delete(want, s.Name)
+	}
+	if len(want) != 0 {
+		t.Errorf("summary lacks %v", want)
+	}
+
+	// Part 2: TRJ between the two models, against the exact model
+	// probability.
+	truth := exactQuadraticProb(t, x, y)
+	out.Reset()
+	cmp, err := compareModels(ctx, &out, x, y)
+	if err != nil {
+		t.Fatalf("compareModels: %v\n%s", err, out.String())
+	}
+	t.Logf("compareModels output (exact %.4f):\n%s", truth, out.String())
+	if math.Abs(cmp.TRJ-truth) > 4*cmp.MCSE {
+		t.Errorf("TRJ π(quadratic) = %.4f ± %.4f, exact %.4f", cmp.TRJ, cmp.MCSE, truth)
+	}
+
+	// The bridge estimate from the whole evaluation set, against the
+	// spread of estimates from disjoint batches of it (batch means: the
+	// standard error of the full estimate is about sd/√batches).
+	mean, se := batchBridge(t, cmp, cmp.Transports, 8)
+	t.Logf("bridge (affine): full %.4f, batch mean %.4f ± %.4f", cmp.Bridge.Normalized[1], mean, se)
+	if math.Abs(cmp.Bridge.Normalized[1]-truth) > 4*se {
+		t.Errorf("bridge π(quadratic) = %.4f ± %.4f, exact %.4f", cmp.Bridge.Normalized[1], se, truth)
+	}
+
+	// The RQMA transports of the guide, trained briefly: the bridge
+	// estimator stays consistent whatever the transport.
+	iters := 40
+	if testing.Short() {
+		iters = 20
+	}
+	ts, err := rqmaTransports(cmp.Pilots, iters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := bridgeEstimate(cmp.Space, ts, cmp.Pilots, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, se = batchBridge(t, cmp, ts, 8)
+	t.Logf("bridge (RQMA, %d iterations): %.4f ± %.4f", iters, est.Normalized[1], se)
+	if math.Abs(est.Normalized[1]-truth) > 4*se {
+		t.Errorf("RQMA bridge π(quadratic) = %.4f ± %.4f, exact %.4f", est.Normalized[1], se, truth)
+	}
+}
+
+// batchBridge splits every model's evaluation draws into the given number of
+// contiguous batches, computes the bridge estimate of π(quadratic) from each
+// and returns their mean and the batch-means standard error of an estimate
+// from all of them.
+func batchBridge(t *testing.T, cmp *comparison, ts []kernels.Transport, batches int) (mean, se float64) {
+	t.Helper()
+	var est []float64
+	for b := 0; b < batches; b++ {
+		ps := make([]pilot, len(cmp.Pilots))
+		for k, p := range cmp.Pilots {
+			n := len(p.eval) / batches
+			ps[k] = p
+			ps[k].eval = p.eval[b*n : (b+1)*n]
+		}
+		e, err := bridgeEstimate(cmp.Space, ts, ps, uint64(1000+b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		est = append(est, e.Normalized[1])
+	}
+	mean, sd := stat.MeanStdDev(est, nil)
+	return mean, sd / math.Sqrt(float64(batches))
+}

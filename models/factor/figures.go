@@ -1,0 +1,123 @@
+package factor
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/trjgo/trj/internal/figures"
+)
+
+// figureNames are the proposal types' display names, after the paper.
+var figureNames = map[string]string{"affine": "Affine TRJ", "rqma": "RQMA-NF TRJ", "lopes-west": "Lopes–West"}
+
+func figureName(kind string) string {
+	if n, ok := figureNames[kind]; ok {
+		return n
+	}
+	return kind
+}
+
+// WriteFigures writes the experiment's figures into dir (created if
+// needed), each as PNG and SVG, and returns the files written:
+// factor_running (running estimates of π(2 factors) per proposal type),
+// factor_bridge (violins of the bridge estimates) and factor_proposals
+// (2-factor draws and their proposals into the 3-factor model on the
+// loadings of variable 4 on factors 2 and 3, and of variable 5 on factors
+// 1 and 3). Figures whose data the run did not produce are skipped.
+func (r *Result) WriteFigures(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var order []string
+	for _, k := range r.Order {
+		order = append(order, figureName(k))
+	}
+	var files []string
+	var errs []error
+	write := func(base string, draw func(path string) error) {
+		for _, ext := range []string{".png", ".svg"} {
+			path := filepath.Join(dir, base+ext)
+			if err := draw(path); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", path, err))
+				continue
+			}
+			files = append(files, path)
+		}
+	}
+	if len(r.Running) > 0 {
+		series := map[string][][]float64{}
+		for k, v := range r.Running {
+			series[figureName(k)] = v
+		}
+		write("factor_running", func(path string) error {
+			_, err := figures.RunningEstimates(path, "Factor analysis: running estimates of π(2 factors)", series, Truth2,
+				figures.WithOrder(order...), figures.WithYLabel("π̂(k=2)"))
+			return err
+		})
+	}
+	var groups []figures.Group
+	for _, k := range r.Order {
+		if v, ok := r.Bridge[k]; ok && anyFinite(v) {
+			groups = append(groups, figures.Group{Name: figureName(k), Values: v})
+		}
+	}
+	if len(groups) > 0 {
+		write("factor_bridge", func(path string) error {
+			_, err := figures.Violins(path, "Factor analysis: bridge estimates of π(2 factors)", groups, Truth2,
+				figures.WithYLabel("π̂(k=2)"))
+			return err
+		})
+	}
+	if len(r.Proposed) > 0 && len(r.Source) > 0 {
+		// Rows are B (6×3) row-major: entry 3i+j is β_{i+1,j+1}.
+		pairs := [][2]int{{3*3 + 1, 3*3 + 2}, {4*3 + 0, 4*3 + 2}}
+		names := [][2]string{{"β₄₂", "β₄₃"}, {"β₅₁", "β₅₃"}}
+		var panels []figures.ScatterPanel
+		for pi, pr := range pairs {
+			src, err := figures.Marginal(r.Source, pr[0], pr[1])
+			if err != nil {
+				return files, err
+			}
+			panels = append(panels, figures.ScatterPanel{
+				Title: "source: 2-factor draws", XLabel: names[pi][0], YLabel: names[pi][1],
+				Layers: []figures.ScatterLayer{{Name: "source", Points: src}},
+			})
+			bg, err := figures.Marginal(r.Background, pr[0], pr[1])
+			if err != nil {
+				return files, err
+			}
+			for _, k := range r.Order {
+				prop, ok := r.Proposed[k]
+				if !ok || len(prop) == 0 {
+					continue
+				}
+				pts, err := figures.Marginal(prop, pr[0], pr[1])
+				if err != nil {
+					return files, err
+				}
+				panels = append(panels, figures.ScatterPanel{
+					Title: figureName(k) + " → 3 factors", XLabel: names[pi][0], YLabel: names[pi][1],
+					Background: bg, BackgroundName: "π(·|k=3)", Contours: len(bg) >= 3,
+					Layers: []figures.ScatterLayer{{Name: figureName(k), Points: pts}},
+				})
+			}
+		}
+		write("factor_proposals", func(path string) error {
+			_, err := figures.Scatter(path, "Factor analysis: proposals from 2 to 3 factors", panels, figures.WithColumns(len(r.Proposed)+1))
+			return err
+		})
+	}
+	return files, errors.Join(errs...)
+}
+
+func anyFinite(v []float64) bool {
+	for _, x := range v {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return true
+		}
+	}
+	return false
+}

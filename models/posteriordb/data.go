@@ -1,0 +1,245 @@
+package posteriordb
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrData reports a missing, malformed or inconsistent data file.
+var ErrData = errors.New("posteriordb: bad data")
+
+// dataSet is a parsed posteriordb data file: Stan's JSON data format, an
+// object of named numbers, vectors and matrices (arrays of rows).
+type dataSet struct {
+	path   string
+	fields map[string]json.RawMessage
+}
+
+// readData parses the JSON object in the file at path.
+func readData(path string) (*dataSet, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: no data file given", ErrData)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("posteriordb: reading data: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var fields map[string]json.RawMessage
+	if err := dec.Decode(&fields); err != nil {
+		return nil, fmt.Errorf("%w: %s: not a JSON object: %v", ErrData, path, err)
+	}
+	if fields == nil {
+		return nil, fmt.Errorf("%w: %s: not a JSON object", ErrData, path)
+	}
+	return &dataSet{path: path, fields: fields}, nil
+}
+
+func (d *dataSet) errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrData, d.path, fmt.Sprintf(format, args...))
+}
+
+func (d *dataSet) field(name string) (json.RawMessage, error) {
+	v, ok := d.fields[name]
+	if !ok {
+		return nil, d.errorf("missing field %q", name)
+	}
+	return v, nil
+}
+
+// number returns the finite number called name.
+func (d *dataSet) number(name string) (float64, error) {
+	raw, err := d.field(name)
+	if err != nil {
+		return 0, err
+	}
+	var x float64
+	if err := json.Unmarshal(raw, &x); err != nil {
+		return 0, d.errorf("field %q: want a number: %v", name, err)
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, d.errorf("field %q is %v", name, x)
+	}
+	return x, nil
+}
+
+// integer returns the integer called name, which must be at least lo.
+func (d *dataSet) integer(name string, lo int) (int, error) {
+	x, err := d.number(name)
+	if err != nil {
+		return 0, err
+	}
+	if x != math.Trunc(x) || math.Abs(x) > 1<<40 {
+		return 0, d.errorf("field %q is %v, want an integer", name, x)
+	}
+	if int(x) < lo {
+		return 0, d.errorf("field %q is %v, want at least %d", name, x, lo)
+	}
+	return int(x), nil
+}
+
+// vector returns the vector called name, of length n (any length if n < 0).
+func (d *dataSet) vector(name string, n int) ([]float64, error) {
+	raw, err := d.field(name)
+	if err != nil {
+		return nil, err
+	}
+	var v []float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, d.errorf("field %q: want an array of numbers: %v", name, err)
+	}
+	if n >= 0 && len(v) != n {
+		return nil, d.errorf("field %q has %d elements, want %d", name, len(v), n)
+	}
+	if len(v) == 0 {
+		return nil, d.errorf("field %q is empty", name)
+	}
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, d.errorf("field %q: element %d is %v", name, i+1, x)
+		}
+	}
+	return v, nil
+}
+
+// boundedVector is vector with every element checked to lie in [lo, hi]
+// (Stan's data-level bounds).
+func (d *dataSet) boundedVector(name string, n int, lo, hi float64) ([]float64, error) {
+	v, err := d.vector(name, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range v {
+		if x < lo || x > hi {
+			return nil, d.errorf("field %q: element %d is %v, outside [%v, %v]", name, i+1, x, lo, hi)
+		}
+	}
+	return v, nil
+}
+
+// counts is vector with every element a non-negative integer.
+func (d *dataSet) counts(name string, n int) ([]float64, error) {
+	v, err := d.vector(name, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range v {
+		if x < 0 || x != math.Trunc(x) {
+			return nil, d.errorf("field %q: element %d is %v, want a non-negative integer", name, i+1, x)
+		}
+	}
+	return v, nil
+}
+
+// matrix returns the rows×cols matrix called name, stored as an array of
+// rows.
+func (d *dataSet) matrix(name string, rows, cols int) (*mat.Dense, error) {
+	raw, err := d.field(name)
+	if err != nil {
+		return nil, err
+	}
+	var v [][]float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, d.errorf("field %q: want an array of rows of numbers: %v", name, err)
+	}
+	if len(v) != rows {
+		return nil, d.errorf("field %q has %d rows, want %d", name, len(v), rows)
+	}
+	m := mat.NewDense(rows, cols, nil)
+	for i, row := range v {
+		if len(row) != cols {
+			return nil, d.errorf("field %q: row %d has %d columns, want %d", name, i+1, len(row), cols)
+		}
+		for j, x := range row {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, d.errorf("field %q: element [%d, %d] is %v", name, i+1, j+1, x)
+			}
+			m.Set(i, j, x)
+		}
+	}
+	return m, nil
+}
+
+// loader reads fields with a sticky error, so that a model's data section
+// reads like Stan's.
+type loader struct {
+	d   *dataSet
+	err error
+}
+
+func (l *loader) keep(err error) bool {
+	if l.err == nil && err != nil {
+		l.err = err
+	}
+	return l.err == nil
+}
+
+func (l *loader) integer(name string, lo int) int {
+	if l.err != nil {
+		return 0
+	}
+	v, err := l.d.integer(name, lo)
+	l.keep(err)
+	return v
+}
+
+func (l *loader) number(name string) float64 {
+	if l.err != nil {
+		return 0
+	}
+	v, err := l.d.number(name)
+	l.keep(err)
+	return v
+}
+
+func (l *loader) vector(name string, n int) []float64 {
+	if l.err != nil {
+		return nil
+	}
+	v, err := l.d.vector(name, n)
+	l.keep(err)
+	return v
+}
+
+func (l *loader) boundedVector(name string, n int, lo, hi float64) []float64 {
+	if l.err != nil {
+		return nil
+	}
+	v, err := l.d.boundedVector(name, n, lo, hi)
+	l.keep(err)
+	return v
+}
+
+func (l *loader) counts(name string, n int) []float64 {
+	if l.err != nil {
+		return nil
+	}
+	v, err := l.d.counts(name, n)
+	l.keep(err)
+	return v
+}
+
+func (l *loader) matrix(name string, rows, cols int) *mat.Dense {
+	if l.err != nil {
+		return nil
+	}
+	v, err := l.d.matrix(name, rows, cols)
+	l.keep(err)
+	return v
+}
+
+// load opens the data file at path for a model's data section.
+func load(path string) (*loader, error) {
+	d, err := readData(path)
+	if err != nil {
+		return nil, err
+	}
+	return &loader{d: d}, nil
+}

@@ -1,0 +1,26 @@
+// Package posteriordb holds twelve reference posteriors of the posteriordb
+// collection (https://github.com/stan-dev/posteriordb), written with the
+// public ppl API as any user's model would be.
+//
+// Each constructor takes the path of the posterior's data set, the
+// posteriordb JSON file (a JSON object of named scalars, vectors and
+// matrices in Stan's data format), and returns a *ppl.GraphModel. The
+// models follow the posteriordb Stan programs as described in the data
+// folder's MODELS.md: same parameters in the same order, same constraints
+// and the same posterior. Draws are reported on the constrained scale with
+// Stan-style names (theta.1, theta.2, …), parameters first, then
+// transformed parameters.
+//
+// Densities are normalised where Stan's ~ statement drops constants (a
+// half-Cauchy prior on a positive scale includes its factor 2, say), so
+// lp__ differs from Stan's by a constant; the posterior is the same.
+//
+// Recursions (ARMA errors, GARCH volatilities, the HMM forward algorithm)
+// are unrolled into scalar graph nodes, with the data entering as scalar
+// constants rather than as slices of a vector node: the gradient of a
+// slice is a full-length vector, so slicing inside a T-step recursion
+// would make the gradient cost O(T²). The graphs have a few thousand
+// scalar nodes, which ad compiles into a flat list of instructions.
+// Diamonds' likelihood is written with its sufficient statistics (X_cᵀX_c,
+// X_cᵀY), exactly, which makes an evaluation a thousand times cheaper.
+package posteriordb

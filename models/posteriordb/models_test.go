@@ -1,0 +1,142 @@
+package posteriordb
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+
+	"github.com/trjgo/trj/ppl"
+)
+
+// dataDir is the shared posteriordb data folder, relative to this package.
+const dataDir = "../../../shared/data/posteriordb"
+
+// gallery lists the models with their data files, as the posteriordb
+// posterior names them (data-model).
+var gallery = []struct {
+	name, file string
+	build      func(string) (*ppl.GraphModel, error)
+	dim        int
+}{
+	{"eight_schools_noncentered", "eight_schools-eight_schools_noncentered.json", EightSchoolsNoncentered, 10},
+	{"eight_schools_centered", "eight_schools-eight_schools_centered.json", EightSchoolsCentered, 10},
+	{"kilpisjarvi", "kilpisjarvi_mod-kilpisjarvi.json", Kilpisjarvi, 3},
+	{"kidscore_interaction", "kidiq-kidscore_interaction.json", KidscoreInteraction, 5},
+	{"blr", "sblrc-blr.json", BLR, 6},
+	{"diamonds", "diamonds-diamonds.json", Diamonds, 26},
+	{"arK", "arK-arK.json", ArK, 7},
+	{"arma11", "arma-arma11.json", Arma11, 4},
+	{"garch11", "garch-garch11.json", Garch11, 4},
+	{"gp_pois_regr", "gp_pois_regr-gp_pois_regr.json", GPPoisRegr, 13},
+	{"low_dim_gauss_mix", "low_dim_gauss_mix-low_dim_gauss_mix.json", LowDimGaussMix, 5},
+	{"hmm_example", "hmm_example-hmm_example.json", HMMExample, 4},
+}
+
+// dataPath returns the path of a data file, skipping the test when the
+// shared data folder is absent.
+func dataPath(t testing.TB, file string) string {
+	t.Helper()
+	if _, err := os.Stat(dataDir); err != nil {
+		t.Skipf("posteriordb data folder %s not found (it is the repository's ../shared/data): %v", dataDir, err)
+	}
+	return filepath.Join(dataDir, file)
+}
+
+func TestGradientsMatchFiniteDifferences(t *testing.T) {
+	for _, m := range gallery {
+		t.Run(m.name, func(t *testing.T) {
+			model, err := m.build(dataPath(t, m.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if model.Dim() != m.dim {
+				t.Fatalf("Dim = %d, want %d", model.Dim(), m.dim)
+			}
+			if fb := model.Fallbacks(); len(fb) > 0 {
+				t.Logf("slow-path ops: %v", fb)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			n := model.Dim()
+			grad := make([]float64, n)
+			for trial := 0; trial < 3; trial++ {
+				u := make([]float64, n)
+				if err := model.Init(rng, u); err != nil {
+					t.Fatal(err)
+				}
+				for i := range u { // Init draws in (−2, 2); stay closer to 0
+					u[i] /= 2
+				}
+				lp, err := model.LogDensityGrad(u, grad)
+				if err != nil {
+					t.Fatalf("at %v: %v", u, err)
+				}
+				lp0, err := model.LogDensity(u)
+				if err != nil || math.Abs(lp-lp0) > 1e-9*(1+math.Abs(lp)) {
+					t.Fatalf("LogDensity %v (%v) != LogDensityGrad %v", lp0, err, lp)
+				}
+				f := func(x []float64) float64 {
+					v, err := model.LogDensity(x)
+					if err != nil {
+						return math.NaN()
+					}
+					return v
+				}
+				want := fd.Gradient(nil, f, u, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+				for i := range want {
+					tol := 1e-5 * (1 + math.Abs(want[i]) + math.Abs(lp)*1e-3)
+					if math.Abs(grad[i]-want[i]) > tol {
+						t.Errorf("point %d: grad[%d] = %v, finite differences %v", trial, i, grad[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestBadData(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name, content string
+	}{
+		{"notjson", "{J: 8"},
+		{"array", "[1, 2]"},
+		{"missing", `{"J": 8, "y": [1,2,3,4,5,6,7,8]}`},
+		{"short", `{"J": 8, "y": [1,2,3], "sigma": [1,2,3,4,5,6,7,8]}`},
+		{"negative", `{"J": 2, "y": [1,2], "sigma": [1,-2]}`},
+		{"fraction", `{"J": 2.5, "y": [1,2], "sigma": [1,2]}`},
+		{"string", `{"J": 2, "y": ["a","b"], "sigma": [1,2]}`},
+	}
+	for _, c := range cases {
+		_, err := EightSchoolsCentered(write(c.name+".json", c.content))
+		if !errors.Is(err, ErrData) {
+			t.Errorf("%s: err = %v, want ErrData", c.name, err)
+		}
+	}
+	if _, err := EightSchoolsCentered(filepath.Join(dir, "absent.json")); err == nil {
+		t.Error("absent file: no error")
+	}
+	if _, err := EightSchoolsCentered(""); !errors.Is(err, ErrData) {
+		t.Errorf("empty path: err = %v, want ErrData", err)
+	}
+	if _, err := GPPoisRegr(write("gp.json", `{"N": 2, "x": [0, 1], "k": [1, 2.5]}`)); !errors.Is(err, ErrData) {
+		t.Errorf("fractional count: err = %v, want ErrData", err)
+	}
+	if _, err := HMMExample(write("hmm.json", `{"N": 2, "K": 3, "y": [0, 1]}`)); !errors.Is(err, ErrData) {
+		t.Errorf("K = 3: err = %v, want ErrData", err)
+	}
+	if _, err := Diamonds(write("d.json", `{"N": 2, "K": 2, "Y": [0, 1], "X": [[1, 2], [1]], "prior_only": 0}`)); !errors.Is(err, ErrData) {
+		t.Errorf("ragged matrix: err = %v, want ErrData", err)
+	}
+}

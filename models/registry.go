@@ -1,0 +1,113 @@
+package models
+
+import (
+	"path/filepath"
+	"slices"
+
+	"github.com/trjgo/trj/models/posteriordb"
+	"github.com/trjgo/trj/ppl"
+)
+
+// Entry describes one model of the gallery.
+type Entry struct {
+	// Name is the model's name on the command line (trj sample -model).
+	Name string
+	// New builds the model conditioned on the data file at dataPath.
+	New func(dataPath string) (ppl.Model, error)
+	// DataFile is the model's default data file, relative to a data
+	// folder such as the repository's shared data (see DataPath).
+	DataFile string
+	// Description says in one line what the model is.
+	Description string
+}
+
+// DataPath returns the entry's default data file inside the folder dir.
+func (e Entry) DataPath(dir string) string { return filepath.Join(dir, filepath.FromSlash(e.DataFile)) }
+
+// sources lists the functions that contribute entries, one per model
+// package; a new package adds its function here. It is never modified.
+var sources = []func() []Entry{
+	posteriordbEntries,
+}
+
+// All returns every entry of the gallery, sorted by name. The slice is
+// the caller's.
+func All() []Entry {
+	var out []Entry
+	for _, f := range sources {
+		out = append(out, f()...)
+	}
+	slices.SortFunc(out, func(a, b Entry) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Lookup returns the entry called name.
+func Lookup(name string) (Entry, bool) {
+	for _, e := range All() {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Names returns the names of the gallery's models, sorted.
+func Names() []string {
+	var names []string
+	for _, e := range All() {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+// graphModel adapts a constructor returning *ppl.GraphModel to Entry.New
+// without turning a nil pointer into a non-nil interface.
+func graphModel(f func(string) (*ppl.GraphModel, error)) func(string) (ppl.Model, error) {
+	return func(path string) (ppl.Model, error) {
+		m, err := f(path)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
+
+// posteriordbEntries are the reference posteriors of package posteriordb,
+// with data files named data-model.json as posteriordb names posteriors.
+func posteriordbEntries() []Entry {
+	const dir = "posteriordb/"
+	return []Entry{
+		{"eight_schools_noncentered", graphModel(posteriordb.EightSchoolsNoncentered), dir + "eight_schools-eight_schools_noncentered.json",
+			"eight schools, non-centred hierarchical normal model (10 parameters)"},
+		{"eight_schools_centered", graphModel(posteriordb.EightSchoolsCentered), dir + "eight_schools-eight_schools_centered.json",
+			"eight schools, centred: a funnel with expected divergences (10 parameters)"},
+		{"kilpisjarvi", graphModel(posteriordb.Kilpisjarvi), dir + "kilpisjarvi_mod-kilpisjarvi.json",
+			"linear trend of Kilpisjärvi summer temperatures, uncentred years (3 parameters)"},
+		{"kidscore_interaction", graphModel(posteriordb.KidscoreInteraction), dir + "kidiq-kidscore_interaction.json",
+			"child test scores on mother's IQ and schooling with interaction (5 parameters)"},
+		{"blr", graphModel(posteriordb.BLR), dir + "sblrc-blr.json",
+			"Bayesian linear regression, dense 100×5 design (6 parameters)"},
+		{"diamonds", graphModel(posteriordb.Diamonds), dir + "diamonds-diamonds.json",
+			"log diamond prices on 24 correlated centred predictors, N = 5000 (26 parameters)"},
+		{"arK", graphModel(posteriordb.ArK), dir + "arK-arK.json",
+			"autoregression of order 5 (7 parameters)"},
+		{"arma11", graphModel(posteriordb.Arma11), dir + "arma-arma11.json",
+			"ARMA(1,1) time series (4 parameters)"},
+		{"garch11", graphModel(posteriordb.Garch11), dir + "garch-garch11.json",
+			"GARCH(1,1) volatility, flat prior on the stationarity triangle (4 parameters)"},
+		{"gp_pois_regr", graphModel(posteriordb.GPPoisRegr), dir + "gp_pois_regr-gp_pois_regr.json",
+			"Poisson regression with a latent Gaussian process, non-centred (13 parameters)"},
+		{"low_dim_gauss_mix", graphModel(posteriordb.LowDimGaussMix), dir + "low_dim_gauss_mix-low_dim_gauss_mix.json",
+			"two-component normal mixture with ordered means (5 parameters)"},
+		{"hmm_example", graphModel(posteriordb.HMMExample), dir + "hmm_example-hmm_example.json",
+			"two-state hidden Markov model, forward algorithm (4 free parameters)"},
+	}
+}

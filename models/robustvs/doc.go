@@ -1,0 +1,41 @@
+// Package robustvs is the block variable-selection experiment of the
+// paper's §5.1: a robust linear regression of 80 responses on an
+// intercept and three covariates, choosing which coefficients to include.
+//
+// # Model
+//
+// With inclusion vector k = (1, k₁, k₂, k₂) (the intercept always in,
+// β₂ and β₃ entering together) the parameters are the included
+// coefficients θ_k and
+//
+//	y_j = x_jᵀβ + ε_j,   ε_j ~ ½ N(0, 1) + ½ N(0, 10²),
+//	β_i ~ N(0, 10²),     k₁, k₂ ~ Bernoulli(½),
+//
+// so the four models (1,0,0,0), (1,1,0,0), (1,0,1,1), (1,1,1,1) have
+// equal prior probabilities. NewModel builds each with package ppl (the
+// error mixture with ppl.Mixture); NewSpace puts them in a ppl.Space
+// labelled by their indicators, "1,0,1,1", with β_i at saturated position
+// i in every model (ppl.IndicatorPositions), the layout CTRJ needs. The
+// reference model probabilities are about 0.056, 0.098, 0.229 and 0.617
+// (Truth).
+//
+// # Experiment
+//
+// Run draws N particles per model by adaptive-tempering SMC from the
+// prior, splits each model's draws at random into a training and an
+// evaluation half, and compares four between-model proposals by repeated
+// Bartolucci bridge estimates (one proposal per evaluation draw):
+//
+//   - affine, rqma: TRJ (Algorithm 1) with individual flows per model and
+//     the map h̄ of Permutations, which keeps shared coefficients on their
+//     own reference coordinates;
+//   - crqma: CTRJ (Algorithm 2) with one conditional RQMA flow whose
+//     context is the inclusion vector;
+//   - indep-aux: the independent-auxiliary proposal of Brooks, Giudici and
+//     Roberts (2003), the saturated target with ν = N(0, 10²) (the prior)
+//     and the identity map, so switched-off coefficients are kept and
+//     reinstated unchanged.
+//
+// WriteFigures draws violins of the bridge estimates (one panel per model)
+// and proposals from (1,1,0,0) into (1,1,1,1) on two bivariate marginals.
+package robustvs

@@ -1,0 +1,509 @@
+package robustvs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/models/experiment"
+	"github.com/trjgo/trj/ppl"
+)
+
+// DefaultDataPath is where the regression data live relative to the
+// project root.
+const DefaultDataPath = "../shared/data/robust_regression_vs.csv"
+
+// Config sizes the robust variable-selection experiment.
+type Config struct {
+	// DataPath is the CSV file (columns y, X.1 … X.4 used).
+	DataPath string
+	// Seed determines every random stream of the run.
+	Seed uint64
+	// Proposals lists the proposal types to run, in order: a subset of
+	// experiment.ProposalAffine, ProposalRQMA, ProposalCRQMA and
+	// ProposalIndepAux.
+	Proposals []string
+	// PilotDraws is N, the number of SMC particles per model; the pooled
+	// draws are split at random, half for training and half for
+	// evaluation.
+	PilotDraws int
+	// SMC configures the pilot runs (Particles and Seed are set per run).
+	SMC kernels.SMCSettings
+	// BridgeReplicates Bartolucci bridge estimates per proposal type, each
+	// from one proposal per evaluation draw with its own random stream.
+	BridgeReplicates int
+	// RQMA and Train configure the individual RQMA flows, CRQMA and
+	// CTrain the conditional one; the seeds are replaced per flow.
+	RQMA, CRQMA   flows.RQMAConfig
+	Train, CTrain flows.TrainOptions
+	// ScatterSources evaluation draws of model (1,1,0,0) are proposed
+	// into model (1,1,1,1) for the proposal figure; 0 skips it.
+	ScatterSources int
+	// Progress, if non-nil, shows a bar per stage.
+	Progress *experiment.Progress
+}
+
+// ProposalTypes lists the proposal types of the experiment.
+func ProposalTypes() []string {
+	return []string{experiment.ProposalAffine, experiment.ProposalRQMA, experiment.ProposalCRQMA, experiment.ProposalIndepAux}
+}
+
+// DefaultConfig returns sizes that keep `trj run robustvs` to a few
+// minutes on two cores: N = 2000 SMC particles per model, the paper's
+// flow architecture and training schedules shortened to 400 Adam steps
+// (minibatch doubled at 100, 200 and 300), and 20 bridge replicates.
+func DefaultConfig() Config {
+	t := flows.DefaultTrainOptions()
+	t.Iterations = 400
+	t.DoubleAt = []int{100, 200, 300}
+	t.DecaySteps = 100
+	t.Workers = 1
+	ct := flows.ConditionalTrainOptions()
+	ct.Iterations = 400
+	ct.DoubleAt = []int{100, 200, 300}
+	ct.Workers = 1
+	return Config{
+		DataPath:         DefaultDataPath,
+		Seed:             1,
+		Proposals:        ProposalTypes(),
+		PilotDraws:       2000,
+		BridgeReplicates: 20,
+		RQMA:             flows.PaperRQMAConfig(),
+		CRQMA:            flows.PaperRQMAConfig(),
+		Train:            t,
+		CTrain:           ct,
+		ScatterSources:   300,
+	}
+}
+
+// PaperConfig returns the paper's largest size, N = 8000 particles per
+// model, with its full training schedules.
+func PaperConfig() Config {
+	c := DefaultConfig()
+	c.PilotDraws = 8000
+	c.Train = flows.DefaultTrainOptions()
+	c.Train.Workers = 1
+	c.CTrain = flows.ConditionalTrainOptions()
+	c.CTrain.Workers = 1
+	return c
+}
+
+// Validate reports a configuration that cannot run.
+func (c *Config) Validate() error {
+	switch {
+	case len(c.Proposals) == 0:
+		return errors.New("robustvs: no proposal types")
+	case c.PilotDraws < 20:
+		return fmt.Errorf("robustvs: %d pilot draws per model, need at least 20", c.PilotDraws)
+	case c.BridgeReplicates < 1:
+		return fmt.Errorf("robustvs: %d bridge replicates, need at least 1", c.BridgeReplicates)
+	case c.ScatterSources < 0:
+		return errors.New("robustvs: negative scatter size")
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Proposals {
+		if !slices.Contains(ProposalTypes(), p) {
+			return fmt.Errorf("robustvs: unknown proposal type %q (want one of %v)", p, ProposalTypes())
+		}
+		if seen[p] {
+			return fmt.Errorf("robustvs: proposal type %q listed twice", p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// Pilot holds the SMC draws of each model split into training and
+// evaluation halves, and each run's SMC evidence estimate.
+type Pilot struct {
+	Train, Eval [][][]float64
+	LogZ        []float64
+}
+
+// RunPilot runs one SMC sampler per model from the prior with n
+// particles and splits each model's draws at random into halves.
+func RunPilot(ctx context.Context, d *Data, n int, smc kernels.SMCSettings, seed uint64, bar *experiment.Bar) (*Pilot, error) {
+	pl := &Pilot{}
+	for k, ind := range indicators {
+		f, err := TemperedFactory(d, ind)
+		if err != nil {
+			return nil, err
+		}
+		s := smc
+		s.Particles = n
+		s.Seed = experiment.Stream(seed, "pilot", k).Uint64()
+		r, err := kernels.RunSMC(ctx, f, &s)
+		if err != nil {
+			return nil, fmt.Errorf("robustvs: SMC pilot of model %v: %w", ind, err)
+		}
+		perm := experiment.Stream(seed, "split", k).Perm(n)
+		var tr, ev [][]float64
+		for j, i := range perm {
+			row := append([]float64(nil), r.Particle(i)...)
+			if j < n/2 {
+				tr = append(tr, row)
+			} else {
+				ev = append(ev, row)
+			}
+		}
+		pl.Train, pl.Eval = append(pl.Train, tr), append(pl.Eval, ev)
+		pl.LogZ = append(pl.LogZ, r.LogZ)
+		bar.Add(1)
+	}
+	return pl, nil
+}
+
+// ProposalSet is one proposal type fitted to the training draws.
+type ProposalSet struct {
+	Kind    string
+	Reports []*flows.TrainReport
+	affine  []*flows.Affine
+	rqma    []*flows.RQMA
+	crqma   *flows.ConditionalRQMA
+}
+
+// saturate places model k's draws at their saturated positions (zeros
+// elsewhere).
+func saturate(space *ppl.Space, draws [][][]float64) (rows [][]float64, models []int) {
+	for k, ds := range draws {
+		pos, _ := space.Positions(k)
+		for _, d := range ds {
+			xi := make([]float64, space.MaxDim())
+			for j, p := range pos {
+				xi[p] = d[j]
+			}
+			rows = append(rows, xi)
+			models = append(models, k)
+		}
+	}
+	return rows, models
+}
+
+// FitProposals fits the proposal type kind to the training draws.
+func FitProposals(ctx context.Context, kind string, space *ppl.Space, train [][][]float64, cfg Config, bar *experiment.Bar) (*ProposalSet, error) {
+	s := &ProposalSet{Kind: kind}
+	switch kind {
+	case experiment.ProposalAffine:
+		for k, d := range train {
+			a, err := flows.FitAffine(d, nil)
+			if err != nil {
+				return nil, fmt.Errorf("robustvs: affine flow of model %s: %w", space.ModelLabel(k), err)
+			}
+			s.affine = append(s.affine, a)
+		}
+	case experiment.ProposalRQMA:
+		s.rqma = make([]*flows.RQMA, len(train))
+		s.Reports = make([]*flows.TrainReport, len(train))
+		err := experiment.Parallel(ctx, len(train), func(ctx context.Context, k int) error {
+			o := cfg.Train
+			o.Seed = experiment.Stream(cfg.Seed, "rqma-train", k).Uint64()
+			o.Progress = func(flows.Progress) { bar.Add(1) }
+			f, rep, err := flows.FitRQMA(train[k], cfg.RQMA, o)
+			if err != nil {
+				return fmt.Errorf("robustvs: RQMA flow of model %s: %w", space.ModelLabel(k), err)
+			}
+			s.rqma[k], s.Reports[k] = f, rep
+			return ctx.Err()
+		})
+		if err != nil {
+			return nil, err
+		}
+	case experiment.ProposalCRQMA:
+		spec := flows.ConditionalSpec{Active: space.ActiveMasks()}
+		for _, ind := range indicators {
+			c := make([]float64, len(ind))
+			for i, v := range ind {
+				c[i] = float64(v)
+			}
+			spec.Contexts = append(spec.Contexts, c)
+		}
+		rows, models := saturate(space, train)
+		o := cfg.CTrain
+		o.Seed = experiment.Stream(cfg.Seed, "crqma-train", 0).Uint64()
+		o.Progress = func(flows.Progress) { bar.Add(1) }
+		f, rep, err := flows.FitConditionalRQMA(spec, rows, models, cfg.CRQMA, o)
+		if err != nil {
+			return nil, fmt.Errorf("robustvs: conditional RQMA flow: %w", err)
+		}
+		s.crqma, s.Reports = f, []*flows.TrainReport{rep}
+	case experiment.ProposalIndepAux:
+	default:
+		return nil, fmt.Errorf("robustvs: unknown proposal type %q", kind)
+	}
+	return s, nil
+}
+
+// New returns a jump proposer of this proposal type on target (which it
+// then owns), with uniform jumps between the other models.
+func (s *ProposalSet) New(target *ppl.Space) (kernels.JumpProposer, error) {
+	jump := kernels.UniformJumps(target.NumModels())
+	switch s.Kind {
+	case experiment.ProposalAffine, experiment.ProposalRQMA:
+		var tr []kernels.Transport
+		for _, a := range s.affine {
+			tr = append(tr, a)
+		}
+		for _, f := range s.rqma {
+			tr = append(tr, f.Clone())
+		}
+		return kernels.NewTRJ(kernels.TRJConfig{Target: target, Transports: tr, Jump: jump, Permutations: Permutations(indicators)})
+	case experiment.ProposalCRQMA:
+		return kernels.NewCTRJ(kernels.CTRJConfig{Target: target, Transport: s.crqma.Clone(), Active: target.ActiveMasks(), Jump: jump})
+	case experiment.ProposalIndepAux:
+		return kernels.NewIndependentAuxiliary(target, target.ActiveMasks(), jump, nil, kernels.NormalAux{SD: PriorSD}, false)
+	}
+	return nil, fmt.Errorf("robustvs: unknown proposal type %q", s.Kind)
+}
+
+// Result is the outcome of Run: the serialisable Result and what the
+// figures need.
+type Result struct {
+	*experiment.Result
+	// Bridge[p][k] holds the normalised bridge estimates of model k's
+	// probability under proposal type p, one per replicate.
+	Bridge map[string][][]float64
+	// Source holds evaluation draws of model (1,1,0,0) as saturated rows,
+	// Proposed[p] their proposals into model (1,1,1,1), and Background
+	// evaluation draws of (1,1,1,1).
+	Source, Background [][]float64
+	Proposed           map[string][][]float64
+}
+
+// Labels returns the model labels "1,0,0,0", … in model order.
+func Labels() []string {
+	var out []string
+	for _, ind := range indicators {
+		s := ""
+		for i, v := range ind {
+			if i > 0 {
+				s += ","
+			}
+			s += fmt.Sprint(v)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Run runs the experiment: SMC pilots, then for each proposal type
+// fitting, bridge replicates and the proposal scatter. Model probabilities
+// in the Result are the means of the normalised bridge estimates with
+// their standard errors across replicates.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	d, err := LoadData(cfg.DataPath)
+	if err != nil {
+		return nil, err
+	}
+	space, err := NewSpace(d)
+	if err != nil {
+		return nil, err
+	}
+	labels := Labels()
+	res := &Result{
+		Result:   experiment.NewResult("robustvs", cfg.Seed, labels),
+		Bridge:   map[string][][]float64{},
+		Proposed: map[string][][]float64{},
+	}
+	res.Result.Truth = map[string]experiment.Float{}
+	for k, l := range labels {
+		res.Result.Truth[l] = experiment.Float(truth[k])
+	}
+	var shared experiment.Timer
+	var pilot *Pilot
+	bar := cfg.Progress.Stage("SMC pilots", len(indicators))
+	err = shared.Time("pilot", func() error {
+		var err error
+		pilot, err = RunPilot(ctx, d, cfg.PilotDraws, cfg.SMC, cfg.Seed, bar)
+		return err
+	})
+	bar.Done()
+	if err != nil {
+		return nil, err
+	}
+	smcProb := make([]float64, len(pilot.LogZ))
+	lse := math.Inf(-1)
+	for _, z := range pilot.LogZ {
+		lse = logAddExp(lse, z)
+	}
+	for k, z := range pilot.LogZ {
+		smcProb[k] = math.Exp(z - lse)
+	}
+	res.Settings = map[string]any{
+		"data": cfg.DataPath, "pilot_draws": cfg.PilotDraws, "train_draws": len(pilot.Train[0]),
+		"eval_draws": len(pilot.Eval[0]), "bridge_replicates": cfg.BridgeReplicates,
+		"rqma_layers": cfg.RQMA.Layers, "rqma_bins": cfg.RQMA.Bins, "rqma_hidden_per_dim": cfg.RQMA.HiddenPerDim,
+		"train_iterations": cfg.Train.Iterations, "ctrain_iterations": cfg.CTrain.Iterations,
+		"smc_log_evidence": pilot.LogZ, "smc_model_probabilities": smcProb,
+	}
+	src, dst := 1, 3
+	if cfg.ScatterSources > 0 {
+		n := min(cfg.ScatterSources, len(pilot.Eval[src]))
+		res.Source, _ = saturate(space, [][][]float64{nil, pilot.Eval[src][:n]})
+		bg, _ := saturate(space, [][][]float64{nil, nil, nil, pilot.Eval[dst]})
+		res.Background = bg
+	}
+	jump := kernels.UniformJumps(len(indicators))
+	for _, kind := range cfg.Proposals {
+		var timer experiment.Timer
+		var set *ProposalSet
+		var bar *experiment.Bar
+		switch kind {
+		case experiment.ProposalRQMA:
+			bar = cfg.Progress.Stage("train "+kind, len(indicators)*cfg.Train.Iterations)
+		case experiment.ProposalCRQMA:
+			bar = cfg.Progress.Stage("train "+kind, cfg.CTrain.Iterations)
+		}
+		err := timer.Time(experiment.StageTrain, func() error {
+			var err error
+			set, err = FitProposals(ctx, kind, space, pilot.Train, cfg, bar)
+			return err
+		})
+		bar.Done()
+		if err != nil {
+			return nil, err
+		}
+		var ests []kernels.BridgeEstimate
+		bar = cfg.Progress.Stage("bridge "+kind, cfg.BridgeReplicates)
+		err = timer.Time(experiment.StageBridge, func() error {
+			var err error
+			ests, err = experiment.BridgeReplicates(ctx, cfg.Seed, "bridge-"+kind, cfg.BridgeReplicates, jump, nil,
+				func(ctx context.Context, rep int, rng *rand.Rand) ([]kernels.JumpRecord, error) {
+					p, err := set.New(space.Clone())
+					if err != nil {
+						return nil, err
+					}
+					recs, err := kernels.EvaluationJumps(rng, p, pilot.Eval)
+					bar.Add(1)
+					return recs, err
+				})
+			return err
+		})
+		bar.Done()
+		if err != nil {
+			return nil, err
+		}
+		b := experiment.SummarizeBridge(ests, labels)
+		b.EvalDraws = len(pilot.Eval[0])
+		pr := &experiment.ProposalResult{
+			ModelProbabilities: b.Normalized, Stderr: b.Stderr, AcceptanceRate: b.MeanAcceptance,
+			Estimator: "bridge", Bridge: b,
+		}
+		for k := range labels {
+			res.Bridge[kind] = append(res.Bridge[kind], b.Values(k))
+		}
+		if cfg.ScatterSources > 0 {
+			prop, err := set.proposeScatter(space, experiment.Stream(cfg.Seed, "scatter-"+kind, 0), res.Source, src, dst)
+			if err != nil {
+				return nil, err
+			}
+			res.Proposed[kind] = prop
+		}
+		pr.Seconds = timer.Seconds()
+		res.Add(kind, pr)
+	}
+	res.Seconds = shared.Seconds()
+	return res, nil
+}
+
+func logAddExp(a, b float64) float64 {
+	if math.IsInf(a, -1) {
+		return b
+	}
+	if math.IsInf(b, -1) {
+		return a
+	}
+	m := max(a, b)
+	return m + math.Log(math.Exp(a-m)+math.Exp(b-m))
+}
+
+// proposeScatter proposes saturated source rows of model src into model
+// dst (n_src < n_dst) and returns the proposals as saturated rows (zeros
+// at dst's inactive coordinates). The indep-aux proposal reinstates
+// coefficients drawn from the prior.
+func (s *ProposalSet) proposeScatter(space *ppl.Space, rng *rand.Rand, rows [][]float64, src, dst int) ([][]float64, error) {
+	n := space.MaxDim()
+	posS, _ := space.Positions(src)
+	posD, _ := space.Positions(dst)
+	actS, _ := space.Active(src)
+	actD, _ := space.Active(dst)
+	th, z, thD := make([]float64, len(posS)), make([]float64, n), make([]float64, len(posD))
+	xi, out := make([]float64, n), [][]float64(nil)
+	for _, row := range rows {
+		for j, p := range posS {
+			th[j] = row[p]
+		}
+		ok := true
+		switch s.Kind {
+		case experiment.ProposalAffine, experiment.ProposalRQMA:
+			var t0, t1 kernels.Transport
+			if s.affine != nil {
+				t0, t1 = s.affine[src], s.affine[dst]
+			} else {
+				t0, t1 = s.rqma[src], s.rqma[dst]
+			}
+			zs := z[:len(posS)]
+			if _, err := t0.Forward(th, zs); err != nil {
+				ok = false
+				break
+			}
+			ext := make([]float64, len(posD))
+			copy(ext, zs)
+			for i := len(posS); i < len(posD); i++ {
+				ext[i] = rng.NormFloat64()
+			}
+			zd := make([]float64, len(posD))
+			for i, j := range Alignment(indicators[src], indicators[dst]) {
+				zd[i] = ext[j]
+			}
+			if _, err := t1.Inverse(zd, thD); err != nil {
+				ok = false
+			}
+		case experiment.ProposalCRQMA, experiment.ProposalIndepAux:
+			copy(xi, row)
+			sd := 1.0
+			if s.Kind == experiment.ProposalIndepAux {
+				sd = PriorSD
+			}
+			for i := range xi {
+				if !actS[i] {
+					xi[i] = sd * rng.NormFloat64()
+				}
+			}
+			xp := append([]float64(nil), xi...)
+			if s.crqma != nil {
+				if _, err := s.crqma.Forward(src, xi, z); err != nil {
+					ok = false
+					break
+				}
+				if _, err := s.crqma.Inverse(dst, z, xp); err != nil {
+					ok = false
+					break
+				}
+			}
+			j := 0
+			for i, on := range actD {
+				if on {
+					thD[j] = xp[i]
+					j++
+				}
+			}
+		}
+		if !ok {
+			continue
+		}
+		r := make([]float64, n)
+		for j, p := range posD {
+			r[p] = thD[j]
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,327 @@
+package robustvs
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+)
+
+// Model constants of the paper's §5.1.
+const (
+	// PriorSD is the prior standard deviation of every coefficient.
+	PriorSD = 10.0
+	// NoiseSD1 and NoiseSD2 are the standard deviations of the two
+	// equally weighted normal components of each error.
+	NoiseSD1 = 1.0
+	NoiseSD2 = 10.0
+)
+
+// indicators are the paper's four models k = (1, k₁, k₂, k₂).
+var indicators = [][]int{{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 0, 1, 1}, {1, 1, 1, 1}}
+
+// Indicators returns the inclusion vectors of the four models, in model
+// order: (1,0,0,0), (1,1,0,0), (1,0,1,1), (1,1,1,1).
+func Indicators() [][]int {
+	out := make([][]int, len(indicators))
+	for k, v := range indicators {
+		out[k] = append([]int(nil), v...)
+	}
+	return out
+}
+
+// Truth holds reference posterior model probabilities of the four models
+// (independent importance-sampling evidence estimates, see the data's
+// README), in model order.
+var truth = [...]float64{0.056, 0.098, 0.229, 0.617}
+
+// Truth returns the reference model probabilities in model order.
+func Truth() []float64 { return append([]float64(nil), truth[:]...) }
+
+// ErrData is returned (wrapped) for data that cannot be used.
+var ErrData = errors.New("robustvs: bad data")
+
+// Data is the regression data: the response and the design matrix whose
+// columns are the intercept and the covariates x₁, x₂, x₃.
+type Data struct {
+	Y []float64
+	X *mat.Dense
+}
+
+// LoadData reads the paper's CSV file: a header naming the columns, the
+// response in column "y" and the design in "X.1" … "X.4" (other columns,
+// such as the row names and X.5, X.6, are ignored).
+func LoadData(path string) (*Data, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadData(f)
+}
+
+// ReadData is LoadData from a reader.
+func ReadData(r io.Reader) (*Data, error) {
+	recs, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrData, err)
+	}
+	if len(recs) < 2 {
+		return nil, fmt.Errorf("%w: need a header and at least one row", ErrData)
+	}
+	want := []string{"y", "X.1", "X.2", "X.3", "X.4"}
+	col := make([]int, len(want))
+	for i, name := range want {
+		col[i] = -1
+		for j, h := range recs[0] {
+			if strings.TrimSpace(h) == name {
+				col[i] = j
+			}
+		}
+		if col[i] < 0 {
+			return nil, fmt.Errorf("%w: no column %q", ErrData, name)
+		}
+	}
+	n := len(recs) - 1
+	d := &Data{Y: make([]float64, n), X: mat.NewDense(n, 4, nil)}
+	for i, rec := range recs[1:] {
+		for c, j := range col {
+			if j >= len(rec) {
+				return nil, fmt.Errorf("%w: row %d is short", ErrData, i+2)
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(rec[j]), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: row %d column %q: %q", ErrData, i+2, want[c], rec[j])
+			}
+			if c == 0 {
+				d.Y[i] = v
+			} else {
+				d.X.Set(i, c-1, v)
+			}
+		}
+	}
+	return d, nil
+}
+
+func (d *Data) check(ind []int) ([]int, error) {
+	if d == nil || d.X == nil {
+		return nil, fmt.Errorf("%w: nil data", ErrData)
+	}
+	n, p := d.X.Dims()
+	if n != len(d.Y) || n < 1 {
+		return nil, fmt.Errorf("%w: %d responses for a %d-row design", ErrData, len(d.Y), n)
+	}
+	if len(ind) != p {
+		return nil, fmt.Errorf("%w: indicator of length %d for %d columns", ErrData, len(ind), p)
+	}
+	var cols []int
+	for i, v := range ind {
+		if v != 0 {
+			cols = append(cols, i)
+		}
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("%w: a model needs at least one coefficient", ErrData)
+	}
+	return cols, nil
+}
+
+func build(b *ppl.Builder, d *Data, cols []int, priorOnly bool) {
+	beta := b.Real("beta", len(cols))
+	b.Sample(ppl.Normal{Mu: 0.0, Sigma: PriorSD}, beta)
+	if priorOnly {
+		return
+	}
+	n, _ := d.X.Dims()
+	xk := mat.NewDense(n, len(cols), nil)
+	for j, c := range cols {
+		for i := 0; i < n; i++ {
+			xk.Set(i, j, d.X.At(i, c))
+		}
+	}
+	mu := b.Must(gorgonia.Mul(b.DataMatrix("X", xk), beta))
+	b.Sample(ppl.Mixture{
+		Weights: []float64{0.5, 0.5},
+		Components: []ppl.Distribution{
+			ppl.Normal{Mu: mu, Sigma: NoiseSD1},
+			ppl.Normal{Mu: mu, Sigma: NoiseSD2},
+		},
+	}, b.Data("y", d.Y))
+}
+
+// NewModel returns the posterior of the model with inclusion vector ind
+// (one entry per design column): β_i ~ N(0, 10²) for the included
+// coefficients, each y_j − x_jᵀβ an equal mixture of N(0, 1) and
+// N(0, 10²). Its parameters are the included coefficients in order; the
+// density is normalised so that its integral is the evidence.
+func NewModel(d *Data, ind []int) (*ppl.GraphModel, error) {
+	cols, err := d.check(ind)
+	if err != nil {
+		return nil, err
+	}
+	b := ppl.NewBuilder()
+	build(b, d, cols, false)
+	return b.Model()
+}
+
+// NewPriorModel returns the prior of the model with inclusion vector ind.
+func NewPriorModel(d *Data, ind []int) (*ppl.GraphModel, error) {
+	cols, err := d.check(ind)
+	if err != nil {
+		return nil, err
+	}
+	b := ppl.NewBuilder()
+	build(b, d, cols, true)
+	return b.Model()
+}
+
+// SpaceOption is passed on to ppl.NewSpace by NewSpace (for instance
+// ppl.WithAuxiliaryScale).
+type SpaceOption = ppl.SpaceOption
+
+// NewSpace returns the paper's model space: the four models with uniform
+// prior probabilities (k₁, k₂ ~ Bernoulli(1/2)), labelled by their
+// indicators "1,0,0,0" …, with β_i at saturated position i in every model.
+func NewSpace(d *Data, opts ...SpaceOption) (*ppl.Space, error) {
+	var ms []ppl.Model
+	for _, ind := range indicators {
+		m, err := NewModel(d, ind)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	o := append([]SpaceOption{ppl.WithIndicators(indicators), ppl.WithPositions(ppl.IndicatorPositions(indicators))}, opts...)
+	return ppl.NewSpace(ms, o...)
+}
+
+// likelihood is log p(y | β) as a Target: posterior minus prior.
+type likelihood struct {
+	post, prior ppl.Model
+	g           []float64
+}
+
+func (l *likelihood) Dim() int { return l.post.Dim() }
+
+func (l *likelihood) LogDensity(u []float64) (float64, error) {
+	a, err := l.post.LogDensity(u)
+	if err != nil {
+		return math.Inf(-1), err
+	}
+	b, err := l.prior.LogDensity(u)
+	if err != nil {
+		return math.Inf(-1), err
+	}
+	return a - b, nil
+}
+
+func (l *likelihood) LogDensityGrad(u, grad []float64) (float64, error) {
+	a, err := l.post.LogDensityGrad(u, grad)
+	if err != nil {
+		return math.Inf(-1), err
+	}
+	b, err := l.prior.LogDensityGrad(u, l.g)
+	if err != nil {
+		return math.Inf(-1), err
+	}
+	for i, v := range l.g {
+		grad[i] -= v
+	}
+	return a - b, nil
+}
+
+// TemperedFactory returns a factory of SMC targets for the model with
+// inclusion vector ind (prior and likelihood apart, exact prior draws).
+func TemperedFactory(d *Data, ind []int) (func(worker int) (kernels.TemperedModel, error), error) {
+	post, err := NewModel(d, ind)
+	if err != nil {
+		return nil, err
+	}
+	prior, err := NewPriorModel(d, ind)
+	if err != nil {
+		return nil, err
+	}
+	return func(int) (kernels.TemperedModel, error) {
+		lik := &likelihood{post: post.Clone(), prior: prior.Clone(), g: make([]float64, post.Dim())}
+		return kernels.NewSplitModel(prior.Clone(), lik, func(rng *rand.Rand, u []float64) error {
+			for i := range u {
+				u[i] = PriorSD * rng.NormFloat64()
+			}
+			return nil
+		})
+	}, nil
+}
+
+// Alignment returns the permutation h̄ of TRJ from model a to model b
+// (n_a ≤ n_b) in the form kernels.TRJConfig.Permutations wants: entry i is
+// the index in (z_a, u) of the value that becomes coordinate i of model b.
+// Coefficients present in both models keep their reference coordinate;
+// the remaining coordinates of a fill b's remaining coefficients in order,
+// and the auxiliaries u fill the rest.
+func Alignment(a, b []int) []int {
+	posA := ppl.IndicatorPositions([][]int{a})[0]
+	posB := ppl.IndicatorPositions([][]int{b})[0]
+	perm := make([]int, len(posB))
+	used := make([]bool, len(posA))
+	for i := range perm {
+		perm[i] = -1
+		for j, v := range posA {
+			if v == posB[i] {
+				perm[i], used[j] = j, true
+			}
+		}
+	}
+	nextA, nextU := 0, len(posA)
+	for i := range perm {
+		if perm[i] >= 0 {
+			continue
+		}
+		for nextA < len(posA) && used[nextA] {
+			nextA++
+		}
+		if nextA < len(posA) {
+			perm[i], used[nextA] = nextA, true
+			continue
+		}
+		perm[i] = nextU
+		nextU++
+	}
+	return perm
+}
+
+// Permutations returns kernels.TRJConfig.Permutations for the models with
+// the given indicators: Alignment for each ordered pair with
+// (n_k, k) < (n_k', k'), nil otherwise.
+func Permutations(ind [][]int) [][][]int {
+	dim := func(v []int) int {
+		n := 0
+		for _, x := range v {
+			if x != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	out := make([][][]int, len(ind))
+	for k := range ind {
+		out[k] = make([][]int, len(ind))
+		for kp := range ind {
+			nk, nkp := dim(ind[k]), dim(ind[kp])
+			if k != kp && (nk < nkp || nk == nkp && k < kp) {
+				out[k][kp] = Alignment(ind[k], ind[kp])
+			}
+		}
+	}
+	return out
+}

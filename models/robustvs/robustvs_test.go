@@ -1,0 +1,206 @@
+package robustvs
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+const dataPath = "../../" + DefaultDataPath
+
+func loadData(t *testing.T) *Data {
+	t.Helper()
+	d, err := LoadData(dataPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// refLogPost is the log posterior density of model ind written directly
+// with distuv: normal priors and a pointwise two-component mixture.
+func refLogPost(d *Data, ind []int, beta []float64, withLik bool) float64 {
+	prior := distuv.Normal{Mu: 0, Sigma: PriorSD}
+	lp := 0.0
+	for _, b := range beta {
+		lp += prior.LogProb(b)
+	}
+	if !withLik {
+		return lp
+	}
+	n1 := distuv.Normal{Mu: 0, Sigma: NoiseSD1}
+	n2 := distuv.Normal{Mu: 0, Sigma: NoiseSD2}
+	for i, y := range d.Y {
+		mu, j := 0.0, 0
+		for c, v := range ind {
+			if v != 0 {
+				mu += d.X.At(i, c) * beta[j]
+				j++
+			}
+		}
+		r := y - mu
+		lp += floats.LogSumExp([]float64{math.Log(0.5) + n1.LogProb(r), math.Log(0.5) + n2.LogProb(r)})
+	}
+	return lp
+}
+
+func TestModelAgainstReference(t *testing.T) {
+	d := loadData(t)
+	if n, p := d.X.Dims(); n != 80 || p != 4 || d.X.At(3, 0) != 1 {
+		t.Fatalf("design %d×%d, first column %g", n, p, d.X.At(3, 0))
+	}
+	space, err := NewSpace(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for k, ind := range Indicators() {
+		if l := space.ModelLabel(k); l != Labels()[k] {
+			t.Errorf("label %q, want %q", l, Labels()[k])
+		}
+		m, _ := space.Model(k)
+		f, err := TemperedFactory(d, ind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm, err := f(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		beta := make([]float64, m.Dim())
+		for trial := 0; trial < 3; trial++ {
+			for i := range beta {
+				beta[i] = 1 + 2*rng.NormFloat64()
+			}
+			got, err := m.LogDensity(beta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := refLogPost(d, ind, beta, true); math.Abs(got-want) > 1e-9*math.Abs(want) {
+				t.Errorf("%v: log posterior %.12g, reference %.12g", ind, got, want)
+			}
+			lpr, llik, err := tm.LogPriorLik(beta, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := refLogPost(d, ind, beta, false); math.Abs(lpr-want) > 1e-9*math.Abs(want) {
+				t.Errorf("%v: log prior %.12g, reference %.12g", ind, lpr, want)
+			}
+			if math.Abs(lpr+llik-got) > 1e-9*math.Abs(got) {
+				t.Errorf("%v: prior + likelihood %g, posterior %g", ind, lpr+llik, got)
+			}
+			g := make([]float64, len(beta))
+			if _, err := m.LogDensityGrad(beta, g); err != nil {
+				t.Fatal(err)
+			}
+			want := fd.Gradient(nil, func(x []float64) float64 {
+				v, err := m.LogDensity(x)
+				if err != nil {
+					return math.NaN()
+				}
+				return v
+			}, beta, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+			for i := range g {
+				if math.Abs(g[i]-want[i]) > 1e-5*(1+math.Abs(want[i])) {
+					t.Errorf("%v: gradient[%d] %.10g, finite differences %.10g", ind, i, g[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+func TestAlignment(t *testing.T) {
+	cases := []struct {
+		a, b []int
+		want []int
+	}{
+		{[]int{1, 0, 0, 0}, []int{1, 1, 0, 0}, []int{0, 1}},
+		{[]int{1, 1, 0, 0}, []int{1, 0, 1, 1}, []int{0, 1, 2}},
+		{[]int{1, 0, 1, 1}, []int{1, 1, 1, 1}, []int{0, 3, 1, 2}},
+		{[]int{1, 1, 0, 0}, []int{1, 1, 1, 1}, []int{0, 1, 2, 3}},
+	}
+	for _, c := range cases {
+		if got := Alignment(c.a, c.b); !slices.Equal(got, c.want) {
+			t.Errorf("Alignment(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	perm := Permutations(Indicators())
+	for k := range perm {
+		for kp := range perm[k] {
+			if (perm[k][kp] != nil) != (k < kp) {
+				t.Errorf("permutation %d→%d present: %v", k, kp, perm[k][kp] != nil)
+			}
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	if _, err := ReadData(strings.NewReader("y,X.1\n1,1\n")); err == nil {
+		t.Error("missing columns accepted")
+	}
+	if _, err := ReadData(strings.NewReader("y,X.1,X.2,X.3,X.4\n1,1,2,3,nan\n")); err == nil {
+		t.Error("NaN accepted")
+	}
+	d := loadData(t)
+	if _, err := NewModel(d, []int{0, 0, 0, 0}); err == nil {
+		t.Error("empty model accepted")
+	}
+	if _, err := NewModel(d, []int{1, 1}); err == nil {
+		t.Error("short indicator accepted")
+	}
+	cfg := DefaultConfig()
+	cfg.Proposals = []string{"lopes-west"}
+	if err := cfg.Validate(); err == nil {
+		t.Error("unknown proposal type accepted")
+	}
+}
+
+// TestRunTiny runs the whole experiment at toy sizes and writes its
+// figures.
+func TestRunTiny(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataPath = dataPath
+	cfg.PilotDraws = 100
+	cfg.BridgeReplicates = 2
+	for _, o := range []*int{&cfg.Train.Iterations, &cfg.CTrain.Iterations} {
+		*o = 10
+	}
+	cfg.Train.DoubleAt, cfg.CTrain.DoubleAt = nil, nil
+	cfg.CTrain.StopWindow = 0
+	cfg.RQMA.HiddenPerDim, cfg.CRQMA.HiddenPerDim = 2, 2
+	cfg.ScatterSources = 20
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Models, []string{"1,0,0,0", "1,1,0,0", "1,0,1,1", "1,1,1,1"}) {
+		t.Errorf("labels %v", res.Models)
+	}
+	for _, kind := range ProposalTypes() {
+		p := res.Proposals[kind]
+		if p == nil || p.Bridge == nil || p.Bridge.Replicates != 2 {
+			t.Fatalf("%s: no bridge replicates", kind)
+		}
+		if len(res.Proposed[kind]) == 0 {
+			t.Errorf("%s: no proposals for the scatter", kind)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := res.WriteFigures(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, base := range []string{"robustvs_bridge", "robustvs_proposals"} {
+		if _, err := os.Stat(filepath.Join(dir, base+".svg")); err != nil {
+			t.Errorf("%s not written", base)
+		}
+	}
+}
