@@ -26,7 +26,7 @@ func TestRunSASEndToEnd(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
 	}
-	for _, want := range []string{"train rqma", "chains exact", "100%", "wrote"} {
+	for _, want := range []string{"train rqma", "chains exact", "done", "wrote"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
