@@ -103,7 +103,8 @@ func Compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, op
 
 	b := &builder{g: g, slot: make(map[*gorgonia.Node]int), wrt: seen,
 		c:      &code{data: make(map[*gorgonia.Node]int)},
-		consts: make(map[int][]float64), isConst: make(map[int]bool)}
+		consts: make(map[int][]float64), isConst: make(map[int]bool),
+		accum: make(map[*gorgonia.Node]*accumPlan), absorbed: make(map[*gorgonia.Node]bool)}
 
 	roots := append(append([]*gorgonia.Node{out}, grads...), cfg.outputs...)
 	needed := ancestors(g, roots)
@@ -118,6 +119,11 @@ func Compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, op
 			order = append(order, sorted[i])
 		}
 	}
+	pinned := make(map[*gorgonia.Node]bool, len(roots))
+	for _, n := range roots {
+		pinned[n] = true
+	}
+	b.planAccumulations(order, pinned)
 	for _, n := range order {
 		if err := b.lower(n); err != nil {
 			return nil, err
@@ -236,6 +242,9 @@ type builder struct {
 	isConst  map[int]bool      // slots fixed at compile time, possibly computed by folding
 	folded   []bool            // instructions with constant inputs, parallel to instr
 	arenaLen int
+
+	accum    map[*gorgonia.Node]*accumPlan // roots of sums of slice gradients
+	absorbed map[*gorgonia.Node]bool       // interior nodes of those sums: no buffer
 }
 
 type initVal struct {
@@ -334,6 +343,13 @@ func (b *builder) lower(nd *gorgonia.Node) error {
 		b.inits = append(b.inits, initVal{s, v})
 		b.c.data[nd] = s
 		return nil
+	}
+
+	if b.absorbed[nd] {
+		return nil // computed by the accumulation instruction of its sum
+	}
+	if plan, ok := b.accum[nd]; ok {
+		return b.lowerAccum(nd, plan)
 	}
 
 	cs := children(b.g, nd)

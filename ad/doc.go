@@ -17,9 +17,14 @@
 // gradients of slices), which is also what gorgonia's Broadcast* helpers and
 // Mean are made of. Data movement is compiled by running the op's own Do
 // once on position-coded inputs, so it follows gorgonia's semantics exactly;
-// reshapes and contiguous slices become views and cost nothing. Instructions
-// whose inputs are all constants, such as the seeds of the gradient, are
-// evaluated once at compile time.
+// reshapes and contiguous slices become views and cost nothing. The
+// gradients of slices are not materialised one by one: when gorgonia.Grad
+// sums the gradients of many slices of one tensor (x[0], x[1], … in an
+// unrolled recursion), the whole sum is one instruction that scatters each
+// slice's gradient into its positions of a single buffer, so taking T
+// elements of a length-T vector costs O(T) per gradient, not O(T²).
+// Instructions whose inputs are all constants, such as the seeds of the
+// gradient, are evaluated once at compile time.
 //
 // Custom ops lower by implementing Lowerer. Any other op still works through
 // its gorgonia Do method, slowly and with allocation; Program.Fallbacks lists

@@ -67,6 +67,7 @@ const (
 	kByIndexGrad
 	kSoftmax
 	kSoftmaxGrad
+	kAccum
 	kKernel
 	kFallback
 )
@@ -82,9 +83,10 @@ type instr struct {
 	segs   []segment
 	index  []int32 // reductions: output position of each input element
 	la     linalg
-	sel    selection // kByIndex, kByIndexGrad, kSoftmax, kSoftmaxGrad
-	isLog  bool      // kSoftmax, kSoftmaxGrad: log-softmax
-	kernel int       // kKernel: index into Program.kernels
+	sel    selection   // kByIndex, kByIndexGrad, kSoftmax, kSoftmaxGrad
+	isLog  bool        // kSoftmax, kSoftmaxGrad: log-softmax
+	terms  []accumTerm // kAccum: one per argument
+	kernel int         // kKernel: index into Program.kernels
 	fb     *fallback
 	name   string // op description for error messages
 }
@@ -343,6 +345,8 @@ func (p *Program) run(code []instr) (err error) {
 			softmax(out, s[ins.args[0]], ins.sel, ins.isLog)
 		case kSoftmaxGrad:
 			softmaxGrad(out, s[ins.args[1]], s[ins.args[2]], ins.sel, ins.isLog)
+		case kAccum:
+			accumulate(out, s, ins)
 		case kKernel:
 			if err := p.kernels[ins.kernel].Eval(out, p.kin[ins.kernel]); err != nil {
 				return fmt.Errorf("ad: %s: %w", ins.name, err)

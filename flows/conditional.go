@@ -318,7 +318,9 @@ func FitConditionalRQMA(spec ConditionalSpec, x [][]float64, models []int, cfg R
 	}
 	w := make([]float64, len(x))
 	for r, k := range models {
-		w[r] = weightOf(opts.Weights, r) / tot[k]
+		if tot[k] > 0 { // else every sample of model k has weight zero
+			w[r] = weightOf(opts.Weights, r) / tot[k]
+		}
 	}
 	use := make([][]bool, len(x))
 	for r, k := range models {

@@ -191,3 +191,39 @@ func TestFitConditional(t *testing.T) {
 		}
 	}
 }
+
+func TestConditionalBadInput(t *testing.T) {
+	spec := testSpec()
+	x := [][]float64{{1, 2, 3}, {2, 1, 0}, {0, 1, 1}, {1, 1, 2}}
+	opts := ConditionalTrainOptions()
+	cases := map[string]func() error{
+		"labels": func() error {
+			_, _, err := FitConditionalRQMA(spec, x, []int{0, 1}, PaperRQMAConfig(), opts)
+			return err
+		},
+		"range": func() error {
+			_, _, err := FitConditionalRQMA(spec, x, []int{0, 1, 2, 3}, PaperRQMAConfig(), opts)
+			return err
+		},
+		"rows": func() error {
+			_, _, err := FitConditionalRQMA(spec, [][]float64{{1, 2}, {3, 4}}, []int{0, 1}, PaperRQMAConfig(), opts)
+			return err
+		},
+		"spec": func() error {
+			bad := ConditionalSpec{Contexts: spec.Contexts, Active: spec.Active[:2]}
+			_, _, err := FitConditionalRQMA(bad, x, []int{0, 1, 2, 0}, PaperRQMAConfig(), opts)
+			return err
+		},
+		"ragged spec": func() error {
+			bad := testSpec()
+			bad.Contexts[1] = []float64{1}
+			_, err := NewConditionalRQMA(bad, []float64{0, 0, 0}, []float64{1, 1, 1}, PaperRQMAConfig(), 1)
+			return err
+		},
+	}
+	for name, f := range cases {
+		if f() == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

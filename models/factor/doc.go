@@ -31,9 +31,14 @@
 // not cross between them, so RunPilot draws the training and the
 // (independent) evaluation sets of each model by adaptive-tempering SMC
 // from the prior (kernels.RunSMC with TemperedFactory), and records the
-// weight of each mode. The particles are then moved by a few hundred
-// random-walk steps (Rejuvenate), because SMC's last resampling leaves
-// clusters of near-copies.
+// weight of each mode. The modes are not connected on the unconstrained
+// scale (log β_22 would have to pass −∞), so their weights are set by the
+// tempering itself: DefaultConfig keeps the conditional ESS at 0.9·N per
+// temperature rather than the paper's 0.5·N, which left the weight of the
+// larger mode anywhere between 0.31 and 0.95 over eight seeds. The
+// particles are then moved by a few hundred random-walk steps
+// (Rejuvenate), because SMC's last resampling leaves clusters of
+// near-copies.
 //
 // # Proposals
 //

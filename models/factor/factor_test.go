@@ -325,7 +325,9 @@ func TestPilotModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := kernels.RunSMC(context.Background(), f, &kernels.SMCSettings{Particles: n, Seed: 7})
+	st := DefaultConfig().SMC
+	st.Particles, st.Seed = n, 7
+	r, err := kernels.RunSMC(context.Background(), f, &st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,6 +351,8 @@ func TestRunTiny(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.DataPath = dataPath
 	cfg.PilotDraws = 100
+	cfg.SMC = kernels.SMCSettings{} // the paper's faster tempering
+	cfg.RejuvenateSteps = 20
 	cfg.Chains, cfg.Steps = 2, 100
 	cfg.BridgeReplicates = 2
 	cfg.Train.Iterations = 10
