@@ -13,11 +13,16 @@
 //	<!-- api DIR SYMBOL... -->       the same declarations from package DIR
 //	                                 without doc comments or bodies: the
 //	                                 signatures of a contract
+//	<!-- output NAME -->             a text block holding what the guide's
+//	                                 code prints; rewritten by -update, not
+//	                                 compared (numbers move with the samplers)
 //
 // Paths are relative to the repository root. After changing the source, run
 //
 //	go test ./docs -run TestMarkdown -update
 //
 // to rewrite the blocks, and review the diff. The tests also check that
-// relative links resolve and that every model package has a gallery page.
+// relative links resolve, that every model has a gallery page, that the
+// outputs pasted into the gallery name the models' current parameters, and
+// that the import rules of architecture.md hold.
 package docs
