@@ -45,7 +45,7 @@ const usage = `usage: trj <command> [flags]
 
 commands:
   sample    run MCMC chains on a gallery model, write CSV draws, print a summary
-  run       run one of the paper's experiments (sas), print its table, write figures
+  run       run one of the paper's experiments (sas, factor, robustvs), print its table, write figures
   summary   print the summary table of CmdStan-style CSV files
   models    list the gallery's models
   help      show this message

@@ -21,6 +21,7 @@ type runOptions struct {
 	seed           uint64
 	chains, steps  int // 0: the experiment's default
 	out, jsonPath  string
+	data           string // data file of experiments that need one; "" means the experiment's default
 	quiet          bool
 	progress       *experiment.Progress
 	stderr         io.Writer
@@ -62,9 +63,10 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&o.paper, "paper", false, "use the paper's sizes (slower)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed; every stream of the run derives from it")
-	fs.IntVar(&o.chains, "chains", 0, "replicate chains per proposal type (default: the experiment's, 5 for sas)")
-	fs.IntVar(&o.steps, "steps", 0, "steps per chain (default: the experiment's, 10000 for sas)")
+	fs.IntVar(&o.chains, "chains", 0, "replicate chains per proposal type (default: the experiment's)")
+	fs.IntVar(&o.steps, "steps", 0, "steps per chain (default: the experiment's)")
 	fs.StringVar(&o.out, "out", "", "directory for the figures (default trj-out/NAME)")
+	fs.StringVar(&o.data, "data", "", "data `file` for factor and robustvs (default: $TRJ_DATA/<file>, else ../shared/data/<file>)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the result as JSON to `file`")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bars on stderr")
 	fs.IntVar(&o.trainDraws, "train-draws", 0, "")

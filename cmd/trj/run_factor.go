@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/models/factor"
@@ -16,6 +18,7 @@ func runFactor(ctx context.Context, o runOptions) (*experiment.Result, []string,
 	}
 	cfg.Seed = o.seed
 	cfg.Progress = o.progress
+	cfg.DataPath = o.dataPath(cfg.DataPath)
 	setPositive(&cfg.Chains, o.chains)
 	setPositive(&cfg.Steps, o.steps)
 	setPositive(&cfg.PilotDraws, o.trainDraws)
@@ -42,6 +45,7 @@ func runRobustVS(ctx context.Context, o runOptions) (*experiment.Result, []strin
 	}
 	cfg.Seed = o.seed
 	cfg.Progress = o.progress
+	cfg.DataPath = o.dataPath(cfg.DataPath)
 	setPositive(&cfg.PilotDraws, o.trainDraws)
 	setPositive(&cfg.BridgeReplicates, o.bridgeReps)
 	setPositive(&cfg.ScatterSources, o.scatterSources)
@@ -57,4 +61,16 @@ func runRobustVS(ctx context.Context, o runOptions) (*experiment.Result, []strin
 	}
 	files, err := res.WriteFigures(o.out)
 	return res.Result, files, err
+}
+
+// dataPath is the data file an experiment reads: -data when given, else the
+// default file's name in $TRJ_DATA when that is set, else the default path.
+func (o runOptions) dataPath(def string) string {
+	if o.data != "" {
+		return o.data
+	}
+	if d := os.Getenv(dataDirEnv); d != "" {
+		return filepath.Join(d, filepath.Base(def))
+	}
+	return def
 }
