@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -23,10 +22,6 @@ import (
 	"github.com/trjgo/trj/ad"
 )
 
-// sharedDataDir is the project's read-only data folder, seen from this
-// package's directory (tests run with the package directory as cwd).
-var sharedDataDir = filepath.Join("..", "..", "shared", "data")
-
 // init registers factor3 with BenchmarkGradient only when the data are
 // present: a setup that skipped would also skip the other models in
 // TestGradientImplsAgree. TestFactor3Gradient reports the skip.
@@ -41,10 +36,8 @@ func init() {
 // folder is absent.
 func loadExchangeRates(tb testing.TB) *mat.Dense {
 	tb.Helper()
-	if _, err := os.Stat(sharedDataDir); errors.Is(err, os.ErrNotExist) {
-		tb.Skipf("shared data folder %s not found; factor-analysis benchmark needs exchange_rates_standardized.csv", sharedDataDir)
-	}
-	f, err := os.Open(filepath.Join(sharedDataDir, "exchange_rates_standardized.csv"))
+	skipWithoutSharedData(tb, "exchange_rates_standardized.csv")
+	f, err := os.Open(sharedDataFile("exchange_rates_standardized.csv"))
 	if err != nil {
 		tb.Fatal(err)
 	}

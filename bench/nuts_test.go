@@ -3,9 +3,6 @@ package bench
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
-	"syscall"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -51,10 +48,8 @@ func programSetup(build func() (*G.ExprGraph, *G.Node, []*G.Node)) nutsSetup {
 }
 
 func eightSchoolsNUTSSetup(tb testing.TB) nutsModel {
-	path := filepath.Join(sharedDataDir, "posteriordb", "eight_schools-eight_schools_noncentered.json")
-	if _, err := os.Stat(path); err != nil {
-		tb.Skipf("eight schools data not found in the shared data folder: %v", err)
-	}
+	skipWithoutSharedData(tb, "posteriordb/eight_schools-eight_schools_noncentered.json")
+	path := sharedDataFile("posteriordb", "eight_schools-eight_schools_noncentered.json")
 	m, err := posteriordb.EightSchoolsNoncentered(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -110,7 +105,7 @@ func BenchmarkNUTS(b *testing.B) {
 			var ess, seconds, grads, cpu float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				cpu0 := nutsProcessCPU()
+				cpu0 := cpuSeconds()
 				res, err := kernels.Sample(context.Background(), m.factory, nil, &kernels.SampleSettings{
 					Chains: chains, Warmup: 1000, Draws: draws, Seed: uint64(i + 1),
 				})
@@ -121,7 +116,7 @@ func BenchmarkNUTS(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				runCPU := nutsProcessCPU() - cpu0
+				runCPU := cpuSeconds() - cpu0
 				ess += e
 				var sampleGrads, allGrads float64
 				for _, c := range res.Chains {
@@ -139,15 +134,6 @@ func BenchmarkNUTS(b *testing.B) {
 			b.ReportMetric(1e6*seconds/grads, "µs/grad")
 		})
 	}
-}
-
-// nutsProcessCPU returns the user and system CPU seconds of the process so far.
-func nutsProcessCPU() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return math.NaN()
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // minBulkESS is the smallest bulk ESS over the model's reported
