@@ -246,6 +246,9 @@ type NUTSAdaptation struct {
 // not of cfg's kind, it is converted to that kind (its diagonal, or a
 // dense copy) as the starting point.
 func NewNUTSAdaptation(k *NUTS, numWarmup int, cfg NUTSAdaptConfig) (*NUTSAdaptation, error) {
+	if k == nil {
+		return nil, fmt.Errorf("kernels: nil NUTS kernel")
+	}
 	cfg = cfg.withDefaults()
 	if numWarmup < 0 {
 		return nil, fmt.Errorf("kernels: %d warm-up iterations", numWarmup)

@@ -19,6 +19,9 @@ type JumpProposer interface {
 // the paper uses draws independent of the ones the transports were fitted
 // to.
 func EvaluationJumps(rng *rand.Rand, p JumpProposer, draws [][][]float64) ([]JumpRecord, error) {
+	if p == nil || rng == nil {
+		return nil, errors.New("kernels: EvaluationJumps needs a proposer and a random stream")
+	}
 	n := 0
 	for _, d := range draws {
 		n += len(d)

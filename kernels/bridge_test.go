@@ -223,4 +223,7 @@ func TestBridgeBadInput(t *testing.T) {
 	if _, err := kernels.BartolucciBridge(recs, [][]float64{{1, 0}}, nil); err == nil {
 		t.Error("bad jump matrix accepted")
 	}
+	if _, err := kernels.EvaluationJumps(rand.New(rand.NewPCG(1, 0)), nil, [][][]float64{{{0}}}); err == nil {
+		t.Error("EvaluationJumps: nil proposer accepted")
+	}
 }

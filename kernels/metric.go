@@ -77,6 +77,9 @@ var errNotPositiveDefinite = errors.New("kernels: matrix is not positive definit
 // NewDenseMetric returns the dense metric with inverse mass matrix invMass,
 // which must be symmetric positive definite; it is copied.
 func NewDenseMetric(invMass mat.Symmetric) (*Metric, error) {
+	if invMass == nil {
+		return nil, fmt.Errorf("%w: nil inverse mass matrix", ErrDimension)
+	}
 	n := invMass.SymmetricDim()
 	if n == 0 {
 		return nil, fmt.Errorf("%w: empty inverse mass matrix", ErrDimension)

@@ -247,6 +247,18 @@ func TestNewNUTSErrors(t *testing.T) {
 	if _, err := NewDenseMetric(mat.NewSymDense(2, []float64{1, 2, 2, 1})); err == nil {
 		t.Error("indefinite inverse mass accepted")
 	}
+	if _, err := NewDenseMetric(nil); err == nil {
+		t.Error("nil inverse mass accepted")
+	}
+	if _, err := NewNUTSAdaptation(nil, 10, NUTSAdaptConfig{}); err == nil {
+		t.Error("NewNUTSAdaptation: nil kernel accepted")
+	}
+	if _, err := NewRWMAdaptation(nil, 10, RWMAdaptConfig{}); err == nil {
+		t.Error("NewRWMAdaptation: nil kernel accepted")
+	}
+	if j := UniformJumps(-1); len(j) != 0 {
+		t.Errorf("UniformJumps(-1) = %v, want empty", j)
+	}
 }
 
 func TestWindows(t *testing.T) {

@@ -198,6 +198,9 @@ type RWMAdaptation struct {
 
 // NewRWMAdaptation prepares numWarmup iterations of adaptation for k.
 func NewRWMAdaptation(k *RWM, numWarmup int, cfg RWMAdaptConfig) (*RWMAdaptation, error) {
+	if k == nil {
+		return nil, errors.New("kernels: nil RWM kernel")
+	}
 	if cfg.TargetAccept == 0 {
 		cfg.TargetAccept = 0.234
 	}

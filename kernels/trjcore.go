@@ -188,9 +188,10 @@ func ProportionalJumps(probs []float64) ([][]float64, error) {
 }
 
 // UniformJumps returns the K×K model-jump matrix that always proposes a
-// different model, uniformly (for K = 1 the only move is within-model).
+// different model, uniformly (for K = 1 the only move is within-model). It
+// returns an empty matrix for k < 1, which NewTRJ and NewCTRJ reject.
 func UniformJumps(k int) [][]float64 {
-	j := make([][]float64, k)
+	j := make([][]float64, max(k, 0))
 	for a := range j {
 		j[a] = make([]float64, k)
 		for b := range j[a] {

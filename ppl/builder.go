@@ -291,6 +291,10 @@ func (b *Builder) Data(name string, values []float64, shape ...int) *gorgonia.No
 
 // DataMatrix binds a matrix of observations (e.g. a design matrix).
 func (b *Builder) DataMatrix(name string, m mat.Matrix) *gorgonia.Node {
+	if m == nil {
+		b.setErr(fmt.Errorf("ppl: data %q: nil matrix", name))
+		return b.placeholder(tensor.Shape{1, 1})
+	}
 	r, c := m.Dims()
 	v := make([]float64, 0, r*c)
 	for i := 0; i < r; i++ {

@@ -190,6 +190,7 @@ func TestBuilderErrors(t *testing.T) {
 		{"nan-data", func(b *Builder) { b.Real("x"); b.Data("y", []float64{1, math.NaN()}) }},
 		{"inf-data", func(b *Builder) { b.Real("x"); b.Data("y", []float64{math.Inf(1)}) }},
 		{"data-shape", func(b *Builder) { b.Real("x"); b.Data("y", []float64{1, 2, 3}, 2, 2) }},
+		{"nil-data-matrix", func(b *Builder) { b.Real("x"); b.DataMatrix("y", nil) }},
 		{"bound-shape", func(b *Builder) { b.Lower("x", []float64{1, 2, 3}, 2) }},
 		{"empty-interval", func(b *Builder) { b.Interval("x", 1.0, 1.0) }},
 		{"bound-type", func(b *Builder) { b.Lower("x", "zero") }},

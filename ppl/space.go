@@ -172,7 +172,10 @@ func NewSpace(models []Model, opts ...SpaceOption) (*Space, error) {
 			return nil, fmt.Errorf("ppl: model %d has dimension %d", k, m.Dim())
 		}
 	}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("ppl: space option %d is nil", i)
+		}
 		if err := o(s); err != nil {
 			return nil, err
 		}

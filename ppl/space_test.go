@@ -196,6 +196,7 @@ func TestSpaceDefaultsAndErrors(t *testing.T) {
 		"positions-len":   {WithPositions([][]int{{0}, {0, 1}})},
 		"maxdim-small":    {WithSaturatedDim(2)},
 		"aux-scale":       {WithAuxiliaryScale(0)},
+		"nil-option":      {nil},
 	} {
 		if _, err := NewSpace([]Model{mk(1), mk(3)}, opts...); err == nil {
 			t.Errorf("%s: no error", name)

@@ -1,22 +1,3 @@
-// Command trj samples models of the gallery and runs the transport reversible
-// jump experiments.
-//
-// Usage:
-//
-//	trj sample -model NAME [-data FILE] [-sampler nuts|rwm|smc] [-chains 4]
-//	           [-warmup 1000] [-draws 1000] [-seed 1] [-o draws.csv] [-quiet]
-//	           [-metric diag_e|dense_e|unit_e] [-adapt-delta 0.8]
-//	           [-smc-move eigen-rwm|rwm|nuts]
-//	trj summary FILE...
-//	trj models
-//
-// sample runs the chains, writes them in CmdStan's CSV layout (one file per
-// chain, draws_1.csv … for -o draws.csv, or the file itself for one chain)
-// and prints a stansummary-style table; summary prints that table for CSV
-// files already written; models lists the gallery. A model's data file
-// defaults to its own in the folder $TRJ_DATA (else ./data, else
-// ../shared/data). With -sampler smc, -draws is the number of particles,
-// reported as one chain, and the log evidence is printed.
 package main
 
 import (

@@ -63,8 +63,8 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&o.paper, "paper", false, "use the paper's sizes (slower)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed; every stream of the run derives from it")
-	fs.IntVar(&o.chains, "chains", 0, "replicate chains per proposal type (default: the experiment's)")
-	fs.IntVar(&o.steps, "steps", 0, "steps per chain (default: the experiment's)")
+	fs.IntVar(&o.chains, "chains", 0, "replicate chains per proposal type, sas and factor (default: the experiment's)")
+	fs.IntVar(&o.steps, "steps", 0, "steps per chain, sas and factor (default: the experiment's)")
 	fs.StringVar(&o.out, "out", "", "directory for the figures (default trj-out/NAME)")
 	fs.StringVar(&o.data, "data", "", "data `file` for factor and robustvs (default: $TRJ_DATA/<file>, else ../shared/data/<file>)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the result as JSON to `file`")
@@ -107,13 +107,21 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	case o.trainDraws < 0 || o.evalDraws < 0 || o.bridgeReps < 0 || o.trainIters < 0 || o.scatterSources < 0:
 		return "", nil, errors.New("sizes must not be negative")
 	}
-	setChains, setSteps := false, false
+	setChains, setSteps, setData := false, false, false
 	fs.Visit(func(f *flag.Flag) {
 		setChains = setChains || f.Name == "chains"
 		setSteps = setSteps || f.Name == "steps"
+		setData = setData || f.Name == "data"
 	})
 	if (setChains && o.chains == 0) || (setSteps && o.steps == 0) {
 		return "", nil, errors.New("-chains and -steps need at least 1")
+	}
+	// Flags an experiment would silently ignore are usage errors.
+	switch {
+	case name == "robustvs" && (setChains || setSteps):
+		return "", nil, errors.New("-chains and -steps do not apply to robustvs, which estimates by bridge replicates only")
+	case name == "sas" && setData:
+		return "", nil, errors.New("-data does not apply to sas, whose target is exact")
 	}
 	if o.out == "" {
 		o.out = filepath.Join("trj-out", name)

@@ -76,6 +76,8 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"run", "sas", "-steps", "-4"}, exitUsage, "-steps"},
 		{[]string{"run", "sas", "extra"}, exitUsage, "unexpected argument"},
 		{[]string{"run", "sas", "-bogus"}, exitUsage, "not defined"},
+		{[]string{"run", "robustvs", "-chains", "2"}, exitUsage, "do not apply to robustvs"},
+		{[]string{"run", "sas", "-data", "x.csv"}, exitUsage, "does not apply to sas"},
 		{[]string{"run", "sas", "-quiet", "-out", "/dev/null/x"}, exitFail, "trj run sas"},
 	} {
 		args := tc.args

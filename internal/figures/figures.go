@@ -286,6 +286,20 @@ func save(path string, cfg *config, title string, panels [][]*plot.Plot, panelW,
 		return fmt.Errorf("%w: no panels", ErrEmpty)
 	}
 	cols := len(panels[0])
+	// gonum/plot's tick search never ends on a NaN or infinite axis range,
+	// which finite data can still produce when its span overflows (±1e308).
+	for _, row := range panels {
+		for _, p := range row {
+			if p == nil {
+				continue
+			}
+			for _, v := range []float64{p.X.Min, p.X.Max, p.Y.Min, p.Y.Max, p.X.Max - p.X.Min, p.Y.Max - p.Y.Min} {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("figures: panel %q has axis range x [%v, %v], y [%v, %v]: the data span is too large to draw", p.Title.Text, p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+				}
+			}
+		}
+	}
 	sty := titleStyle()
 	titleH := vg.Length(0)
 	if title != "" {

@@ -338,3 +338,20 @@ func TestThin(t *testing.T) {
 		t.Errorf("finitePoints: %d points, %d bad", len(xys), bad)
 	}
 }
+
+// TestOverflowingSpan checks that finite data whose span overflows float64
+// is an error: gonum/plot's tick search would otherwise never return.
+func TestOverflowingSpan(t *testing.T) {
+	dir := t.TempDir()
+	huge := []float64{1e308, -1e308, 0}
+	if _, err := Violins(filepath.Join(dir, "v.png"), "", []Group{{Name: "a", Values: huge}}, math.NaN()); err == nil {
+		t.Error("Violins: overflowing span accepted")
+	}
+	if _, err := RunningEstimates(filepath.Join(dir, "r.png"), "", map[string][][]float64{"a": {huge}}, math.NaN()); err == nil {
+		t.Error("RunningEstimates: overflowing span accepted")
+	}
+	pts := []Point{{X: 1e308, Y: 0}, {X: -1e308, Y: 1}}
+	if _, err := Scatter(filepath.Join(dir, "s.png"), "", []ScatterPanel{{Layers: []ScatterLayer{{Points: pts}}}}); err == nil {
+		t.Error("Scatter: overflowing span accepted")
+	}
+}

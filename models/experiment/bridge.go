@@ -27,6 +27,9 @@ func BridgeReplicates(ctx context.Context, seed uint64, stage string, reps int, 
 	if reps < 1 {
 		return nil, fmt.Errorf("experiment: %d bridge replicates, need at least 1", reps)
 	}
+	if records == nil {
+		return nil, errors.New("experiment: nil records function")
+	}
 	out := make([]kernels.BridgeEstimate, reps)
 	err := Parallel(ctx, reps, func(ctx context.Context, rep int) error {
 		recs, err := records(ctx, rep, Stream(seed, stage, rep))

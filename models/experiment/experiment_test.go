@@ -376,3 +376,19 @@ func TestTimer(t *testing.T) {
 		t.Errorf("seconds %v", s)
 	}
 }
+
+// TestNilFunctions checks that nil callbacks are errors, not panics (a
+// panic inside Parallel's goroutines could not even be recovered).
+func TestNilFunctions(t *testing.T) {
+	ctx := context.Background()
+	if err := experiment.Parallel(ctx, 2, nil); err == nil {
+		t.Error("Parallel: nil function accepted")
+	}
+	if _, err := experiment.BridgeReplicates(ctx, 1, "bridge", 2, kernels.UniformJumps(2), nil, nil); err == nil {
+		t.Error("BridgeReplicates: nil records function accepted")
+	}
+	rng := rand.New(rand.NewPCG(1, 0))
+	if _, err := experiment.RunChain(ctx, rng, 5, 2, nil, false, nil); err == nil {
+		t.Error("RunChain: nil step function accepted")
+	}
+}

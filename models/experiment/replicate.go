@@ -37,6 +37,9 @@ func Parallel(ctx context.Context, n int, f func(ctx context.Context, i int) err
 	if n <= 0 {
 		return nil
 	}
+	if f == nil {
+		return errors.New("experiment: nil function")
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make([]error, n)
@@ -117,6 +120,9 @@ func RunChain(ctx context.Context, rng *rand.Rand, steps, numModels int, step St
 	}
 	if numModels < 1 {
 		return nil, fmt.Errorf("experiment: %d models", numModels)
+	}
+	if step == nil {
+		return nil, errors.New("experiment: nil step function")
 	}
 	c := &ChainRun{Models: make([]int, steps), NumModels: numModels}
 	pending := 0

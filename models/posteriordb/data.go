@@ -149,14 +149,19 @@ func (d *dataSet) matrix(name string, rows, cols int) (*mat.Dense, error) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, d.errorf("field %q: want an array of rows of numbers: %v", name, err)
 	}
-	if len(v) != rows {
+	if len(v) != rows || rows < 1 {
 		return nil, d.errorf("field %q has %d rows, want %d", name, len(v), rows)
+	}
+	// Check the shape against the data before allocating: rows and cols
+	// come from the file too, and a wrong size must be an error, not a
+	// huge allocation or a mat.NewDense panic.
+	for i, row := range v {
+		if len(row) != cols || cols < 1 {
+			return nil, d.errorf("field %q: row %d has %d columns, want %d", name, i+1, len(row), cols)
+		}
 	}
 	m := mat.NewDense(rows, cols, nil)
 	for i, row := range v {
-		if len(row) != cols {
-			return nil, d.errorf("field %q: row %d has %d columns, want %d", name, i+1, len(row), cols)
-		}
 		for j, x := range row {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return nil, d.errorf("field %q: element [%d, %d] is %v", name, i+1, j+1, x)

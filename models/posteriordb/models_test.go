@@ -139,4 +139,9 @@ func TestBadData(t *testing.T) {
 	if _, err := Diamonds(write("d.json", `{"N": 2, "K": 2, "Y": [0, 1], "X": [[1, 2], [1]], "prior_only": 0}`)); !errors.Is(err, ErrData) {
 		t.Errorf("ragged matrix: err = %v, want ErrData", err)
 	}
+	// A declared size far beyond the data must be an error before any
+	// allocation of that size (N·K here would be 16 GB).
+	if _, err := Diamonds(write("d.json", `{"N": 2, "K": 1000000000, "Y": [0, 1], "X": [[1, 2], [1, 2]], "prior_only": 0}`)); !errors.Is(err, ErrData) {
+		t.Errorf("oversized K: err = %v, want ErrData", err)
+	}
 }

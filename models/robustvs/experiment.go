@@ -186,6 +186,23 @@ func saturate(space *ppl.Space, draws [][][]float64) (rows [][]float64, models [
 
 // FitProposals fits the proposal type kind to the training draws.
 func FitProposals(ctx context.Context, kind string, space *ppl.Space, train [][][]float64, cfg Config, bar *experiment.Bar) (*ProposalSet, error) {
+	if space == nil {
+		return nil, errors.New("robustvs: nil model space")
+	}
+	if kind == experiment.ProposalAffine || kind == experiment.ProposalRQMA || kind == experiment.ProposalCRQMA {
+		// The flows index train by model and saturate copies each draw
+		// into model k's positions: shapes must match the space.
+		if len(train) != space.NumModels() {
+			return nil, fmt.Errorf("robustvs: training draws for %d models, space has %d", len(train), space.NumModels())
+		}
+		for k, ds := range train {
+			for i, d := range ds {
+				if len(d) != space.ModelDim(k) {
+					return nil, fmt.Errorf("robustvs: training draw %d of model %s has length %d, want %d", i, space.ModelLabel(k), len(d), space.ModelDim(k))
+				}
+			}
+		}
+	}
 	s := &ProposalSet{Kind: kind}
 	switch kind {
 	case experiment.ProposalAffine:

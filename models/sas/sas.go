@@ -249,6 +249,9 @@ func NewTarget(comps []*Component, prob []float64) (*Target, error) {
 		if !(p > 0) || math.IsInf(p, 0) {
 			return nil, fmt.Errorf("sas: model probability %d is %v, want > 0", k, p)
 		}
+		if comps[k] == nil {
+			return nil, fmt.Errorf("sas: component %d is nil", k)
+		}
 		sum += p
 		t.comps = append(t.comps, comps[k].Clone())
 		t.logP = append(t.logP, math.Log(p))
@@ -283,19 +286,44 @@ func Paper() *Target {
 // NumModels returns the number of models.
 func (t *Target) NumModels() int { return len(t.comps) }
 
-// ModelDim returns the dimension of model k.
-func (t *Target) ModelDim(k int) int { return t.comps[k].Dim() }
+// ModelDim returns the dimension of model k, or 0 for an out-of-range k.
+func (t *Target) ModelDim(k int) int {
+	if !t.inRange(k) {
+		return 0
+	}
+	return t.comps[k].Dim()
+}
 
-// ModelLabel returns the paper's name of model k ("k=1" for index 0).
-func (t *Target) ModelLabel(k int) string { return t.labels[k] }
+// ModelLabel returns the paper's name of model k ("k=1" for index 0), or ""
+// for an out-of-range k.
+func (t *Target) ModelLabel(k int) string {
+	if !t.inRange(k) {
+		return ""
+	}
+	return t.labels[k]
+}
 
 // ModelProb returns p(k), which here is also the posterior model
-// probability.
-func (t *Target) ModelProb(k int) float64 { return math.Exp(t.logP[k]) }
+// probability; it is 0 for an out-of-range k.
+func (t *Target) ModelProb(k int) float64 {
+	if !t.inRange(k) {
+		return 0
+	}
+	return math.Exp(t.logP[k])
+}
 
 // Component returns model k's density (shared; do not use concurrently with
-// t).
-func (t *Target) Component(k int) *Component { return t.comps[k] }
+// t), or nil for an out-of-range k.
+func (t *Target) Component(k int) *Component {
+	if !t.inRange(k) {
+		return nil
+	}
+	return t.comps[k]
+}
+
+// inRange reports whether k indexes a model; the accessors above take k
+// from callers' code, so a bad index must not panic.
+func (t *Target) inRange(k int) bool { return k >= 0 && k < len(t.comps) }
 
 // LogDensity returns log p(k) + log p_k(θ).
 func (t *Target) LogDensity(k int, theta []float64) (float64, error) {

@@ -127,4 +127,12 @@ func TestBadInput(t *testing.T) {
 	if _, err := tg.LogDensity(0, []float64{math.NaN()}); err == nil {
 		t.Error("NaN accepted")
 	}
+	for _, k := range []int{-1, 2} {
+		if d, l, p, c := tg.ModelDim(k), tg.ModelLabel(k), tg.ModelProb(k), tg.Component(k); d != 0 || l != "" || p != 0 || c != nil {
+			t.Errorf("model %d out of range: ModelDim %d, ModelLabel %q, ModelProb %v, Component %v", k, d, l, p, c)
+		}
+	}
+	if _, err := NewTarget([]*Component{nil}, []float64{1}); err == nil {
+		t.Error("nil component accepted")
+	}
 }

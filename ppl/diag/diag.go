@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -181,23 +182,9 @@ func rhatBasic(x [][]float64) (float64, error) {
 	return math.Sqrt(varPlus / w), nil
 }
 
-// meanVar returns the mean and the unbiased (n−1) variance of x, computed in
-// two passes for accuracy.
-func meanVar(x []float64) (mean, variance float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	var ss, s float64
-	for _, v := range x {
-		d := v - mean
-		ss += d * d
-		s += d
-	}
-	// The compensated form corrects the rounding left in mean.
-	variance = (ss - s*s/float64(len(x))) / float64(len(x)-1)
-	return mean, variance
-}
+// meanVar returns the mean and the unbiased (n−1) variance of x
+// (stat.MeanVariance: two passes with a compensation term, for accuracy).
+func meanVar(x []float64) (mean, variance float64) { return stat.MeanVariance(x, nil) }
 
 // SplitRhat returns the classic split-R̂ of x (BDA3 §11.4), without rank
 // normalization. It is sensitive to heavy tails; Rhat is the recommended

@@ -59,6 +59,9 @@ type CSVWriter struct {
 // NewCSVWriter writes config as "# key = value" comment lines and the
 // header row of layout l to w, and returns a writer for the draws.
 func NewCSVWriter(w io.Writer, l Layout, config []Setting) (*CSVWriter, error) {
+	if w == nil {
+		return nil, errors.New("draws: nil writer")
+	}
 	if err := l.validate(); err != nil {
 		return nil, err
 	}
@@ -136,10 +139,11 @@ func appendValue(buf []byte, v float64) []byte {
 
 // ChainFileNames returns the per-chain file names WriteFiles uses for base:
 // base "out/fit.csv" (or "out/fit") and 2 chains give out/fit_1.csv and
-// out/fit_2.csv, CmdStan's naming of multi-chain output.
+// out/fit_2.csv, CmdStan's naming of multi-chain output. It returns no
+// names for chains < 1.
 func ChainFileNames(base string, chains int) []string {
 	stem := strings.TrimSuffix(base, ".csv")
-	names := make([]string, chains)
+	names := make([]string, max(chains, 0))
 	for c := range names {
 		names[c] = fmt.Sprintf("%s_%d.csv", stem, c+1)
 	}

@@ -215,20 +215,23 @@ func isInteger(v float64) bool {
 }
 
 // Params returns the parameter values of draw i of chain c, a view into d's
-// storage that the caller must not modify.
+// storage that the caller must not modify. Like a slice index, it panics if
+// the draw does not exist (see Chains and Len).
 func (d *Draws) Params(c, i int) []float64 {
 	row := d.row(c, i)
 	return row[len(d.layout.Diagnostics) : len(d.layout.Diagnostics)+len(d.layout.Params)]
 }
 
 // Diagnostics returns the diagnostic values of draw i of chain c, a view
-// into d's storage that the caller must not modify.
+// into d's storage that the caller must not modify. Like Params, it panics
+// if the draw does not exist.
 func (d *Draws) Diagnostics(c, i int) []float64 {
 	return d.row(c, i)[:len(d.layout.Diagnostics)]
 }
 
 // ModelIndex returns the model index of draw i of chain c, or 0 for runs
-// that are not transdimensional.
+// that are not transdimensional. Like Params, it panics if the draw does not
+// exist.
 func (d *Draws) ModelIndex(c, i int) int {
 	d.row(c, i) // bounds check
 	if !d.layout.Transdimensional {
@@ -294,6 +297,9 @@ func (d *Draws) Models() [][]int {
 func Combine(sets ...*Draws) (*Draws, error) {
 	if len(sets) == 0 {
 		return nil, errors.New("draws: nothing to combine")
+	}
+	if i := slices.Index(sets, nil); i >= 0 {
+		return nil, fmt.Errorf("draws: set %d is nil", i)
 	}
 	out := &Draws{layout: sets[0].layout.clone()}
 	for i, s := range sets {

@@ -468,3 +468,20 @@ func TestSigFigs(t *testing.T) {
 		}
 	}
 }
+
+// TestNilAndNegativeInputs checks that nil sets and negative chain counts
+// give errors or empty results rather than panics.
+func TestNilAndNegativeInputs(t *testing.T) {
+	if names := ChainFileNames("fit.csv", -1); len(names) != 0 {
+		t.Errorf("ChainFileNames(-1) = %v, want none", names)
+	}
+	if _, err := Combine(nil); err == nil {
+		t.Error("Combine(nil): no error")
+	}
+	if _, err := Summarize(nil); err == nil {
+		t.Error("Summarize(nil): no error")
+	}
+	if _, err := NewCSVWriter(nil, Layout{Params: []string{"x"}}, nil); err == nil {
+		t.Error("NewCSVWriter(nil writer): no error")
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/trjgo/trj/ppl/diag"
 )
 
@@ -56,6 +58,9 @@ type Summary struct {
 // parameters) or, when no names are given, for lp__ (if present) and every
 // parameter. All chains must have the same number of draws, at least one.
 func Summarize(d *Draws, names ...string) (*Summary, error) {
+	if d == nil {
+		return nil, errors.New("draws: no draws to summarize")
+	}
 	n := d.Len(0)
 	for c := range d.Chains() {
 		if d.Len(c) != n {
@@ -105,14 +110,7 @@ func columnStats(name string, x [][]float64) Stats {
 	}
 	slices.Sort(finite)
 	pool := [][]float64{finite}
-	st.Mean = mean(finite)
-	if st.N > 1 {
-		var ss float64
-		for _, v := range finite {
-			ss += (v - st.Mean) * (v - st.Mean)
-		}
-		st.SD = math.Sqrt(ss / float64(st.N-1))
-	}
+	st.Mean, st.SD = stat.MeanStdDev(finite, nil) // SD is NaN for one draw
 	st.Q5, _ = diag.Quantile(pool, 0.05)
 	st.Q50, _ = diag.Quantile(pool, 0.5)
 	st.Q95, _ = diag.Quantile(pool, 0.95)
@@ -131,14 +129,6 @@ func columnStats(name string, x [][]float64) Stats {
 		st.DiagnosticErr = err
 	}
 	return st
-}
-
-func mean(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
 }
 
 func modelStats(d *Draws) []ModelStats {
