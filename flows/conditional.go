@@ -417,6 +417,7 @@ type condWorker struct {
 
 func (k *condWorker) batch(p []float64, idx []int, wts []float64, rng *rand.Rand, g []float64) float64 {
 	tot := 0.0
+	k.l.f.net.transposeWeights(p, k.w)
 	for lo := 0; lo < len(idx); lo += workerRows {
 		hi := min(lo+workerRows, len(idx))
 		var wc []float64

@@ -157,6 +157,7 @@ type rqmaWorker struct {
 
 func (k *rqmaWorker) batch(p []float64, idx []int, wts []float64, _ *rand.Rand, g []float64) float64 {
 	tot := 0.0
+	k.l.f.net.transposeWeights(p, k.w)
 	for lo := 0; lo < len(idx); lo += workerRows {
 		hi := min(lo+workerRows, len(idx))
 		var wc []float64

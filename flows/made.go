@@ -36,6 +36,16 @@ type stack struct {
 	// scale divides the width and height logits, as nflows does, so that a
 	// freshly initialised spline is close to uniform bins.
 	scale float64
+
+	// wide reports whether the hidden units form a single degree block
+	// (n ≤ 2). Then the hidden-to-hidden and output products of a batch
+	// pass run on transposed weights: gonum's row-update kernel does long
+	// (h- or per-wide) updates and skips the zero (ReLU) entries of the
+	// activations, which beats its dot-product kernel. With many narrow
+	// degree blocks the updates would be short and the per-minibatch
+	// transposes of the large weight matrices would not pay, so the
+	// products use the dot-product layout.
+	wide bool
 }
 
 func newStack(n, hidden, bins, ctx, layers int) *stack {
@@ -73,6 +83,13 @@ func newStack(n, hidden, bins, ctx, layers int) *stack {
 	for d := range s.start {
 		s.start[d] = sort.SearchInts(deg, d)
 	}
+	blocks := 0
+	for d := 0; d+1 < len(s.start); d++ {
+		if s.start[d] < s.start[d+1] {
+			blocks++
+		}
+	}
+	s.wide = blocks <= 1
 	s.m1 = make([]float64, h*n)
 	for j := 0; j < h; j++ {
 		for i := 0; i < n; i++ {
@@ -229,6 +246,10 @@ type batchWork struct {
 	y             []float64
 	gx, gy        []float64
 	gh1, gh2, go_ []float64
+	// Per layer: the transposed weights, set by transposeWeights once per
+	// minibatch; and scratch for transposed weight gradients.
+	wt [][]float64
+	gt []float64
 	// Per layer and (row, coordinate): the spline knots, kept from the
 	// forward pass for the backward pass.
 	kn [][]*rqspline.Knots
@@ -253,24 +274,32 @@ func (s *stack) newBatchWork(rows int) *batchWork {
 	w.gh1 = make([]float64, rows*s.hidden)
 	w.gh2 = make([]float64, rows*s.hidden)
 	w.go_ = make([]float64, rows*s.out)
+	for l := 0; l < s.layers; l++ {
+		w.wt = append(w.wt, make([]float64, s.transposedLen()))
+	}
+	w.gt = make([]float64, s.hidden*max(s.n, s.ctx))
 	return w
 }
 
 // mlp computes the hidden layers and spline parameters of one layer for
-// rows of x (B×n) and ctx (B×ctx, nil without context).
-func (s *stack) mlp(q []float64, rows int, x, ctx, h1, h2, o []float64) {
+// rows of x (B×n) and ctx (B×ctx, nil without context). wt holds the
+// layer's transposed weights (see transposeWeights).
+func (s *stack) mlp(q []float64, rows int, x, ctx, h1, h2, o, wt []float64) {
 	n, h := s.n, s.hidden
-	X := gen(rows, n, x)
-	H1 := gen(rows, h, h1)
-	H2 := gen(rows, h, h2)
+	// The input and context products always run on transposed copies of
+	// those (small) weights, so that gonum does h-long row updates instead
+	// of n- or ctx-long dot products; the other two use them when s.wide.
+	w1t, w2t, w3t, c1t, c2t := s.transposedParts(wt)
 	for r := 0; r < rows; r++ {
 		copy(h1[r*h:(r+1)*h], q[s.oB1:s.oW2])
 		copy(h2[r*h:(r+1)*h], q[s.oB2:s.oW3])
 		copy(o[r*s.out:(r+1)*s.out], q[s.oB3:s.oC1])
 	}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, X, gen(h, n, q[s.oW1:]), 1, H1)
+	H1 := gen(rows, h, h1)
+	H2 := gen(rows, h, h2)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(rows, n, x), gen(n, h, w1t), 1, H1)
 	if s.ctx > 0 {
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(rows, s.ctx, ctx), gen(h, s.ctx, q[s.oC1:]), 1, H1)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(rows, s.ctx, ctx), gen(s.ctx, h, c1t), 1, H1)
 	}
 	relu(h1[:rows*h])
 	for d := 0; d < len(s.start)-1; d++ {
@@ -278,18 +307,90 @@ func (s *stack) mlp(q []float64, rows int, x, ctx, h1, h2, o []float64) {
 		if a == b {
 			continue
 		}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, sub(h1, h, 0, 0, rows, b), sub(q[s.oW2:], h, a, 0, b-a, b), 1, sub(h2, h, 0, a, rows, b-a))
+		if s.wide {
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, sub(h1, h, 0, 0, rows, b), sub(w2t, h, 0, a, b, b-a), 1, sub(h2, h, 0, a, rows, b-a))
+		} else {
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, sub(h1, h, 0, 0, rows, b), sub(q[s.oW2:], h, a, 0, b-a, b), 1, sub(h2, h, 0, a, rows, b-a))
+		}
 	}
 	if s.ctx > 0 {
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(rows, s.ctx, ctx), gen(h, s.ctx, q[s.oC2:]), 1, H2)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(rows, s.ctx, ctx), gen(s.ctx, h, c2t), 1, H2)
 	}
 	relu(h2[:rows*h])
 	for i := 0; i < n; i++ {
 		if p := s.start[i+1]; p > 0 {
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1, sub(h2, h, 0, 0, rows, p), sub(q[s.oW3:], h, i*s.per, 0, s.per, p), 1, sub(o, s.out, 0, i*s.per, rows, s.per))
+			if s.wide {
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, sub(h2, h, 0, 0, rows, p), sub(w3t, s.out, 0, i*s.per, p, s.per), 1, sub(o, s.out, 0, i*s.per, rows, s.per))
+			} else {
+				blas64.Gemm(blas.NoTrans, blas.Trans, 1, sub(h2, h, 0, 0, rows, p), sub(q[s.oW3:], h, i*s.per, 0, s.per, p), 1, sub(o, s.out, 0, i*s.per, rows, s.per))
+			}
 		}
 	}
 	s.scaleLogits(o[:rows*s.out])
+}
+
+// transposedLen is the length of one layer's transposed-weight buffer.
+func (s *stack) transposedLen() int {
+	h := s.hidden
+	return h*s.n + s.wideLen() + 2*h*s.ctx
+}
+
+// wideLen is the room for the transposed hidden and output weights, which
+// only a wide stack uses.
+func (s *stack) wideLen() int {
+	if !s.wide {
+		return 0
+	}
+	return s.hidden * (s.hidden + s.out)
+}
+
+// transposedParts splits a layer's transposed-weight buffer into the
+// transposes of its input (n×h), hidden (h×h) and output (h×out) weights,
+// the latter two nil unless s.wide, and context (ctx×h, twice) weights.
+func (s *stack) transposedParts(wt []float64) (w1t, w2t, w3t, c1t, c2t []float64) {
+	h := s.hidden
+	o := 0
+	next := func(sz int) []float64 { r := wt[o : o+sz]; o += sz; return r }
+	w1t = next(h * s.n)
+	if s.wide {
+		w2t = next(h * h)
+		w3t = next(h * s.out)
+	}
+	c1t = next(h * s.ctx)
+	c2t = next(h * s.ctx)
+	return
+}
+
+// transposeWeights stores the transposes of every layer's weights of p in
+// w. It must run before forwardBatch whenever p has changed; workers call it
+// once per minibatch, not once per chunk.
+func (s *stack) transposeWeights(p []float64, w *batchWork) {
+	h := s.hidden
+	for l := 0; l < s.layers; l++ {
+		q := p[l*s.size : (l+1)*s.size]
+		w1t, w2t, w3t, c1t, c2t := s.transposedParts(w.wt[l])
+		// Masked entries are zero in q and so in the copies.
+		transpose(w1t, q[s.oW1:s.oB1], h, s.n)
+		if s.wide {
+			transpose(w2t, q[s.oW2:s.oB2], h, h)
+			transpose(w3t, q[s.oW3:s.oB3], s.out, h)
+		}
+		if s.ctx > 0 {
+			transpose(c1t, q[s.oC1:s.oC2], h, s.ctx)
+			transpose(c2t, q[s.oC2:s.size], h, s.ctx)
+		}
+	}
+}
+
+// transpose sets dst (cols×rows) to the transpose of src (rows×cols), both
+// row-major.
+func transpose(dst, src []float64, rows, cols int) {
+	for i := 0; i < rows; i++ {
+		row := src[i*cols : (i+1)*cols]
+		for j, v := range row {
+			dst[j*rows+i] = v
+		}
+	}
 }
 
 func (s *stack) scaleLogits(o []float64) {
@@ -319,6 +420,7 @@ func (s *stack) spline(o []float64, i int) (uw, uh, ud []float64) {
 
 // forwardBatch runs the stack on rows of u (B×n, in [0,1]) and writes the
 // output to w.y and the per-row sum of spline log-derivatives into ld.
+// transposeWeights(p, w) must have run since p last changed.
 func (s *stack) forwardBatch(p []float64, w *batchWork, rows int, u, ctx, ld []float64) {
 	n := s.n
 	for r := 0; r < rows; r++ {
@@ -331,18 +433,19 @@ func (s *stack) forwardBatch(p []float64, w *batchWork, rows int, u, ctx, ld []f
 		for r := 0; r < rows; r++ {
 			reverseInto(x[r*n:(r+1)*n], in[r*n:(r+1)*n])
 		}
-		s.mlp(q, s.mlpRows(rows), x, ctx, w.h1[l], w.h2[l], w.o[l])
+		s.mlp(q, s.mlpRows(rows), x, ctx, w.h1[l], w.h2[l], w.o[l], w.wt[l])
 		o := w.o[l]
 		kn := w.kn[l]
 		for r := 0; r < rows; r++ {
 			mr := s.mlpRow(r)
 			or := o[mr*s.out:]
 			for i := 0; i < n; i++ {
-				if mr == r {
+				kr := s.knotRow(r, i)
+				if kr == r {
 					uw, uh, ud := s.spline(or, i)
-					kn[mr*n+i].Set(uw, uh, ud)
+					kn[kr*n+i].Set(uw, uh, ud)
 				}
-				y, d := kn[mr*n+i].Forward(x[r*n+i])
+				y, d := kn[kr*n+i].Forward(x[r*n+i])
 				w.y[r*n+i] = y
 				ld[r] += d
 			}
@@ -368,6 +471,18 @@ func (s *stack) mlpRow(r int) int {
 		return 0
 	}
 	return r
+}
+
+// knotRow returns the row whose spline knots serve coordinate i of row r.
+// A coordinate fed by no hidden unit (the first one, whenever n > 1) has
+// spline parameters equal to its output biases in every row, context or
+// not, so its knots (softmaxes and softplus, a large share of a pass) are
+// computed once per batch, for row 0.
+func (s *stack) knotRow(r, i int) int {
+	if s.start[i+1] == 0 {
+		return 0
+	}
+	return s.mlpRow(r)
 }
 
 func reverseInto(dst, src []float64) {
@@ -399,7 +514,7 @@ func (s *stack) backwardBatch(p, g []float64, w *batchWork, rows int, gy, gl, ct
 			gor := gO[mr*s.out:]
 			for i := 0; i < n; i++ {
 				guw, guh, gud := s.spline(gor, i)
-				gx[r*n+i] = kn[mr*n+i].ForwardVJP(x[r*n+i], gy[r*n+i], gl[r], guw, guh, gud)
+				gx[r*n+i] = kn[s.knotRow(r, i)*n+i].ForwardVJP(x[r*n+i], gy[r*n+i], gl[r], guw, guh, gud)
 			}
 		}
 		s.scaleLogits(gO[:mrows*s.out])
@@ -420,7 +535,7 @@ func (s *stack) backwardBatch(p, g []float64, w *batchWork, rows int, gy, gl, ct
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, goi, sub(q[s.oW3:], h, i*s.per, 0, s.per, p), 1, sub(w.gh2, h, 0, 0, mrows, p))
 		}
 		colSum(gq[s.oB3:s.oC1], gO, mrows, s.out)
-		reluGrad(w.gh2[:mrows*h], h2l[:mrows*h])
+		reluGradSum(w.gh2, h2l, gq[s.oB2:s.oW3], mrows, h)
 		// Second hidden layer, degree block by degree block.
 		for i := range w.gh1[:mrows*h] {
 			w.gh1[i] = 0
@@ -434,25 +549,44 @@ func (s *stack) backwardBatch(p, g []float64, w *batchWork, rows int, gy, gl, ct
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, gh2d, sub(h1l, h, 0, 0, mrows, b), 1, sub(gq[s.oW2:], h, a, 0, b-a, b))
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gh2d, sub(q[s.oW2:], h, a, 0, b-a, b), 1, sub(w.gh1, h, 0, 0, mrows, b))
 		}
-		colSum(gq[s.oB2:s.oW3], w.gh2, mrows, h)
-		reluGrad(w.gh1[:mrows*h], h1l[:mrows*h])
-		// First hidden layer.
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, GH1, gen(mrows, n, x), 1, gen(h, n, gq[s.oW1:]))
-		colSum(gq[s.oB1:s.oW2], w.gh1, mrows, h)
+		reluGradSum(w.gh1, h1l, gq[s.oB1:s.oW2], mrows, h)
+		// First hidden layer. Its weight gradients are formed transposed,
+		// Xᵀ·GH1, so that gonum runs h-long rather than n-long (or
+		// ctx-long) row updates, and then added in.
+		if !s.constant() { // else the input weights are all masked
+			s.addTransposedGrad(gq[s.oW1:s.oB1], x, GH1, mrows, n, w.gt)
+		}
 		if s.ctx > 0 {
-			C := gen(mrows, s.ctx, ctx)
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, GH1, C, 1, gen(h, s.ctx, gq[s.oC1:]))
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, GH2, C, 1, gen(h, s.ctx, gq[s.oC2:]))
+			s.addTransposedGrad(gq[s.oC1:s.oC2], ctx, GH1, mrows, s.ctx, w.gt)
+			s.addTransposedGrad(gq[s.oC2:s.size], ctx, GH2, mrows, s.ctx, w.gt)
 		}
 		if l == 0 {
 			break // the stack's input carries no parameters
 		}
 		if !s.constant() { // else the masked input weights are all zero
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, GH1, gen(h, n, q[s.oW1:]), 1, gen(rows, n, gx))
+			// gx = GH1·W1 as h-long dot products with the rows of W1ᵀ.
+			w1t := w.wt[l][:n*h]
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, GH1, gen(n, h, w1t), 1, gen(rows, n, gx))
 		}
 		// Undo the permutation: the gradient of the previous layer's output.
 		for r := 0; r < rows; r++ {
 			reverseInto(gy[r*n:(r+1)*n], gx[r*n:(r+1)*n])
+		}
+	}
+}
+
+// addTransposedGrad adds Gᵀ·A (h×m) to dst, where A is rows×m and G
+// rows×h, by computing Aᵀ·G into scratch and adding its transpose: gonum
+// then runs h-long row updates, one per entry of the narrow A, instead of
+// m-long ones per entry of G.
+func (s *stack) addTransposedGrad(dst, a []float64, g blas64.General, rows, m int, scratch []float64) {
+	h := s.hidden
+	t := scratch[:m*h]
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(rows, m, a), g, 0, gen(m, h, t))
+	for j := 0; j < m; j++ {
+		row := t[j*h : (j+1)*h]
+		for i, v := range row {
+			dst[i*m+j] += v
 		}
 	}
 }
@@ -466,10 +600,20 @@ func colSum(dst, m []float64, rows, cols int) {
 	}
 }
 
-func reluGrad(g, act []float64) {
-	for i, a := range act {
-		if a <= 0 {
-			g[i] = 0
+// reluGradSum zeroes the entries of the rows×cols gradient g whose ReLU
+// activation act was not positive and adds the column sums of the result
+// (the bias gradient) to dst, in one pass.
+func reluGradSum(g, act, dst []float64, rows, cols int) {
+	for r := 0; r < rows; r++ {
+		gr := g[r*cols : (r+1)*cols]
+		ar := act[r*cols : (r+1)*cols]
+		d := dst[:cols]
+		for j, a := range ar {
+			if a <= 0 {
+				gr[j] = 0
+			} else {
+				d[j] += gr[j]
+			}
 		}
 	}
 }

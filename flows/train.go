@@ -193,7 +193,10 @@ type worker interface {
 }
 
 // workerRows bounds the scratch of a worker; larger batches are chunked.
-const workerRows = 256
+// At 128 rows gonum multiplies the rows×hidden blocks serially: from 256 it
+// splits them over goroutines, which only adds overhead when the training
+// workers already occupy the cores.
+const workerRows = 128
 
 // minWorkerRows is the smallest share of a minibatch worth a goroutine.
 const minWorkerRows = 32
