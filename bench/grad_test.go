@@ -13,6 +13,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/ad/ops"
 )
 
 // gradImpl evaluates a log-density at x, writes its gradient into grad and
@@ -251,6 +252,20 @@ func (ld *logisticData) graph() (*G.ExprGraph, *G.Node, []*G.Node) {
 	return g, G.Must(G.Add(ll, prior)), []*G.Node{beta}
 }
 
+// graphGLM is the same model with the log-likelihood as one fused
+// ops.BernoulliLogitGLM node, the analogue of Stan's bernoulli_logit_glm.
+func (ld *logisticData) graphGLM() (*G.ExprGraph, *G.Node, []*G.Node) {
+	g := G.NewGraph()
+	X := G.NewMatrix(g, tensor.Float64, G.WithShape(ld.n, ld.d), G.WithName("X"),
+		G.WithValue(tensor.New(tensor.WithShape(ld.n, ld.d), tensor.WithBacking(append([]float64(nil), ld.x...)))))
+	y := G.NewVector(g, tensor.Float64, G.WithShape(ld.n), G.WithName("y"),
+		G.WithValue(tensor.New(tensor.WithShape(ld.n), tensor.WithBacking(append([]float64(nil), ld.y...)))))
+	beta := G.NewVector(g, tensor.Float64, G.WithShape(ld.d), G.WithName("beta"), G.WithInit(G.Zeroes()))
+	ll := G.Must(ops.BernoulliLogitGLM(X, beta, y))
+	prior := G.Must(G.Mul(G.NewConstant(-0.5), G.Must(G.Sum(G.Must(G.Square(beta))))))
+	return g, G.Must(G.Add(ll, prior)), []*G.Node{beta}
+}
+
 // handImpl is the log-density written directly: one BLAS matrix-vector
 // product each way and one exp per observation shared by the log-likelihood
 // and its derivative. It owns its scratch, like a Program.
@@ -293,9 +308,11 @@ func logisticSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
 	}
 	g1, out1, wrt1 := ld.graph()
 	g2, out2, wrt2 := ld.graph()
+	g3, out3, wrt3 := ld.graphGLM()
 	return x, map[string]gradImpl{
-		"compiled": compiledImpl(tb, g1, out1, wrt1),
-		"tape":     tapeImpl(tb, g2, out2, wrt2),
-		"hand":     ld.handImpl(),
+		"compiled":     compiledImpl(tb, g1, out1, wrt1),
+		"compiled-glm": compiledImpl(tb, g3, out3, wrt3),
+		"tape":         tapeImpl(tb, g2, out2, wrt2),
+		"hand":         ld.handImpl(),
 	}
 }

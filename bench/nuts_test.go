@@ -30,7 +30,7 @@ type nutsSetup func(tb testing.TB) nutsModel
 // was timed on this machine.
 var nutsModels = map[string]nutsSetup{
 	"gauss21":                   programSetup(gauss21Graph),
-	"logistic":                  programSetup(newLogisticData(logisticN, logisticD, 2024).graph),
+	"logistic":                  programSetup(newLogisticData(logisticN, logisticD, 2024).graphGLM),
 	"eight_schools_noncentered": eightSchoolsNUTSSetup,
 	"factor3":                   factor3NUTSSetup,
 }

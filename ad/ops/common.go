@@ -54,6 +54,8 @@ var (
 	_ lowerer = rqSplineGradOp{}
 	_ lowerer = sliceOp{}
 	_ lowerer = embedOp{}
+	_ lowerer = glmOp{}
+	_ lowerer = glmGradOp{}
 
 	_ gorgonia.SDOp = unaryOp{}
 	_ gorgonia.SDOp = scaledOp{}
@@ -69,9 +71,12 @@ var (
 	_ gorgonia.SDOp = rqSplineGradOp{}
 	_ gorgonia.SDOp = sliceOp{}
 	_ gorgonia.SDOp = embedOp{}
+	_ gorgonia.SDOp = glmOp{}
+	_ gorgonia.SDOp = glmGradOp{}
 
 	_ ad.Lowerer = choleskyOp{}
 	_ ad.Cloner  = (*choleskyGradKernel)(nil)
+	_ ad.Cloner  = (*glmKernel)(nil)
 )
 
 // typeVar is the element type shared by all inputs and the output.

@@ -2,8 +2,8 @@
 // v0.9.18 lacks or gets wrong, for writing log-densities: Cholesky
 // factorisation, log-determinant of a symmetric positive-definite matrix,
 // triangular solves, lgamma and digamma, asinh, sinh, atanh, a numerically
-// stable log-sum-exp, softplus, log-sigmoid and the rational-quadratic
-// spline.
+// stable log-sum-exp, softplus, log-sigmoid, the rational-quadratic
+// spline and a fused Bernoulli-logit GLM log-likelihood (BernoulliLogitGLM).
 //
 // Every constructor (Cholesky, LogDetSPD, SolveTriangular, Lgamma, ...) adds
 // nodes to the graph of its arguments and returns the result. Each op

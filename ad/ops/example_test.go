@@ -117,3 +117,35 @@ func ExampleLgamma() {
 	// Output:
 	// lgamma(1) = 0.0000, digamma(1) = -0.5772, trigamma(1) = 1.6449
 }
+
+// A logistic regression y_i ~ Bernoulli(σ(x_iᵀβ)) with a standard normal
+// prior on β. BernoulliLogitGLM is one node whose native kernel computes the
+// log-likelihood and its gradient Xᵀ(y − σ(Xβ)) in one pass; X and y are
+// data.
+func ExampleBernoulliLogitGLM() {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 2), gorgonia.WithName("X"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 0, 0, 1, 1, 1}))))
+	y := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("y"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 0, 1}))))
+	beta := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("beta"))
+
+	loglik := gorgonia.Must(ops.BernoulliLogitGLM(x, beta, y))
+	prior := gorgonia.Must(gorgonia.Mul(gorgonia.NewConstant(-0.5), gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(beta))))))
+	logp := gorgonia.Must(gorgonia.Add(loglik, prior))
+
+	prog, err := ad.Compile(g, logp, []*gorgonia.Node{beta})
+	if err != nil {
+		log.Fatal(err)
+	}
+	grad := make([]float64, 2)
+	v, err := prog.LogDensityGrad([]float64{0.5, -0.5}, grad)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("log p = %.4f\n", v)
+	fmt.Printf("gradient = %.4f\n", grad)
+	// Output:
+	// log p = -1.8913
+	// gradient = [0.3775 0.6225]
+}
