@@ -44,9 +44,11 @@
 //
 // TRJ uses per-model affine or RQMA flows (the paper's factor-analysis
 // variant: sigmoid scale √(8/π), minibatch 32, validation-based early
-// stopping) on the unconstrained scale, with the map h̄ of Alignment that
-// keeps each shared parameter on its own reference coordinate and puts
-// the auxiliaries on the new loadings. The baseline is the Lopes–West
+// stopping; DefaultConfig decays the learning rate more slowly, since the
+// paper's schedule stops learning before the flows beat the affine ones
+// on held-out draws) on the unconstrained scale, with the map h̄ of
+// Alignment that keeps each shared parameter on its own reference
+// coordinate and puts the auxiliaries on the new loadings. The baseline is the Lopes–West
 // independence proposal q_k(θ) = N(β; μ_β, 2B) Π IG(Λ_ii; 18, 18υ_i²),
 // its Gaussian part on the loadings themselves (draws with β_jj ≤ 0 are
 // outside the support and rejected).
