@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -154,17 +153,7 @@ func (c *Config) Validate() error {
 	case c.RejuvenateSteps < 0:
 		return fmt.Errorf("factor: %d rejuvenation steps", c.RejuvenateSteps)
 	}
-	seen := map[string]bool{}
-	for _, p := range c.Proposals {
-		if !slices.Contains(ProposalTypes(), p) {
-			return fmt.Errorf("factor: unknown proposal type %q (want one of %v)", p, ProposalTypes())
-		}
-		if seen[p] {
-			return fmt.Errorf("factor: proposal type %q listed twice", p)
-		}
-		seen[p] = true
-	}
-	return nil
+	return experiment.CheckProposals("factor", c.Proposals, ProposalTypes())
 }
 
 // Pilot holds SMC draws (unconstrained) of each model: Train[k] and

@@ -1,24 +1,12 @@
 package factor
 
 import (
-	"errors"
-	"fmt"
-	"math"
-	"os"
-	"path/filepath"
-
 	"github.com/trjgo/trj/internal/figures"
+	"github.com/trjgo/trj/models/experiment"
 )
 
 // figureNames are the proposal types' display names, after the paper.
-var figureNames = map[string]string{"affine": "Affine TRJ", "rqma": "RQMA-NF TRJ", "lopes-west": "Lopes–West"}
-
-func figureName(kind string) string {
-	if n, ok := figureNames[kind]; ok {
-		return n
-	}
-	return kind
-}
+var figureNames = experiment.ProposalNames{"affine": "Affine TRJ", "rqma": "RQMA-NF TRJ", "lopes-west": "Lopes–West"}
 
 // WriteFigures writes the experiment's figures into dir (created if
 // needed), each as PNG and SVG, and returns the files written:
@@ -28,31 +16,20 @@ func figureName(kind string) string {
 // loadings of variable 4 on factors 2 and 3, and of variable 5 on factors
 // 1 and 3). Figures whose data the run did not produce are skipped.
 func (r *Result) WriteFigures(dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	w, err := experiment.NewFigureWriter(dir)
+	if err != nil {
 		return nil, err
 	}
 	var order []string
 	for _, k := range r.Order {
-		order = append(order, figureName(k))
-	}
-	var files []string
-	var errs []error
-	write := func(base string, draw func(path string) error) {
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, base+ext)
-			if err := draw(path); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", path, err))
-				continue
-			}
-			files = append(files, path)
-		}
+		order = append(order, figureNames.Name(k))
 	}
 	if len(r.Running) > 0 {
 		series := map[string][][]float64{}
 		for k, v := range r.Running {
-			series[figureName(k)] = v
+			series[figureNames.Name(k)] = v
 		}
-		write("factor_running", func(path string) error {
+		w.Write("factor_running", func(path string) error {
 			_, err := figures.RunningEstimates(path, "Factor analysis: running estimates of π(2 factors)", series, Truth2,
 				figures.WithOrder(order...), figures.WithYLabel("π̂(k=2)"))
 			return err
@@ -60,12 +37,12 @@ func (r *Result) WriteFigures(dir string) ([]string, error) {
 	}
 	var groups []figures.Group
 	for _, k := range r.Order {
-		if v, ok := r.Bridge[k]; ok && anyFinite(v) {
-			groups = append(groups, figures.Group{Name: figureName(k), Values: v})
+		if v, ok := r.Bridge[k]; ok && experiment.AnyFinite(v) {
+			groups = append(groups, figures.Group{Name: figureNames.Name(k), Values: v})
 		}
 	}
 	if len(groups) > 0 {
-		write("factor_bridge", func(path string) error {
+		w.Write("factor_bridge", func(path string) error {
 			_, err := figures.Violins(path, "Factor analysis: bridge estimates of π(2 factors)", groups, Truth2,
 				figures.WithYLabel("π̂(k=2)"))
 			return err
@@ -79,7 +56,7 @@ func (r *Result) WriteFigures(dir string) ([]string, error) {
 		for pi, pr := range pairs {
 			src, err := figures.Marginal(r.Source, pr[0], pr[1])
 			if err != nil {
-				return files, err
+				return w.Files(), err
 			}
 			panels = append(panels, figures.ScatterPanel{
 				Title: "source: 2-factor draws", XLabel: names[pi][0], YLabel: names[pi][1],
@@ -87,7 +64,7 @@ func (r *Result) WriteFigures(dir string) ([]string, error) {
 			})
 			bg, err := figures.Marginal(r.Background, pr[0], pr[1])
 			if err != nil {
-				return files, err
+				return w.Files(), err
 			}
 			for _, k := range r.Order {
 				prop, ok := r.Proposed[k]
@@ -96,28 +73,19 @@ func (r *Result) WriteFigures(dir string) ([]string, error) {
 				}
 				pts, err := figures.Marginal(prop, pr[0], pr[1])
 				if err != nil {
-					return files, err
+					return w.Files(), err
 				}
 				panels = append(panels, figures.ScatterPanel{
-					Title: figureName(k) + " → 3 factors", XLabel: names[pi][0], YLabel: names[pi][1],
+					Title: figureNames.Name(k) + " → 3 factors", XLabel: names[pi][0], YLabel: names[pi][1],
 					Background: bg, BackgroundName: "π(·|k=3)", Contours: len(bg) >= 3,
-					Layers: []figures.ScatterLayer{{Name: figureName(k), Points: pts}},
+					Layers: []figures.ScatterLayer{{Name: figureNames.Name(k), Points: pts}},
 				})
 			}
 		}
-		write("factor_proposals", func(path string) error {
+		w.Write("factor_proposals", func(path string) error {
 			_, err := figures.Scatter(path, "Factor analysis: proposals from 2 to 3 factors", panels, figures.WithColumns(len(r.Proposed)+1))
 			return err
 		})
 	}
-	return files, errors.Join(errs...)
-}
-
-func anyFinite(v []float64) bool {
-	for _, x := range v {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			return true
-		}
-	}
-	return false
+	return w.Files(), w.Err()
 }

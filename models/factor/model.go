@@ -15,6 +15,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -273,41 +274,6 @@ func SamplePrior(rng *rand.Rand, l Layout, u []float64) error {
 	return nil
 }
 
-// likelihood is log p(y | θ) as a Target: the posterior minus the prior.
-type likelihood struct {
-	post, prior ppl.Model
-	g           []float64
-}
-
-func (l *likelihood) Dim() int { return l.post.Dim() }
-
-func (l *likelihood) LogDensity(u []float64) (float64, error) {
-	a, err := l.post.LogDensity(u)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	b, err := l.prior.LogDensity(u)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	return a - b, nil
-}
-
-func (l *likelihood) LogDensityGrad(u, grad []float64) (float64, error) {
-	a, err := l.post.LogDensityGrad(u, grad)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	b, err := l.prior.LogDensityGrad(u, l.g)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	for i, v := range l.g {
-		grad[i] -= v
-	}
-	return a - b, nil
-}
-
 // TemperedFactory returns a factory of SMC targets (prior and likelihood
 // kept apart, prior draws exact) for the k-factor model, one per worker.
 func TemperedFactory(y *mat.Dense, k int) (func(worker int) (kernels.TemperedModel, error), error) {
@@ -323,7 +289,10 @@ func TemperedFactory(y *mat.Dense, k int) (func(worker int) (kernels.TemperedMod
 	lay := NewLayout(p, k)
 	return func(int) (kernels.TemperedModel, error) {
 		pr := prior.Clone()
-		lik := &likelihood{post: post.Clone(), prior: prior.Clone(), g: make([]float64, post.Dim())}
+		lik, err := experiment.NewLikelihood(post.Clone(), prior.Clone())
+		if err != nil {
+			return nil, err
+		}
 		return kernels.NewSplitModel(pr, lik, func(rng *rand.Rand, u []float64) error { return SamplePrior(rng, lay, u) })
 	}, nil
 }

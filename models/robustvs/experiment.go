@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
@@ -105,17 +104,7 @@ func (c *Config) Validate() error {
 	case c.ScatterSources < 0:
 		return errors.New("robustvs: negative scatter size")
 	}
-	seen := map[string]bool{}
-	for _, p := range c.Proposals {
-		if !slices.Contains(ProposalTypes(), p) {
-			return fmt.Errorf("robustvs: unknown proposal type %q (want one of %v)", p, ProposalTypes())
-		}
-		if seen[p] {
-			return fmt.Errorf("robustvs: proposal type %q listed twice", p)
-		}
-		seen[p] = true
-	}
-	return nil
+	return experiment.CheckProposals("robustvs", c.Proposals, ProposalTypes())
 }
 
 // Pilot holds the SMC draws of each model split into training and

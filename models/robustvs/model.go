@@ -15,6 +15,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -206,41 +207,6 @@ func NewSpace(d *Data, opts ...SpaceOption) (*ppl.Space, error) {
 	return ppl.NewSpace(ms, o...)
 }
 
-// likelihood is log p(y | β) as a Target: posterior minus prior.
-type likelihood struct {
-	post, prior ppl.Model
-	g           []float64
-}
-
-func (l *likelihood) Dim() int { return l.post.Dim() }
-
-func (l *likelihood) LogDensity(u []float64) (float64, error) {
-	a, err := l.post.LogDensity(u)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	b, err := l.prior.LogDensity(u)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	return a - b, nil
-}
-
-func (l *likelihood) LogDensityGrad(u, grad []float64) (float64, error) {
-	a, err := l.post.LogDensityGrad(u, grad)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	b, err := l.prior.LogDensityGrad(u, l.g)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	for i, v := range l.g {
-		grad[i] -= v
-	}
-	return a - b, nil
-}
-
 // TemperedFactory returns a factory of SMC targets for the model with
 // inclusion vector ind (prior and likelihood apart, exact prior draws).
 func TemperedFactory(d *Data, ind []int) (func(worker int) (kernels.TemperedModel, error), error) {
@@ -253,7 +219,10 @@ func TemperedFactory(d *Data, ind []int) (func(worker int) (kernels.TemperedMode
 		return nil, err
 	}
 	return func(int) (kernels.TemperedModel, error) {
-		lik := &likelihood{post: post.Clone(), prior: prior.Clone(), g: make([]float64, post.Dim())}
+		lik, err := experiment.NewLikelihood(post.Clone(), prior.Clone())
+		if err != nil {
+			return nil, err
+		}
 		return kernels.NewSplitModel(prior.Clone(), lik, func(rng *rand.Rand, u []float64) error {
 			for i := range u {
 				u[i] = PriorSD * rng.NormFloat64()

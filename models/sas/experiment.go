@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -126,17 +125,7 @@ func (c *ExperimentConfig) Validate() error {
 	case c.ScatterSources < 0 || c.ScatterAux < 0:
 		return errors.New("sas: negative scatter sizes")
 	}
-	seen := map[string]bool{}
-	for _, p := range c.Proposals {
-		if !slices.Contains(ProposalTypes(), p) {
-			return fmt.Errorf("sas: unknown proposal type %q (want one of %v)", p, ProposalTypes())
-		}
-		if seen[p] {
-			return fmt.Errorf("sas: proposal type %q listed twice", p)
-		}
-		seen[p] = true
-	}
-	return nil
+	return experiment.CheckProposals("sas", c.Proposals, ProposalTypes())
 }
 
 // ProposalTypes lists the proposal types of the SAS experiment.
