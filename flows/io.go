@@ -307,41 +307,27 @@ func Load(r io.Reader) (any, error) {
 }
 
 // LoadRQMA reads a flow written by Save and fails unless it is an RQMA.
-func LoadRQMA(r io.Reader) (*RQMA, error) {
-	f, err := Load(r)
-	if err != nil {
-		return nil, err
-	}
-	g, ok := f.(*RQMA)
-	if !ok {
-		return nil, fmt.Errorf("%w: file holds a %T, not an RQMA flow", ErrFormat, f)
-	}
-	return g, nil
-}
+func LoadRQMA(r io.Reader) (*RQMA, error) { return loadAs[*RQMA](r, "an RQMA flow") }
 
 // LoadAffine reads a flow written by Save and fails unless it is affine.
-func LoadAffine(r io.Reader) (*Affine, error) {
-	f, err := Load(r)
-	if err != nil {
-		return nil, err
-	}
-	g, ok := f.(*Affine)
-	if !ok {
-		return nil, fmt.Errorf("%w: file holds a %T, not an affine flow", ErrFormat, f)
-	}
-	return g, nil
-}
+func LoadAffine(r io.Reader) (*Affine, error) { return loadAs[*Affine](r, "an affine flow") }
 
 // LoadConditionalRQMA reads a flow written by Save and fails unless it is a
 // conditional RQMA flow.
 func LoadConditionalRQMA(r io.Reader) (*ConditionalRQMA, error) {
+	return loadAs[*ConditionalRQMA](r, "a conditional flow")
+}
+
+// loadAs is Load followed by a check that the file holds a flow of type T.
+func loadAs[T any](r io.Reader, what string) (T, error) {
+	var zero T
 	f, err := Load(r)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	g, ok := f.(*ConditionalRQMA)
+	g, ok := f.(T)
 	if !ok {
-		return nil, fmt.Errorf("%w: file holds a %T, not a conditional flow", ErrFormat, f)
+		return zero, fmt.Errorf("%w: file holds a %T, not %s", ErrFormat, f, what)
 	}
 	return g, nil
 }
