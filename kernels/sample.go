@@ -270,40 +270,28 @@ func runChain(ctx context.Context, c int, factory func(int) (Target, error), ini
 		if err != nil {
 			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
 		}
-		start := time.Now()
-		for it := 0; it < total; it++ {
-			if err := cancelled(it); err != nil {
-				return n, err
-			}
-			var info NUTSInfo
-			if it < set.Warmup {
-				s, info, err = ad.Step(rng, s)
-				if err != nil {
-					return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+		err = runPhases(total, set.Warmup, cancelled, record, out,
+			func(it int) ([]float64, DrawInfo, error) {
+				var info NUTSInfo
+				var err error
+				if s, info, err = ad.Step(rng, s); err != nil {
+					return nil, DrawInfo{}, fmt.Errorf("kernels: chain %d: %w", c, err)
 				}
 				if it == set.Warmup-1 {
 					ad.Finish()
 				}
-			} else {
-				if it == set.Warmup {
-					out.WarmupTime = time.Since(start)
-					out.WarmupGradEvals = ad.GradEvals
-					start = time.Now()
-				}
+				return s.Position, nutsDrawInfo(s, info), nil
+			},
+			func() ([]float64, DrawInfo) {
+				var info NUTSInfo
 				s, info = k.Step(rng, s)
 				out.SampleGradEvals += info.NumLeapfrog
-			}
-			record(it, s.Position, DrawInfo{
-				LogDensity: s.LogDensity, AcceptStat: info.AcceptProb, StepSize: info.StepSize,
-				TreeDepth: info.TreeDepth, NumLeapfrog: info.NumLeapfrog, Divergent: info.Divergent, Energy: info.Energy,
+				return s.Position, nutsDrawInfo(s, info)
 			})
+		if err != nil {
+			return n, err
 		}
-		if set.Draws == 0 {
-			out.WarmupTime = time.Since(start)
-			out.WarmupGradEvals = ad.GradEvals
-		} else {
-			out.SampleTime = time.Since(start)
-		}
+		out.WarmupGradEvals = ad.GradEvals
 		out.StepSize, out.Metric = k.StepSize, k.Metric
 	case AlgRWM:
 		scale := set.RWMScale
@@ -322,36 +310,75 @@ func runChain(ctx context.Context, c int, factory func(int) (Target, error), ini
 		if err != nil {
 			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
 		}
-		start := time.Now()
-		for it := 0; it < total; it++ {
-			if err := cancelled(it); err != nil {
-				return n, err
-			}
-			var info RWMInfo
-			if it < set.Warmup {
-				s, info, err = ad.Step(rng, s)
-				if err != nil {
-					return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+		err = runPhases(total, set.Warmup, cancelled, record, out,
+			func(int) ([]float64, DrawInfo, error) {
+				var info RWMInfo
+				var err error
+				if s, info, err = ad.Step(rng, s); err != nil {
+					return nil, DrawInfo{}, fmt.Errorf("kernels: chain %d: %w", c, err)
 				}
 				out.WarmupGradEvals++
-			} else {
-				if it == set.Warmup {
-					out.WarmupTime = time.Since(start)
-					start = time.Now()
-				}
+				return s.Position, rwmDrawInfo(s, info), nil
+			},
+			func() ([]float64, DrawInfo) {
+				var info RWMInfo
 				s, info = k.Step(rng, s)
 				out.SampleGradEvals++
-			}
-			record(it, s.Position, DrawInfo{LogDensity: s.LogDensity, AcceptStat: info.AcceptProb, StepSize: info.Scale})
-		}
-		if set.Draws == 0 {
-			out.WarmupTime = time.Since(start)
-		} else {
-			out.SampleTime = time.Since(start)
+				return s.Position, rwmDrawInfo(s, info)
+			})
+		if err != nil {
+			return n, err
 		}
 		out.RWMScale, out.RWMCovariance = k.Scale, k.Covariance()
 	}
 	return n, nil
+}
+
+// runPhases runs a chain's warm-up iterations, then its sampling ones, and
+// times each phase: warm and sample advance the chain by one iteration and
+// return the draw to record.
+func runPhases(total, warmup int, cancelled func(int) error, record func(int, []float64, DrawInfo), out *Chain,
+	warm func(it int) ([]float64, DrawInfo, error), sample func() ([]float64, DrawInfo)) error {
+	start := time.Now()
+	for it := 0; it < total; it++ {
+		if err := cancelled(it); err != nil {
+			return err
+		}
+		var x []float64
+		var d DrawInfo
+		if it < warmup {
+			var err error
+			if x, d, err = warm(it); err != nil {
+				return err
+			}
+		} else {
+			if it == warmup {
+				out.WarmupTime = time.Since(start)
+				start = time.Now()
+			}
+			x, d = sample()
+		}
+		record(it, x, d)
+	}
+	if total == warmup {
+		out.WarmupTime = time.Since(start)
+	} else {
+		out.SampleTime = time.Since(start)
+	}
+	return nil
+}
+
+// nutsDrawInfo is the per-draw record of a NUTS iteration.
+func nutsDrawInfo(s NUTSState, info NUTSInfo) DrawInfo {
+	return DrawInfo{
+		LogDensity: s.LogDensity, AcceptStat: info.AcceptProb, StepSize: info.StepSize,
+		TreeDepth: info.TreeDepth, NumLeapfrog: info.NumLeapfrog, Divergent: info.Divergent, Energy: info.Energy,
+	}
+}
+
+// rwmDrawInfo is the per-draw record of a random-walk Metropolis iteration.
+func rwmDrawInfo(s RWMState, info RWMInfo) DrawInfo {
+	return DrawInfo{LogDensity: s.LogDensity, AcceptStat: info.AcceptProb, StepSize: info.Scale}
 }
 
 // initialPoint draws a start with a finite log-density and gradient.
