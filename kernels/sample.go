@@ -51,6 +51,12 @@ type SampleSettings struct {
 	Draws int
 	// Seed seeds every chain: chain c uses rand.NewPCG(Seed, c).
 	Seed uint64
+	// FirstChain numbers the chains: the run's k-th chain is chain
+	// FirstChain+k, seeded, built (factory, init) and reported (Progress,
+	// errors) as that chain, so a run split into blocks of chains (shards
+	// in separate processes) reproduces the chains of one run exactly.
+	// Zero runs chains 0 … Chains−1.
+	FirstChain int
 	// SaveWarmup keeps the warm-up iterations in the result.
 	SaveWarmup bool
 
@@ -167,6 +173,8 @@ func Sample(ctx context.Context, factory func(chain int) (Target, error), init I
 	switch {
 	case set.Chains < 0:
 		return nil, fmt.Errorf("kernels: %d chains", set.Chains)
+	case set.FirstChain < 0:
+		return nil, fmt.Errorf("kernels: first chain %d, want non-negative", set.FirstChain)
 	case set.Draws < 0:
 		return nil, fmt.Errorf("kernels: %d draws", set.Draws)
 	case set.Algorithm != AlgNUTS && set.Algorithm != AlgRWM:
@@ -180,15 +188,15 @@ func Sample(ctx context.Context, factory func(chain int) (Target, error), init I
 	errs := make([]error, set.Chains)
 	dims := make([]int, set.Chains)
 	var wg sync.WaitGroup
-	for c := 0; c < set.Chains; c++ {
+	for k := 0; k < set.Chains; k++ {
 		wg.Add(1)
-		go func(c int) {
+		go func(k int) {
 			defer wg.Done()
-			dims[c], errs[c] = runChain(ctx, c, factory, init, &set, &res.Chains[c])
-			if errs[c] != nil {
+			dims[k], errs[k] = runChain(ctx, set.FirstChain+k, factory, init, &set, &res.Chains[k])
+			if errs[k] != nil {
 				cancel()
 			}
-		}(c)
+		}(k)
 	}
 	wg.Wait()
 	// Report the root cause: a chain's own failure rather than the

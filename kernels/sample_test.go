@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 )
@@ -115,5 +116,47 @@ func TestChainDraw(t *testing.T) {
 	c := res.Chains[0]
 	if d := c.Draw(4); len(d) != 3 || &d[0] != &c.Draws[12] {
 		t.Errorf("Draw(4) is not draws[12:15]")
+	}
+}
+
+// TestSampleFirstChain runs four chains as one run and as blocks of one
+// and three: each block's chains are the same chains, draw for draw, and
+// factory, init and Progress see the unsharded chain numbers.
+func TestSampleFirstChain(t *testing.T) {
+	g := newGaussian(t, []float64{0, 1}, diagCov([]float64{1, 2}))
+	set := SampleSettings{Chains: 4, Warmup: 40, Draws: 20, Seed: 7}
+	whole, err := Sample(context.Background(), gaussianFactory(g), nil, &set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range [][2]int{{0, 1}, {1, 3}} {
+		set := set
+		set.FirstChain, set.Chains = block[0], block[1]
+		var seen [4]atomic.Int64
+		part, err := Sample(context.Background(),
+			func(c int) (Target, error) { seen[c].Add(1); return g.clone(), nil },
+			func(c int, rng *rand.Rand, x []float64) error {
+				seen[c].Add(1)
+				for i := range x {
+					x[i] = rng.Float64()*4 - 2
+				}
+				return nil
+			},
+			&set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, ch := range part.Chains {
+			c := block[0] + k
+			if seen[c].Load() != 2 {
+				t.Errorf("chain %d: factory and init called %d times, want 2", c, seen[c].Load())
+			}
+			if !slices.Equal(ch.Draws, whole.Chains[c].Draws) {
+				t.Errorf("block %v: chain %d differs from the whole run's", block, c)
+			}
+		}
+	}
+	if _, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{FirstChain: -1}); err == nil {
+		t.Error("negative FirstChain accepted")
 	}
 }
