@@ -6,7 +6,7 @@
 //	trj sample -model NAME [-data FILE] [-sampler nuts|rwm|smc] [-chains 4]
 //	           [-warmup 1000] [-draws 1000] [-seed 1] [-o draws.csv] [-quiet]
 //	           [-metric diag_e|dense_e|unit_e] [-adapt-delta 0.8]
-//	           [-smc-move eigen-rwm|rwm|nuts]
+//	           [-smc-move eigen-rwm|rwm|nuts] [-shard i/n|n]
 //	trj run sas|factor|robustvs [-paper] [-seed 1] [-out DIR] [-json FILE]
 //	           [-quiet] [-chains N -steps N (sas, factor)]
 //	           [-data FILE (factor, robustvs)]
@@ -23,4 +23,13 @@
 // (else ./data, else ../shared/data). With -sampler smc, -draws is the
 // number of particles, reported as one chain, and the log evidence is
 // printed.
+//
+// With -shard i/n, sample runs only the i-th of n contiguous blocks of the
+// chains, each chain seeded as in the whole run, and writes their files
+// under the whole run's names (draws_3.csv for chain 3), so that n shard
+// processes on a batch scheduler and one "trj summary draws_*.csv" give the
+// whole run's files and table. "-shard n" takes i from the scheduler:
+// $JOB_COMPLETION_INDEX + 1 (Kubernetes Indexed Jobs) or
+// $SLURM_ARRAY_TASK_ID counted from $SLURM_ARRAY_TASK_MIN (Slurm arrays;
+// submit with --array=1-n). See docs/scale.md.
 package main

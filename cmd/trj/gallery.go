@@ -105,11 +105,14 @@ func mcmcSampler(alg kernels.Algorithm) Sampler {
 		default:
 			return nil, nil, fmt.Errorf("unknown metric %q", cfg.Metric)
 		}
+		// The kernels number chains as in the whole run (cfg.FirstChain
+		// onwards); clones, d and res.Chains count from 0.
+		first := cfg.FirstChain
 		res, err := kernels.Sample(ctx,
-			func(c int) (kernels.Target, error) { return clones[c], nil },
-			func(c int, rng *rand.Rand, x []float64) error { return clones[c].Init(rng, x) },
+			func(c int) (kernels.Target, error) { return clones[c-first], nil },
+			func(c int, rng *rand.Rand, x []float64) error { return clones[c-first].Init(rng, x) },
 			&kernels.SampleSettings{
-				Algorithm: alg, Chains: cfg.Chains, Warmup: warmup, Draws: cfg.Draws, Seed: cfg.Seed,
+				Algorithm: alg, Chains: cfg.Chains, FirstChain: first, Warmup: warmup, Draws: cfg.Draws, Seed: cfg.Seed,
 				NUTSAdapt: adapt, Progress: cfg.Progress,
 			})
 		if err != nil {
@@ -126,7 +129,7 @@ func mcmcSampler(alg kernels.Algorithm) Sampler {
 		errs := make([]error, cfg.Chains)
 		var wg sync.WaitGroup
 		for c := range res.Chains {
-			wg.Go(func() { errs[c] = appendChain(d, c, clones[c], &res.Chains[c], alg) })
+			wg.Go(func() { errs[c] = appendChain(d, c, first+c, clones[c], &res.Chains[c], alg) })
 		}
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
@@ -136,13 +139,14 @@ func mcmcSampler(alg kernels.Algorithm) Sampler {
 	}
 }
 
-// appendChain constrains chain c's draws and appends them to d.
-func appendChain(d *draws.Draws, c int, m ppl.Model, ch *kernels.Chain, alg kernels.Algorithm) error {
+// appendChain constrains the draws of chain c of d, the whole run's chain
+// id (both 0-based), and appends them to d.
+func appendChain(d *draws.Draws, c, id int, m ppl.Model, ch *kernels.Chain, alg kernels.Algorithm) error {
 	x := make([]float64, len(m.ParamNames()))
 	diag := make([]float64, 0, 7)
 	for i, info := range ch.Info {
 		if err := m.Constrain(ch.Draw(i), x); err != nil {
-			return fmt.Errorf("chain %d, draw %d: %w", c+1, i+1, err)
+			return fmt.Errorf("chain %d, draw %d: %w", id+1, i+1, err)
 		}
 		diag = append(diag[:0], info.LogDensity, info.AcceptStat, info.StepSize)
 		if alg == kernels.AlgNUTS {
@@ -153,7 +157,7 @@ func appendChain(d *draws.Draws, c int, m ppl.Model, ch *kernels.Chain, alg kern
 			diag = append(diag, float64(info.TreeDepth), float64(info.NumLeapfrog), div, info.Energy)
 		}
 		if err := d.Append(c, x, diag); err != nil {
-			return fmt.Errorf("chain %d, draw %d: %w", c+1, i+1, err)
+			return fmt.Errorf("chain %d, draw %d: %w", id+1, i+1, err)
 		}
 	}
 	return nil
@@ -165,7 +169,7 @@ func chainSettings(res *kernels.SampleResult) []draws.Setting {
 	var out []draws.Setting
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for c, ch := range res.Chains {
-		p := fmt.Sprintf("chain_%d_", c+1)
+		p := fmt.Sprintf("chain_%d_", res.Settings.FirstChain+c+1)
 		switch res.Settings.Algorithm {
 		case kernels.AlgNUTS:
 			out = append(out, draws.Setting{Key: p + "step_size", Value: f(ch.StepSize)})

@@ -47,10 +47,10 @@ func iidSampler(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, [
 	errs := make([]error, cfg.Chains)
 	for c := range cfg.Chains {
 		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(c)))
+			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.FirstChain+c)))
 			for it := range cfg.Warmup + cfg.Draws {
 				if cfg.Progress != nil {
-					cfg.Progress(c, it)
+					cfg.Progress(cfg.FirstChain+c, it)
 				}
 				if it < cfg.Warmup {
 					continue

@@ -36,9 +36,13 @@ type Registry interface {
 // SampleConfig is the part of the command line a sampler acts on.
 type SampleConfig struct {
 	Chains int
-	Warmup int // warm-up iterations per chain, not saved; 0 means none
-	Draws  int // kept iterations per chain
-	Seed   uint64
+	// FirstChain numbers the chains: the sampler's chain k is chain
+	// FirstChain+k of the whole run, seeded and reported as that chain
+	// (a shard of the run; kernels.SampleSettings.FirstChain).
+	FirstChain int
+	Warmup     int // warm-up iterations per chain, not saved; 0 means none
+	Draws      int // kept iterations per chain
+	Seed       uint64
 	// Progress is to be called after every iteration of every chain, with
 	// the 0-based iteration counting warm-up first; it is safe for
 	// concurrent use by all chains.
@@ -93,6 +97,8 @@ type sampleFlags struct {
 	quiet                     bool
 	metric, smcMove           string
 	adaptDelta                float64
+	shardArg                  string
+	shard                     shard
 }
 
 // smcMoveNames are the -smc-move values (kernels.SMCMove names).
@@ -119,7 +125,12 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 	fs.StringVar(&f.metric, "metric", "diag_e", "NUTS metric adapted in warm-up: "+strings.Join(metricNames(), ", "))
 	fs.Float64Var(&f.adaptDelta, "adapt-delta", 0.8, "NUTS target acceptance statistic in (0, 1); raise it to remove divergences")
 	fs.StringVar(&f.smcMove, "smc-move", "eigen-rwm", "SMC rejuvenation move: "+strings.Join(smcMoveNames(), ", "))
+	fs.StringVar(&f.shardArg, "shard", "", shardFlagHelp+"; the shard runs its block of the chains, seeded as in the whole run, and writes their files (needs -o)")
 	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if f.shard, err = parseShard(f.shardArg, os.Getenv); err != nil {
 		return nil, err
 	}
 	switch {
@@ -141,6 +152,17 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 		return nil, fmt.Errorf("-smc-move %q: want one of %s", f.smcMove, strings.Join(smcMoveNames(), ", "))
 	case !(f.adaptDelta > 0 && f.adaptDelta < 1):
 		return nil, fmt.Errorf("-adapt-delta %v: want a number in (0, 1)", f.adaptDelta)
+	}
+	if f.shard.sharded() {
+		switch {
+		case oneChain(f.sampler):
+			return nil, fmt.Errorf("-shard: -sampler %s runs one population, which cannot be split", f.sampler)
+		case f.out == "":
+			return nil, errors.New("-shard needs -o: a shard's draws are kept only in its files")
+		}
+		if err := f.shard.check(f.chains, "chains"); err != nil {
+			return nil, err
+		}
 	}
 	return &f, nil
 }
@@ -174,13 +196,14 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 	if !ok {
 		return fmt.Errorf("sampler %q is not available in this build", f.sampler)
 	}
-	cfg := SampleConfig{Chains: f.chains, Warmup: f.warmup, Draws: f.draws, Seed: f.seed, Metric: f.metric, AdaptDelta: f.adaptDelta, SMCMove: f.smcMove}
+	lo, hi := f.shard.block(f.chains)
+	cfg := SampleConfig{Chains: hi - lo, FirstChain: lo, Warmup: f.warmup, Draws: f.draws, Seed: f.seed, Metric: f.metric, AdaptDelta: f.adaptDelta, SMCMove: f.smcMove}
 	if oneChain(f.sampler) {
 		f.chains, f.warmup = 1, 0
 		cfg.Chains, cfg.Warmup = 1, 0
 	}
 	if !f.quiet {
-		cfg.Progress = newProgress(stderr, cfg.Chains, cfg.Warmup, f.draws).report
+		cfg.Progress = newProgress(stderr, f.chains, cfg.Warmup, f.draws).report
 		cfg.Tempering = temperingProgress(stderr)
 	}
 	start := time.Now()
@@ -189,8 +212,8 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 		return fmt.Errorf("%s on %s: %w", f.sampler, f.model, err)
 	}
 	elapsed := time.Since(start)
-	if d.Chains() != f.chains {
-		return fmt.Errorf("%s returned %d chains, want %d", f.sampler, d.Chains(), f.chains)
+	if d.Chains() != cfg.Chains {
+		return fmt.Errorf("%s returned %d chains, want %d", f.sampler, d.Chains(), cfg.Chains)
 	}
 	if f.out != "" {
 		names, err := writeDraws(d, f, adapted)
@@ -302,7 +325,7 @@ func writeDraws(d *draws.Draws, f *sampleFlags, adapted []draws.Setting) ([]stri
 		{Key: "num_warmup", Value: strconv.Itoa(f.warmup)},
 		{Key: "save_warmup", Value: "0"},
 		{Key: "thin", Value: "1"},
-		{Key: "num_chains", Value: strconv.Itoa(d.Chains())},
+		{Key: "num_chains", Value: strconv.Itoa(f.chains)}, // the whole run's, in a shard too
 		{Key: "seed", Value: strconv.FormatUint(f.seed, 10)},
 	}
 	if f.sampler == "smc" {
@@ -316,6 +339,9 @@ func writeDraws(d *draws.Draws, f *sampleFlags, adapted []draws.Setting) ([]stri
 		config = append(config, draws.Setting{Key: "data_file", Value: f.data})
 	}
 	config = append(config, adapted...)
+	if f.shard.sharded() {
+		return writeShardFiles(d, f, config)
+	}
 	if d.Chains() > 1 {
 		return d.WriteFiles(f.out, config)
 	}
@@ -331,6 +357,34 @@ func writeDraws(d *draws.Draws, f *sampleFlags, adapted []draws.Setting) ([]stri
 		return nil, fmt.Errorf("writing %s: %w", f.out, err)
 	}
 	return []string{f.out}, nil
+}
+
+// writeShardFiles writes the chains of shard f.shard to the files the whole
+// run would write them to (path_3.csv for chain 3), each with its chain_id
+// and the shard it came from.
+func writeShardFiles(d *draws.Draws, f *sampleFlags, config []draws.Setting) ([]string, error) {
+	lo, _ := f.shard.block(f.chains)
+	all := draws.ChainFileNames(f.out, f.chains)
+	var names []string
+	for k := range d.Chains() {
+		name := all[lo+k]
+		cfg := append(config[:len(config):len(config)],
+			draws.Setting{Key: "shard", Value: f.shard.String()},
+			draws.Setting{Key: "chain_id", Value: strconv.Itoa(lo + k + 1)})
+		file, err := os.Create(name)
+		if err != nil {
+			return nil, err
+		}
+		err = d.WriteCSV(file, k, cfg)
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", name, err)
+		}
+		names = append(names, name)
+	}
+	return names, nil
 }
 
 // progress reports each chain's progress on stderr at every tenth of its

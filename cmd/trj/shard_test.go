@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trjgo/trj/ppl/draws"
+)
+
+func TestParseShard(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, c := range []struct {
+		arg  string
+		env  func(string) string
+		want shard
+	}{
+		{"", env(), shard{1, 1}},
+		{"2/4", env(), shard{2, 4}},
+		{"4/4", env(slurmTaskEnv, "1"), shard{4, 4}},
+		{"3", env(k8sIndexEnv, "0"), shard{1, 3}},
+		{"3", env(k8sIndexEnv, "2"), shard{3, 3}},
+		{"3", env(slurmTaskEnv, "3"), shard{3, 3}},
+		{"3", env(slurmTaskEnv, "0", slurmMinEnv, "0", slurmMaxEnv, "2"), shard{1, 3}},
+		{"3", env(slurmTaskEnv, "7", slurmMinEnv, "5", slurmMaxEnv, "7"), shard{3, 3}},
+	} {
+		got, err := parseShard(c.arg, c.env)
+		if err != nil || got != c.want {
+			t.Errorf("parseShard(%q) = %v, %v; want %v", c.arg, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		arg  string
+		env  func(string) string
+		want string
+	}{
+		{"0/4", env(), "1 ≤ i ≤ n"},
+		{"5/4", env(), "1 ≤ i ≤ n"},
+		{"a/4", env(), "1 ≤ i ≤ n"},
+		{"2/0", env(), "positive integer"},
+		{"x", env(), "positive integer"},
+		{"4", env(), "neither"},
+		{"4", env(k8sIndexEnv, "4"), "outside 1 … 4"},
+		{"4", env(slurmTaskEnv, "0"), "outside 1 … 4"},
+		{"4", env(slurmTaskEnv, "one"), "not an integer"},
+		{"4", env(slurmTaskEnv, "1", slurmMinEnv, "1", slurmMaxEnv, "3"), "--array=1-4"},
+		{"4", env(slurmTaskEnv, "1", k8sIndexEnv, "0"), "both"},
+	} {
+		if _, err := parseShard(c.arg, c.env); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("parseShard(%q): error %v, want one mentioning %q", c.arg, err, c.want)
+		}
+	}
+}
+
+func TestShardBlocks(t *testing.T) {
+	for _, total := range []int{1, 4, 7, 10} {
+		for n := 1; n <= total; n++ {
+			next := 0
+			for i := 1; i <= n; i++ {
+				lo, hi := shard{i, n}.block(total)
+				if lo != next || hi <= lo {
+					t.Fatalf("%d items, shard %d/%d: block [%d, %d) after %d", total, i, n, lo, hi, next)
+				}
+				next = hi
+			}
+			if next != total {
+				t.Errorf("%d items in %d shards cover %d", total, n, next)
+			}
+		}
+	}
+	if err := (shard{1, 5}).check(4, "chains"); err == nil {
+		t.Error("5 shards of 4 chains accepted")
+	}
+}
+
+// eightSchools writes the eight-schools data, so the test runs without
+// the shared data folder.
+func eightSchools(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "eight_schools.json")
+	data := `{"J": 8, "y": [28, 8, -3, 7, -1, 1, 18, 12], "sigma": [15, 10, 16, 11, 9, 11, 10, 18]}`
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// dataRows returns the lines of a CSV file that are not comments: the
+// column header and the draws.
+func dataRows(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			rows = append(rows, l)
+		}
+	}
+	return strings.Join(rows, "\n")
+}
+
+// TestSampleShardsMatchWholeRun runs "trj sample -chains 4" once and as
+// four shards (one of them taking its index from the environment as a
+// Kubernetes Indexed Job does): the shards write the same files with the
+// same draws, and "trj summary" prints the same table over either set.
+func TestSampleShardsMatchWholeRun(t *testing.T) {
+	data := eightSchools(t)
+	common := []string{"sample", "-model", "eight_schools_noncentered", "-data", data,
+		"-chains", "4", "-warmup", "100", "-draws", "60", "-seed", "11", "-quiet"}
+	whole := filepath.Join(t.TempDir(), "es.csv")
+	if code, _, stderr := runDefault(append(common, "-o", whole)...); code != exitOK {
+		t.Fatalf("whole run: code %d, %s", code, stderr)
+	}
+	part := filepath.Join(t.TempDir(), "es.csv")
+	for _, sh := range []string{"1/4", "2/4", "4/4"} {
+		if code, _, stderr := runDefault(append(common, "-o", part, "-shard", sh)...); code != exitOK {
+			t.Fatalf("shard %s: code %d, %s", sh, code, stderr)
+		}
+	}
+	t.Setenv(k8sIndexEnv, "2")
+	if code, _, stderr := runDefault(append(common, "-o", part, "-shard", "4")...); code != exitOK {
+		t.Fatalf("shard 4 from %s=2: code %d, %s", k8sIndexEnv, code, stderr)
+	}
+	wholeFiles, partFiles := draws.ChainFileNames(whole, 4), draws.ChainFileNames(part, 4)
+	for c := range 4 {
+		if dataRows(t, wholeFiles[c]) != dataRows(t, partFiles[c]) {
+			t.Errorf("chain %d: the shard's rows differ from the whole run's", c+1)
+		}
+		_, cfg, err := draws.ReadFiles(partFiles[c])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id, sh string
+		for _, s := range cfg {
+			switch s.Key {
+			case "chain_id":
+				id = s.Value
+			case "shard":
+				sh = s.Value
+			}
+		}
+		if want := string(rune('1' + c)); id != want || sh != want+"/4" {
+			t.Errorf("chain %d: chain_id %q, shard %q", c+1, id, sh)
+		}
+	}
+	summary := func(files []string) string {
+		var out, errb bytes.Buffer
+		if code := runSummary(files, &out, &errb); code != exitOK {
+			t.Fatalf("summary: code %d, %s", code, errb.String())
+		}
+		return out.String()
+	}
+	if a, b := summary(wholeFiles), summary(partFiles); a != b {
+		t.Errorf("summary tables differ:\nwhole run\n%s\nshards\n%s", a, b)
+	}
+}
+
+func TestSampleShardFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-shard", "1/2"}, "needs -o"},
+		{[]string{"-shard", "1/5", "-o", "x.csv"}, "at most 4 shards"},
+		{[]string{"-shard", "1/2", "-o", "x.csv", "-sampler", "smc"}, "cannot be split"},
+		{[]string{"-shard", "3/2", "-o", "x.csv"}, "1 ≤ i ≤ n"},
+	} {
+		code, _, stderr := runArgs(append([]string{"sample", "-model", "normal2"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: code %d, stderr %q; want usage error with %q", c.args, code, stderr, c.want)
+		}
+	}
+}
