@@ -62,10 +62,10 @@ func polynomialRegression(x, y []float64, degree int) (*ppl.GraphModel, error) {
 	b := ppl.NewBuilder()
 	beta := b.Real("beta", p)
 	sigma2 := b.Positive("sigma2")
-	sigma := b.Must(gorgonia.Sqrt(sigma2))
+	sigma := b.Check(gorgonia.Sqrt(sigma2))
 	b.Sample(ppl.InverseGamma{Shape: priorShape, Scale: priorScale}, sigma2)
-	b.Sample(ppl.Normal{Mu: 0, Sigma: b.Must(gorgonia.Mul(sigma, gorgonia.NewConstant(priorTau)))}, beta)
-	mu := b.Must(gorgonia.Mul(b.Data("X", design, n, p), beta))
+	b.Sample(ppl.Normal{Mu: 0, Sigma: b.Check(gorgonia.Mul(sigma, gorgonia.NewConstant(priorTau)))}, beta)
+	mu := b.Check(gorgonia.Mul(b.Data("X", design, n, p), beta))
 	b.Sample(ppl.Normal{Mu: mu, Sigma: sigma}, b.Data("y", y))
 	return b.Model()
 }

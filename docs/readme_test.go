@@ -16,7 +16,7 @@ func readmeExample(ctx context.Context) (*kernels.SampleResult, error) {
 	// snippet:readme
 	b := ppl.NewBuilder()
 	mu, tau, eta := b.Real("mu"), b.Positive("tau"), b.Real("eta", 8)
-	theta := b.Must(gorgonia.Add(mu, b.Must(gorgonia.Mul(tau, eta))))
+	theta := b.Check(gorgonia.Add(mu, b.Check(gorgonia.Mul(tau, eta))))
 	y := b.Data("y", []float64{28, 8, -3, 7, -1, 1, 18, 12})
 	sigma := b.Data("sigma", []float64{15, 10, 16, 11, 9, 11, 10, 18})
 	b.Sample(ppl.Normal{Mu: 0, Sigma: 5}, mu)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -50,9 +52,37 @@ func (b *Builder) Graph() *gorgonia.ExprGraph { return b.g }
 // Err returns the first error met while building, if any.
 func (b *Builder) Err() error { return b.err }
 
+// setErr keeps the first error, prefixed with the file:line of the model
+// code that called the builder.
 func (b *Builder) setErr(err error) {
 	if b.err == nil && err != nil {
+		if at := callerOutsidePPL(); at != "" {
+			err = fmt.Errorf("%s: %w", at, err)
+		}
 		b.err = err
+	}
+}
+
+// callerOutsidePPL returns "dir/file.go:line" of the innermost stack frame
+// outside this package's non-test source files (the builder and the
+// distributions), or "" when there is none.
+func callerOutsidePPL() string {
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		return ""
+	}
+	dir := filepath.Dir(self)
+	pcs := make([]uintptr, 32)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if f.File != "" && (filepath.Dir(f.File) != dir || strings.HasSuffix(f.File, "_test.go")) {
+			return filepath.Join(filepath.Base(filepath.Dir(f.File)), filepath.Base(f.File)) + ":" + strconv.Itoa(f.Line)
+		}
+		if !more {
+			return ""
+		}
 	}
 }
 
@@ -65,21 +95,30 @@ func (b *Builder) placeholder(shape tensor.Shape) *gorgonia.Node {
 	return constNode(make([]float64, shape.TotalSize()), shape)
 }
 
-// Must returns n, recording err (which then Model returns) when it is not
-// nil. It lets gorgonia expressions be written inline:
+// Check returns n, recording err (which then Model returns) when it is not
+// nil; it never panics. It lets gorgonia expressions be written inline:
 //
-//	theta := b.Must(gorgonia.Add(mu, b.Must(gorgonia.Mul(tau, eta))))
-func (b *Builder) Must(n *gorgonia.Node, err error) *gorgonia.Node {
+//	theta := b.Check(gorgonia.Add(mu, b.Check(gorgonia.Mul(tau, eta))))
+//
+// After an error it returns a harmless scalar placeholder so that model code
+// can carry on; the error, which names the file:line of the call, is
+// returned by Model.
+func (b *Builder) Check(n *gorgonia.Node, err error) *gorgonia.Node {
 	if err != nil {
 		b.setErr(fmt.Errorf("ppl: %w", err))
 		return b.placeholder(nil)
 	}
 	if n == nil {
-		b.setErr(errors.New("ppl: Must: nil node"))
+		b.setErr(errors.New("ppl: Check: nil node"))
 		return b.placeholder(nil)
 	}
 	return n
 }
+
+// Must is the former name of Check.
+//
+// Deprecated: use Check (Must never panicked).
+func (b *Builder) Must(n *gorgonia.Node, err error) *gorgonia.Node { return b.Check(n, err) }
 
 // checkName validates a new name and reserves it.
 func (b *Builder) checkName(name, what string) error {
@@ -305,15 +344,20 @@ func (b *Builder) DataMatrix(name string, m mat.Matrix) *gorgonia.Node {
 	return b.Data(name, v, r, c)
 }
 
-// Add adds a term to the log-density, like Stan's target +=; a non-scalar
-// term is summed.
-func (b *Builder) Add(term *gorgonia.Node) {
+// AddLogDensity adds a term to the log-density, like Stan's target +=; a
+// non-scalar term is summed.
+func (b *Builder) AddLogDensity(term *gorgonia.Node) {
 	if term == nil {
-		b.setErr(errors.New("ppl: Add: nil term"))
+		b.setErr(errors.New("ppl: AddLogDensity: nil term"))
 		return
 	}
-	b.addTerm("Add", term)
+	b.addTerm("AddLogDensity", term)
 }
+
+// Add is the former name of AddLogDensity.
+//
+// Deprecated: use AddLogDensity (Add was easily confused with gorgonia.Add).
+func (b *Builder) Add(term *gorgonia.Node) { b.AddLogDensity(term) }
 
 // addTerm adds a log-density term: summed if not scalar, folded into the
 // constant offset if no parameter appears in it. Constants are kept, not

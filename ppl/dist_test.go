@@ -237,7 +237,7 @@ func TestMvNormalAgainstGonum(t *testing.T) {
 		}, append(append([]float64(nil), mu...), lflat...), ref.LogProb(rows.RawRowView(2))},
 		{"node-L/matrix-x/scalar-mu", func(b *Builder) {
 			b.Sample(MvNormal{Mu: 0.0, L: b.CholeskyFactorCov("L", 3, 3)}, b.DataMatrix("y", rows))
-			b.Add(b.Must(gorgonia.Neg(b.Must(gorgonia.Sum(b.params[0].wrt[0]))))) // cancel the log-Jacobian
+			b.AddLogDensity(b.Check(gorgonia.Neg(b.Check(gorgonia.Sum(b.params[0].wrt[0]))))) // cancel the log-Jacobian
 		}, nil, 0},
 	}
 	for _, c := range cases[:4] {
@@ -295,7 +295,7 @@ func TestDistributionErrors(t *testing.T) {
 			b.Sample(BernoulliLogit{Logit: b.Real("eta")}, b.Data("y", []float64{0, 2}))
 		}},
 		{"bernoulli-computed-obs", func(b *Builder) {
-			b.Sample(BernoulliLogit{Logit: 0.0}, b.Must(gorgonia.Exp(b.Real("x"))))
+			b.Sample(BernoulliLogit{Logit: 0.0}, b.Check(gorgonia.Exp(b.Real("x"))))
 		}},
 		{"poisson-negative", func(b *Builder) {
 			b.Sample(PoissonLog{LogRate: b.Real("eta")}, b.Data("y", []float64{-1}))
@@ -352,7 +352,7 @@ func TestMvNormalPointwiseMatchesSufficient(t *testing.T) {
 		{"node-mu", func(b *Builder) MvNormal { return MvNormal{Mu: b.Real("mu", 3), Sigma: cov} }},
 		{"node-L", func(b *Builder) MvNormal { return MvNormal{Mu: 0.5, L: b.CholeskyFactorCov("L", 3, 3)} }},
 		{"node-both", func(b *Builder) MvNormal {
-			return MvNormal{Mu: b.Real("mu", 3), Sigma: b.Must(gorgonia.Add(b.Must(gorgonia.Mul(b.Real("A", 3, 3), b.Must(gorgonia.Transpose(b.Real("A2", 3, 3))))), b.Must(DiagMatrix(b.Positive("d", 3)))))}
+			return MvNormal{Mu: b.Real("mu", 3), Sigma: b.Check(gorgonia.Add(b.Check(gorgonia.Mul(b.Real("A", 3, 3), b.Check(gorgonia.Transpose(b.Real("A2", 3, 3))))), b.Check(DiagMatrix(b.Positive("d", 3)))))}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -367,7 +367,7 @@ func TestMvNormalPointwiseMatchesSufficient(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					b.Add(lps)
+					b.AddLogDensity(lps)
 				} else {
 					b.Sample(d, ys)
 				}

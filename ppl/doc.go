@@ -6,18 +6,20 @@
 //
 // A Builder owns a gorgonia graph. Declaring a parameter returns its
 // constrained value as a node; data are bound with Data; Sample adds a
-// distribution's log-density (Stan's ~) and Add any other term (Stan's
-// target +=); Report names derived quantities. Model compiles the graph with
+// distribution's log-density (Stan's ~) and AddLogDensity any other term
+// (Stan's target +=); Check records the error of an inline gorgonia call;
+// Report names derived quantities. Model compiles the graph with
 // ad.Compile:
 //
 //	b := ppl.NewBuilder()
 //	mu, tau := b.Real("mu"), b.Positive("tau")
 //	eta := b.Real("eta", 8)
-//	theta := b.Must(gorgonia.Add(mu, b.Must(gorgonia.Mul(tau, eta))))
+//	theta := b.Check(gorgonia.Add(mu, b.Check(gorgonia.Mul(tau, eta))))
 //	b.Sample(ppl.Normal{Mu: theta, Sigma: sigma}, y)
 //	m, err := b.Model()
 //
-// Builder methods keep the first error (bad names, shapes, NaN data, …) and
+// Builder methods keep the first error (bad names, shapes, NaN data, …),
+// prefixed with the file:line of the model code that caused it, and
 // Model returns it, so model code needs no error checks. Parameters without
 // a Sample statement have an improper flat prior.
 //

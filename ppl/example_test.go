@@ -15,7 +15,7 @@ func Example() {
 	mu := b.Real("mu")
 	tau := b.Positive("tau")
 	eta := b.Real("eta", 8)
-	theta := b.Must(gorgonia.Add(mu, b.Must(gorgonia.Mul(tau, eta))))
+	theta := b.Check(gorgonia.Add(mu, b.Check(gorgonia.Mul(tau, eta))))
 	y := b.Data("y", []float64{28, 8, -3, 7, -1, 1, 18, 12})
 	sigma := b.Data("sigma", []float64{15, 10, 16, 11, 9, 11, 10, 18})
 	b.Sample(ppl.Normal{Mu: 0, Sigma: 5}, mu)
@@ -64,7 +64,7 @@ func ExampleSpace() {
 				design = append(design, xi)
 			}
 		}
-		mu := b.Must(gorgonia.Mul(b.Data("X", design, len(x), k[0]+k[1]), beta))
+		mu := b.Check(gorgonia.Mul(b.Data("X", design, len(x), k[0]+k[1]), beta))
 		b.Sample(ppl.Normal{Mu: mu, Sigma: 1}, b.Data("y", y))
 		m, err := b.Model()
 		if err != nil {

@@ -19,11 +19,11 @@ func factorModel(y *mat.Dense, k int) func(b *Builder) {
 		_, p := y.Dims()
 		B := b.CholeskyFactorCov("B", p, k)
 		lambda := b.Positive("lambda", p)
-		b.Sample(HalfNormal{Sigma: 1}, b.Must(Diag(B)))
-		b.Sample(Normal{Mu: 0, Sigma: 1}, b.Must(StrictlyLower(B)))
+		b.Sample(HalfNormal{Sigma: 1}, b.Check(Diag(B)))
+		b.Sample(Normal{Mu: 0, Sigma: 1}, b.Check(StrictlyLower(B)))
 		b.Sample(InverseGamma{Shape: 1.1, Scale: 0.05}, lambda)
-		bbt := b.Must(gorgonia.Mul(B, b.Must(gorgonia.Transpose(B))))
-		sigma := b.Must(gorgonia.Add(bbt, b.Must(DiagMatrix(lambda))))
+		bbt := b.Check(gorgonia.Mul(B, b.Check(gorgonia.Transpose(B))))
+		sigma := b.Check(gorgonia.Add(bbt, b.Check(DiagMatrix(lambda))))
 		b.Sample(MvNormal{Mu: 0, Sigma: sigma}, b.DataMatrix("y", y))
 	}
 }
@@ -107,9 +107,9 @@ func TestFactorAnalysisModel(t *testing.T) {
 func TestMatrixHelpers(t *testing.T) {
 	m, _ := buildBoth(t, func(b *Builder) {
 		a := b.Real("A", 3, 2)
-		b.Report("d", b.Must(Diag(a)))
-		b.Report("l", b.Must(StrictlyLower(a)))
-		b.Report("D", b.Must(DiagMatrix(b.Must(Diag(a)))))
+		b.Report("d", b.Check(Diag(a)))
+		b.Report("l", b.Check(StrictlyLower(a)))
+		b.Report("D", b.Check(DiagMatrix(b.Check(Diag(a)))))
 	})
 	u := []float64{1, 2, 3, 4, 5, 6}
 	x := make([]float64, len(m.ParamNames()))

@@ -23,7 +23,7 @@ func eightSchools(b *Builder) {
 	mu := b.Real("mu")
 	tau := b.Positive("tau")
 	eta := b.Real("eta", 8)
-	theta := b.Must(gorgonia.Add(mu, b.Must(gorgonia.Mul(tau, eta))))
+	theta := b.Check(gorgonia.Add(mu, b.Check(gorgonia.Mul(tau, eta))))
 	b.Sample(Normal{Mu: 0, Sigma: 5}, mu)
 	b.Sample(HalfCauchy{Scale: 5}, tau)
 	b.Sample(Normal{Mu: 0, Sigma: 1}, eta)
@@ -195,13 +195,13 @@ func TestBuilderErrors(t *testing.T) {
 		{"empty-interval", func(b *Builder) { b.Interval("x", 1.0, 1.0) }},
 		{"bound-type", func(b *Builder) { b.Lower("x", "zero") }},
 		{"foreign-bound", func(b *Builder) { b.Lower("x", NewBuilder().Real("y")) }},
-		{"foreign-term", func(b *Builder) { b.Real("x"); b.Add(NewBuilder().Real("y")) }},
+		{"foreign-term", func(b *Builder) { b.Real("x"); b.AddLogDensity(NewBuilder().Real("y")) }},
 		{"short-simplex", func(b *Builder) { b.Simplex("x", 1) }},
 		{"short-ordered", func(b *Builder) { b.Ordered("x", 1) }},
 		{"wide-triangular", func(b *Builder) { b.CholeskyFactorCov("x", 2, 3) }},
 		{"no-parameters", func(b *Builder) {}},
 		{"report-clash", func(b *Builder) { x := b.Real("x"); b.Report("x", x) }},
-		{"must", func(b *Builder) { x := b.Real("x", 2); b.Must(gorgonia.Add(x, b.Real("y", 3))) }},
+		{"must", func(b *Builder) { x := b.Real("x", 2); b.Check(gorgonia.Add(x, b.Real("y", 3))) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -344,7 +344,7 @@ func TestConstantObservationsAndAdd(t *testing.T) {
 		b.Sample(PoissonLog{LogRate: eta}, []float64{1, 4})
 		x := b.Real("x", 2)
 		b.Sample(Normal{Mu: x, Sigma: 2}, []float64{0.5, -1})
-		b.Add(b.Must(gorgonia.Neg(b.Must(gorgonia.Abs(x))))) // a vector term is summed: Laplace prior
+		b.AddLogDensity(b.Check(gorgonia.Neg(b.Check(gorgonia.Abs(x))))) // a vector term is summed: Laplace prior
 	})
 	u := []float64{0.3, 1, -2}
 	want := distuv.Poisson{Lambda: math.Exp(0.3)}.LogProb(1) + distuv.Poisson{Lambda: math.Exp(0.3)}.LogProb(4) +

@@ -37,7 +37,7 @@ func selectionSpace(t *testing.T, opts ...SpaceOption) (*Space, [][]int) {
 		}
 		xk := b.Data("X", sub, len(x), len(cols))
 		b.Sample(Normal{Mu: 0, Sigma: 10}, beta)
-		mu := b.Must(gorgonia.Mul(xk, beta))
+		mu := b.Check(gorgonia.Mul(xk, beta))
 		b.Sample(Normal{Mu: mu, Sigma: 1}, b.Data("y", y))
 		m, err := b.Model()
 		if err != nil {

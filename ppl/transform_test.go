@@ -46,7 +46,7 @@ func transformCases() []transformCase {
 		{"dependent-interval", func(b *Builder) {
 			// GARCH-style stationarity: alpha in (0, 1), beta in (0, 1 − alpha).
 			alpha := b.Interval("alpha", 0.0, 1.0)
-			b.Interval("beta", 0.0, b.Must(gorgonia.Sub(gorgonia.NewConstant(1.0), alpha)))
+			b.Interval("beta", 0.0, b.Check(gorgonia.Sub(gorgonia.NewConstant(1.0), alpha)))
 		}, seq(0, 2)},
 		{"dependent-lower", func(b *Builder) {
 			s1 := b.Positive("s1")
@@ -200,7 +200,7 @@ func TestUnconstrainRejectsViolations(t *testing.T) {
 		{"nan", func(b *Builder) { b.Real("x") }, []float64{math.NaN()}},
 		{"dependent", func(b *Builder) {
 			a := b.Interval("a", 0.0, 1.0)
-			b.Interval("c", 0.0, b.Must(gorgonia.Sub(gorgonia.NewConstant(1.0), a)))
+			b.Interval("c", 0.0, b.Check(gorgonia.Sub(gorgonia.NewConstant(1.0), a)))
 		}, []float64{0.6, 0.5}},
 	}
 	for _, c := range cases {

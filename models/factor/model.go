@@ -185,14 +185,14 @@ func build(b *ppl.Builder, y *mat.Dense, k int, priorOnly bool) {
 	_, p := y.Dims()
 	B := b.CholeskyFactorCov("B", p, k)
 	lambda := b.Positive("lambda", p)
-	b.Sample(ppl.HalfNormal{Sigma: 1.0}, b.Must(ppl.Diag(B)))
-	b.Sample(ppl.Normal{Mu: 0.0, Sigma: 1.0}, b.Must(ppl.StrictlyLower(B)))
+	b.Sample(ppl.HalfNormal{Sigma: 1.0}, b.Check(ppl.Diag(B)))
+	b.Sample(ppl.Normal{Mu: 0.0, Sigma: 1.0}, b.Check(ppl.StrictlyLower(B)))
 	b.Sample(ppl.InverseGamma{Shape: IGShape, Scale: IGScale}, lambda)
 	if priorOnly {
 		return
 	}
-	bbt := b.Must(gorgonia.Mul(B, b.Must(gorgonia.Transpose(B))))
-	sigma := b.Must(gorgonia.Add(bbt, b.Must(ppl.DiagMatrix(lambda))))
+	bbt := b.Check(gorgonia.Mul(B, b.Check(gorgonia.Transpose(B))))
+	sigma := b.Check(gorgonia.Add(bbt, b.Check(ppl.DiagMatrix(lambda))))
 	b.Sample(ppl.MvNormal{Mu: 0.0, Sigma: sigma}, b.DataMatrix("y", y))
 }
 

@@ -50,7 +50,7 @@ func GPPoisRegr(dataPath string) (*ppl.GraphModel, error) {
 	invRho2 := g.div(g.c(1), g.square(rho))
 	cov := g.mul(g.square(alpha), g.exp(g.mul(invRho2, dataMatrix(b, "neg_half_d2", negHalfD2, n, n))))
 	cov = g.add(cov, dataMatrix(b, "jitter", jitter, n, n))
-	f := g.matVec(b.Must(ops.Cholesky(cov)), fTilde)
+	f := g.matVec(b.Check(ops.Cholesky(cov)), fTilde)
 	b.Report("f", f)
 	b.Sample(ppl.Gamma{Shape: 25.0, Rate: 4.0}, rho)
 	b.Sample(ppl.HalfNormal{Sigma: 2.0}, alpha)

@@ -35,9 +35,9 @@ func LowDimGaussMix(dataPath string) (*ppl.GraphModel, error) {
 	b.Sample(ppl.Beta{Alpha: 5.0, Beta: 5.0}, theta)
 
 	yd := b.Data("y", y)
-	lp1 := b.Must(ppl.Normal{Mu: g.at(mu, 0), Sigma: g.at(sigma, 0)}.LogProbs(yd))
-	lp2 := b.Must(ppl.Normal{Mu: g.at(mu, 1), Sigma: g.at(sigma, 1)}.LogProbs(yd))
-	b.Add(g.logAddExp(g.add(lp1, g.log(theta)), g.add(lp2, g.log1m(theta))))
+	lp1 := b.Check(ppl.Normal{Mu: g.at(mu, 0), Sigma: g.at(sigma, 0)}.LogProbs(yd))
+	lp2 := b.Check(ppl.Normal{Mu: g.at(mu, 1), Sigma: g.at(sigma, 1)}.LogProbs(yd))
+	b.AddLogDensity(g.logAddExp(g.add(lp1, g.log(theta)), g.add(lp2, g.log1m(theta))))
 	return b.Model()
 }
 
@@ -99,7 +99,7 @@ func HMMExample(dataPath string) (*ppl.GraphModel, error) {
 		}
 		gamma = next
 	}
-	b.Add(g.c(-float64(n) * logSqrt2Pi))
-	b.Add(g.logAddExp(gamma[0], gamma[1]))
+	b.AddLogDensity(g.c(-float64(n) * logSqrt2Pi))
+	b.AddLogDensity(g.logAddExp(gamma[0], gamma[1]))
 	return b.Model()
 }

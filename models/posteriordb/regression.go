@@ -163,7 +163,7 @@ func Diamonds(dataPath string) (*ppl.GraphModel, error) {
 	b.Sample(ppl.StudentT{Nu: 3.0, Mu: 8.0, Sigma: 10.0}, intercept)
 	// The half-t on σ > 0: Stan's − student_t_lccdf(0 | 3, 0, 10) = log 2.
 	b.Sample(ppl.StudentT{Nu: 3.0, Mu: 0.0, Sigma: 10.0}, sigma)
-	b.Add(gorgonia.NewConstant(math.Ln2))
+	b.AddLogDensity(gorgonia.NewConstant(math.Ln2))
 	if priorOnly != 0 {
 		return b.Model()
 	}
@@ -187,7 +187,7 @@ func Diamonds(dataPath string) (*ppl.GraphModel, error) {
 	quad := g.sum(g.mul(coef, g.sub(gb, g.mul(g.c(2), b.Data("XctY", xty.RawVector().Data)))))
 	shift := g.sub(intercept, g.c(yMean))
 	rss := g.add(g.add(g.c(syy), g.mul(g.c(float64(n)), g.square(shift))), quad)
-	b.Add(g.normalSumSq(rss, sigma, n))
+	b.AddLogDensity(g.normalSumSq(rss, sigma, n))
 	return b.Model()
 }
 

@@ -41,7 +41,7 @@ func Arma11(dataPath string) (*ppl.GraphModel, error) {
 		e = g.sub(g.c(y[i]), nu)
 		ss = g.add(ss, g.square(e))
 	}
-	b.Add(g.normalSumSq(ss, sigma, t))
+	b.AddLogDensity(g.normalSumSq(ss, sigma, t))
 	return b.Model()
 }
 
@@ -92,6 +92,6 @@ func Garch11(dataPath string) (*ppl.GraphModel, error) {
 	}
 	// log-likelihood: −½Σ d2/σ² − ½Σ log σ² − T log √(2π) − log σ₁.
 	ll := g.neg(g.add(g.mul(g.c(0.5), g.add(quad, logVar)), g.c(float64(t)*logSqrt2Pi+logOf(sigma1))))
-	b.Add(ll)
+	b.AddLogDensity(ll)
 	return b.Model()
 }

@@ -151,7 +151,7 @@ func build(b *ppl.Builder, d *Data, cols []int, priorOnly bool) {
 			xk.Set(i, j, d.X.At(i, c))
 		}
 	}
-	mu := b.Must(gorgonia.Mul(b.DataMatrix("X", xk), beta))
+	mu := b.Check(gorgonia.Mul(b.DataMatrix("X", xk), beta))
 	b.Sample(ppl.Mixture{
 		Weights: []float64{0.5, 0.5},
 		Components: []ppl.Distribution{
