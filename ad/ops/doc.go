@@ -4,6 +4,11 @@
 // triangular solves, lgamma and digamma, asinh, sinh, atanh, a numerically
 // stable log-sum-exp, softplus, log-sigmoid, the rational-quadratic
 // spline and a fused Bernoulli-logit GLM log-likelihood (BernoulliLogitGLM).
+// For normalizing flows it adds the layers a masked autoregressive flow is
+// made of: MaskedLinear (a fully connected layer with a block-triangular
+// mask, whose products skip the masked weights), PermuteColumns, and
+// RQSplineRows (the spline over a batch, one parameter row per element,
+// keeping the knots of the forward pass for the gradient).
 //
 // Every constructor (Cholesky, LogDetSPD, SolveTriangular, Lgamma, ...) adds
 // nodes to the graph of its arguments and returns the result. Each op

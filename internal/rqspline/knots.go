@@ -11,7 +11,7 @@ import "math"
 type Knots struct {
 	k      int
 	ew, eh []float64 // exp(u − max u) of widths and heights
-	sw, sh float64   // their sums
+	sums   []float64 // their sums, 2
 	xs, ys []float64 // knot positions, k+1 each, xs[0] = ys[0] = 0, xs[k] = ys[k] = 1
 	d      []float64 // knot derivatives, k+1
 	sd     []float64 // ∂d/∂ud = sigmoid(ud), k+1
@@ -19,15 +19,29 @@ type Knots struct {
 
 // NewKnots returns scratch for a spline with the given number of bins.
 func NewKnots(bins int) *Knots {
-	buf := make([]float64, 2*bins+4*(bins+1))
-	return &Knots{
-		k:  bins,
-		ew: buf[:bins],
-		eh: buf[bins : 2*bins],
-		xs: buf[2*bins : 3*bins+1],
-		ys: buf[3*bins+1 : 4*bins+2],
-		d:  buf[4*bins+2 : 5*bins+3],
-		sd: buf[5*bins+3:],
+	s := KnotsOn(make([]float64, KnotsLen(bins)), bins)
+	return &s
+}
+
+// KnotsLen is the number of float64s that the knots of a spline with the
+// given number of bins occupy in a caller's buffer (see KnotsOn).
+func KnotsLen(bins int) int { return 6*bins + 6 }
+
+// KnotsOn returns knots stored in buf[:KnotsLen(bins)]: Set writes there,
+// and a later KnotsOn on the same buffer sees the same knots. It lets a
+// batched op keep the knots of its forward pass for its gradient without
+// allocating.
+func KnotsOn(buf []float64, bins int) Knots {
+	buf = buf[:KnotsLen(bins)]
+	return Knots{
+		k:    bins,
+		ew:   buf[:bins],
+		eh:   buf[bins : 2*bins],
+		xs:   buf[2*bins : 3*bins+1],
+		ys:   buf[3*bins+1 : 4*bins+2],
+		d:    buf[4*bins+2 : 5*bins+3],
+		sd:   buf[5*bins+3 : 6*bins+4],
+		sums: buf[6*bins+4:],
 	}
 }
 
@@ -37,8 +51,8 @@ func (s *Knots) Bins() int { return s.k }
 // Set computes the knots from unnormalised parameters, which must satisfy
 // Validate and have s.Bins() bins.
 func (s *Knots) Set(uw, uh, ud []float64) {
-	s.sw = cumulate(uw, MinBinWidth, s.ew, s.xs)
-	s.sh = cumulate(uh, MinBinHeight, s.eh, s.ys)
+	s.sums[0] = cumulate(uw, MinBinWidth, s.ew, s.xs)
+	s.sums[1] = cumulate(uh, MinBinHeight, s.eh, s.ys)
 	for i, u := range ud {
 		// softplus and its derivative share one exponential.
 		if u > 0 {
@@ -139,8 +153,8 @@ func (s *Knots) ForwardVJP(x, gy, gld float64, guw, guh, gud []float64) (gx floa
 }
 
 func (s *Knots) accumulate(k int, gxk, gwk, gyk, ghk, gdk, gdk1 float64, guw, guh, gud []float64) {
-	softmaxBack(s.ew, s.sw, MinBinWidth, k, gxk, gwk, guw)
-	softmaxBack(s.eh, s.sh, MinBinHeight, k, gyk, ghk, guh)
+	softmaxBack(s.ew, s.sums[0], MinBinWidth, k, gxk, gwk, guw)
+	softmaxBack(s.eh, s.sums[1], MinBinHeight, k, gyk, ghk, guh)
 	gud[k] += gdk * s.sd[k]
 	gud[k+1] += gdk1 * s.sd[k+1]
 }

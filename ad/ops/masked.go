@@ -1,0 +1,432 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/ad"
+)
+
+// Activation is the elementwise function applied by MaskedLinear.
+type Activation uint8
+
+const (
+	// Identity applies no activation.
+	Identity Activation = iota
+	// ReLU is max(v, 0).
+	ReLU
+	// Tanh is the hyperbolic tangent.
+	Tanh
+)
+
+func (a Activation) String() string {
+	switch a {
+	case Identity:
+		return "identity"
+	case ReLU:
+		return "relu"
+	case Tanh:
+		return "tanh"
+	}
+	return fmt.Sprintf("Activation(%d)", uint8(a))
+}
+
+// MaskedLinear is a fully connected layer over a batch whose weight matrix
+// is masked block-triangularly, the layer of a MADE:
+//
+//	out[r, j] = act(b[j] + Σ_{i < prefix[j]} x[r, i]·w[j, i] + Σ_k Σ_i c_k[r, i]·v_k[j, i])
+//
+// x has shape (B, in), w (out, in), b (out) and prefix (length out) gives,
+// for each output unit, how many leading inputs it sees; nil means all.
+// Weights outside the mask are ignored (never read, and their gradient is
+// zero), so the products do no work on them: output units with equal
+// prefixes form one block product. extra holds further pairs c_k (B, m_k),
+// v_k (out, m_k) that are added unmasked, for example a conditioner's
+// context. Gradients flow to every input; the activation's derivative is
+// taken from the output.
+func MaskedLinear(x, w, b *gorgonia.Node, prefix []int, act Activation, extra ...*gorgonia.Node) (*gorgonia.Node, error) {
+	if err := checkNodes("MaskedLinear", append([]*gorgonia.Node{x, w, b}, extra...)...); err != nil {
+		return nil, err
+	}
+	if len(extra)%2 != 0 {
+		return nil, fmt.Errorf("ops: MaskedLinear: %d extra inputs, want (input, weight) pairs", len(extra))
+	}
+	if act > Tanh {
+		return nil, fmt.Errorf("ops: MaskedLinear: unknown activation %v", act)
+	}
+	ws := w.Shape()
+	if len(ws) != 2 {
+		return nil, fmt.Errorf("ops: MaskedLinear: weights of shape %v, want (out, in)", ws)
+	}
+	m, err := newMask(prefix, ws[0], ws[1])
+	if err != nil {
+		return nil, err
+	}
+	op := maskedOp{mask: m, act: act, pairs: 1 + len(extra)/2}
+	args := append([]*gorgonia.Node{x, w, b}, extra...)
+	if _, err := op.InferShape(dimSizers(args)...); err != nil {
+		return nil, err
+	}
+	return gorgonia.ApplyOp(op, args...)
+}
+
+func dimSizers(ns []*gorgonia.Node) []gorgonia.DimSizer {
+	d := make([]gorgonia.DimSizer, len(ns))
+	for i, n := range ns {
+		d[i] = n.Shape()
+	}
+	return d
+}
+
+// mask is a block-triangular mask: output units [a, e) of a block all see
+// inputs [0, p).
+type mask struct {
+	out, in int
+	blocks  []maskBlock
+	hash    uint64
+}
+
+type maskBlock struct{ a, e, p int }
+
+func newMask(prefix []int, out, in int) (*mask, error) {
+	if out < 1 || in < 1 {
+		return nil, fmt.Errorf("ops: MaskedLinear: weights of shape (%d, %d)", out, in)
+	}
+	if prefix == nil {
+		return &mask{out: out, in: in, blocks: []maskBlock{{0, out, in}}}, nil
+	}
+	if len(prefix) != out {
+		return nil, fmt.Errorf("ops: MaskedLinear: %d prefixes for %d outputs", len(prefix), out)
+	}
+	m := &mask{out: out, in: in}
+	h := fnv.New64a()
+	for j, p := range prefix {
+		if p < 0 || p > in {
+			return nil, fmt.Errorf("ops: MaskedLinear: prefix[%d] = %d outside [0, %d]", j, p, in)
+		}
+		fmt.Fprint(h, p, ",")
+		if k := len(m.blocks); k > 0 && m.blocks[k-1].p == p && m.blocks[k-1].e == j {
+			m.blocks[k-1].e = j + 1
+			continue
+		}
+		m.blocks = append(m.blocks, maskBlock{j, j + 1, p})
+	}
+	m.hash = h.Sum64()
+	return m, nil
+}
+
+// full reports whether the mask keeps every weight.
+func (m *mask) full() bool { return len(m.blocks) == 1 && m.blocks[0].p == m.in }
+
+func (m *mask) String() string {
+	if m.full() {
+		return fmt.Sprintf("%d→%d", m.in, m.out)
+	}
+	return fmt.Sprintf("%d→%d mask %x", m.in, m.out, m.hash)
+}
+
+// maskedKind selects what a maskedOp computes.
+type maskedKind uint8
+
+const (
+	mlForward maskedKind = iota // the layer
+	mlActGrad                   // g ⊙ act'(out): args out, g
+	mlGradX                     // g·w (masked): args w, g
+	mlGradW                     // gᵀ·x (masked): args x, g
+	mlColSum                    // column sums of g: the bias gradient
+)
+
+// maskedOp implements MaskedLinear and its gradients. pair selects which
+// (input, weight) pair a gradient is for: 0 is the masked pair.
+type maskedOp struct {
+	matOp
+	kind  maskedKind
+	mask  *mask
+	act   Activation
+	pairs int // forward: number of (input, weight) pairs
+	pair  int // gradients: the pair
+}
+
+func (op maskedOp) m(pair int) *mask {
+	if pair == 0 {
+		return op.mask
+	}
+	return nil
+}
+
+func (op maskedOp) Arity() int {
+	switch op.kind {
+	case mlForward:
+		return 1 + 2*op.pairs
+	case mlColSum:
+		return 1
+	}
+	return 2
+}
+
+func (op maskedOp) Type() hm.Type {
+	switch op.kind {
+	case mlForward:
+		ts := []hm.Type{tensorType(2), tensorType(2), tensorType(1)}
+		for i := 1; i < op.pairs; i++ {
+			ts = append(ts, tensorType(2), tensorType(2))
+		}
+		return hm.NewFnType(append(ts, tensorType(2))...)
+	case mlColSum:
+		return hm.NewFnType(tensorType(2), tensorType(1))
+	}
+	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(2))
+}
+
+// shapes checks input shapes and returns the batch size and output shape.
+func (op maskedOp) shapes(s []tensor.Shape) (int, tensor.Shape, error) {
+	if len(s) != op.Arity() {
+		return 0, nil, fmt.Errorf("ops: %v: got %d inputs, want %d", op, len(s), op.Arity())
+	}
+	for i, sh := range s {
+		if len(sh) != 2 && !(op.kind == mlForward && i == 2) {
+			return 0, nil, fmt.Errorf("ops: %v: input %d has shape %v, want a matrix", op, i, sh)
+		}
+	}
+	out, in := op.mask.out, op.mask.in
+	switch op.kind {
+	case mlForward:
+		B := s[0][0]
+		if !s[0].Eq(tensor.Shape{B, in}) || !s[1].Eq(tensor.Shape{out, in}) || !s[2].Eq(tensor.Shape{out}) {
+			return 0, nil, fmt.Errorf("ops: %v: shapes %v, %v, %v; want (B, %d), (%d, %d), (%d)", op, s[0], s[1], s[2], in, out, in, out)
+		}
+		for k := 3; k < len(s); k += 2 {
+			c, v := s[k], s[k+1]
+			if c[0] != B || v[0] != out || v[1] != c[1] {
+				return 0, nil, fmt.Errorf("ops: %v: extra pair of shapes %v, %v; want (%d, m), (%d, m)", op, c, v, B, out)
+			}
+		}
+		return B, tensor.Shape{B, out}, nil
+	case mlActGrad:
+		if !s[0].Eq(s[1]) || s[0][1] != out {
+			return 0, nil, fmt.Errorf("ops: %v: shapes %v, %v", op, s[0], s[1])
+		}
+		return s[0][0], s[0].Clone(), nil
+	case mlColSum:
+		if s[0][1] != out {
+			return 0, nil, fmt.Errorf("ops: %v: shape %v", op, s[0])
+		}
+		return s[0][0], tensor.Shape{out}, nil
+	case mlGradX: // w, g
+		B := s[1][0]
+		if s[1][1] != out || s[0][0] != out {
+			return 0, nil, fmt.Errorf("ops: %v: shapes %v, %v", op, s[0], s[1])
+		}
+		if op.pair == 0 && s[0][1] != in {
+			return 0, nil, fmt.Errorf("ops: %v: weights %v", op, s[0])
+		}
+		return B, tensor.Shape{B, s[0][1]}, nil
+	case mlGradW: // x, g
+		B := s[1][0]
+		if s[1][1] != out || s[0][0] != B {
+			return 0, nil, fmt.Errorf("ops: %v: shapes %v, %v", op, s[0], s[1])
+		}
+		if op.pair == 0 && s[0][1] != in {
+			return 0, nil, fmt.Errorf("ops: %v: input %v", op, s[0])
+		}
+		return B, tensor.Shape{out, s[0][1]}, nil
+	}
+	return 0, nil, fmt.Errorf("ops: %v: unknown kind", op)
+}
+
+func (op maskedOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapesOf(in)
+	if err != nil {
+		return nil, err
+	}
+	_, out, err := op.shapes(s)
+	return out, err
+}
+
+func (op maskedOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWithKernel(op, v) }
+func (op maskedOp) WriteHash(h hash.Hash)                          { writeHash(h, op) }
+func (op maskedOp) Hashcode() uint32                               { return hashOf(op) }
+func (op maskedOp) String() string {
+	name := [...]string{"MaskedLinear", "MaskedLinearActGrad", "MaskedLinearGradX", "MaskedLinearGradW", "MaskedLinearGradB"}[op.kind]
+	return fmt.Sprintf("%s{%v,%v,pairs=%d,pair=%d}", name, op.act, op.mask, op.pairs, op.pair)
+}
+
+func (op maskedOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	if op.kind == mlForward {
+		for i := range d {
+			d[i] = true
+		}
+	}
+	return d
+}
+
+func (op maskedOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if op.kind != mlForward {
+		return nil, errNotDifferentiable
+	}
+	g := grad
+	if op.act != Identity {
+		var err error
+		if g, err = gorgonia.ApplyOp(maskedOp{kind: mlActGrad, mask: op.mask, act: op.act}, out, grad); err != nil {
+			return nil, err
+		}
+	}
+	res := make(gorgonia.Nodes, len(in))
+	var err error
+	pair := func(p, xi, wi int) error {
+		o := maskedOp{mask: op.mask, pair: p}
+		o.kind = mlGradX
+		if res[xi], err = gorgonia.ApplyOp(o, in[wi], g); err != nil {
+			return err
+		}
+		o.kind = mlGradW
+		res[wi], err = gorgonia.ApplyOp(o, in[xi], g)
+		return err
+	}
+	if err := pair(0, 0, 1); err != nil {
+		return nil, err
+	}
+	if res[2], err = gorgonia.ApplyOp(maskedOp{kind: mlColSum, mask: op.mask}, g); err != nil {
+		return nil, err
+	}
+	for k := 3; k < len(in); k += 2 {
+		if err := pair(1+(k-3)/2, k, k+1); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// Lower implements ad.Lowerer.
+func (op maskedOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
+	B, _, err := op.shapes(in)
+	if err != nil {
+		return nil, err
+	}
+	k := maskedKernel{op: op, rows: B, cols: make([]int, len(in))}
+	for i, s := range in {
+		if len(s) == 2 {
+			k.cols[i] = s[1]
+		}
+	}
+	return k, nil
+}
+
+type maskedKernel struct {
+	op   maskedOp
+	rows int
+	cols []int // column count of each 2-D input
+}
+
+func genM(rows, cols, stride int, d []float64) blas64.General {
+	return blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: d}
+}
+
+func (k maskedKernel) Eval(out []float64, in [][]float64) error {
+	m := k.op.mask
+	B, no := k.rows, m.out
+	switch k.op.kind {
+	case mlForward:
+		x, w, b := in[0], in[1], in[2]
+		for r := 0; r < B; r++ {
+			copy(out[r*no:(r+1)*no], b)
+		}
+		ni := m.in
+		if B == 1 {
+			for _, bl := range m.blocks {
+				if bl.p > 0 {
+					blas64.Gemv(blas.NoTrans, 1, genM(bl.e-bl.a, bl.p, ni, w[bl.a*ni:]), blas64.Vector{N: bl.p, Inc: 1, Data: x}, 1, blas64.Vector{N: bl.e - bl.a, Inc: 1, Data: out[bl.a:]})
+				}
+			}
+		} else {
+			for _, bl := range m.blocks {
+				if bl.p > 0 {
+					blas64.Gemm(blas.NoTrans, blas.Trans, 1, genM(B, bl.p, ni, x), genM(bl.e-bl.a, bl.p, ni, w[bl.a*ni:]), 1, genM(B, bl.e-bl.a, no, out[bl.a:]))
+				}
+			}
+		}
+		for i := 3; i < len(in); i += 2 {
+			c := k.cols[i]
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, genM(B, c, c, in[i]), genM(no, c, c, in[i+1]), 1, genM(B, no, no, out))
+		}
+		switch k.op.act {
+		case ReLU:
+			for i, v := range out {
+				if v < 0 {
+					out[i] = 0
+				}
+			}
+		case Tanh:
+			for i, v := range out {
+				out[i] = math.Tanh(v)
+			}
+		}
+	case mlActGrad:
+		y, g := in[0], in[1]
+		switch k.op.act {
+		case ReLU:
+			for i, v := range y {
+				if v > 0 {
+					out[i] = g[i]
+				} else {
+					out[i] = 0
+				}
+			}
+		case Tanh:
+			for i, v := range y {
+				out[i] = g[i] * (1 - v*v)
+			}
+		default:
+			copy(out, g)
+		}
+	case mlColSum:
+		g := in[0]
+		clear(out)
+		for r := 0; r < B; r++ {
+			row := g[r*no : (r+1)*no]
+			for j, v := range row {
+				out[j] += v
+			}
+		}
+	case mlGradX: // out (B, ni) = g (B, no) · w (no, ni), masked
+		w, g := in[0], in[1]
+		ni := k.cols[0]
+		clear(out)
+		if k.op.pair != 0 {
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, no, no, g), genM(no, ni, ni, w), 0, genM(B, ni, ni, out))
+			return nil
+		}
+		for _, bl := range m.blocks {
+			if bl.p > 0 {
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, bl.e-bl.a, no, g[bl.a:]), genM(bl.e-bl.a, bl.p, ni, w[bl.a*ni:]), 1, genM(B, bl.p, ni, out))
+			}
+		}
+	case mlGradW: // out (no, ni) = gᵀ (no, B) · x (B, ni), masked
+		x, g := in[0], in[1]
+		ni := k.cols[0]
+		if k.op.pair != 0 {
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, genM(B, no, no, g), genM(B, ni, ni, x), 0, genM(no, ni, ni, out))
+			return nil
+		}
+		for _, bl := range m.blocks {
+			if bl.p > 0 {
+				blas64.Gemm(blas.Trans, blas.NoTrans, 1, genM(B, bl.e-bl.a, no, g[bl.a:]), genM(B, bl.p, ni, x), 0, genM(bl.e-bl.a, bl.p, ni, out[bl.a*ni:]))
+			}
+			if bl.p < ni {
+				for j := bl.a; j < bl.e; j++ {
+					clear(out[j*ni+bl.p : (j+1)*ni])
+				}
+			}
+		}
+	}
+	return nil
+}
