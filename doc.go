@@ -1,0 +1,17 @@
+// Package trj compares Bayesian models of different dimensions in one call:
+// Run takes a ppl.Space of the user's models and returns each model's
+// posterior probability, estimated twice — by transport reversible-jump
+// chains (with Monte Carlo standard errors from the chains' effective sample
+// sizes) and by the Bartolucci bridge estimator (with jackknife standard
+// errors over independent groups of pilot draws) — and, with SMC pilots, a
+// third time from each model's evidence.
+//
+// Run's stages follow Davies, Salomone, Sutton and Drovandi (2023),
+// "Transport reversible jump proposals": pilot draws of every model (NUTS,
+// SMC or the user's own), a transport per model fitted to half of them
+// (affine or RQMA flows, chosen per model by held-out fit, a conditional
+// flow for CTRJ, or the user's kernels.Transport values), the bridge
+// estimate from the other half, and TRJ or CTRJ chains whose jump
+// probabilities are the bridge estimate. Settings has one field per stage;
+// nil settings take defaults chosen by measurement.
+package trj

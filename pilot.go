@@ -1,0 +1,247 @@
+package trj
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+)
+
+// pilot is one model's pilot: training draws for the transport, evaluation
+// draws in independent groups for the bridge estimator, and what the
+// within-model NUTS kernel of the chains reuses.
+type pilot struct {
+	train    [][]float64
+	eval     [][][]float64
+	stepSize float64
+	metric   *kernels.Metric
+	// logZ holds one log-evidence estimate per SMC run.
+	logZ []float64
+}
+
+func (p *pilot) evalDraws() [][]float64 {
+	var out [][]float64
+	for _, g := range p.eval {
+		out = append(out, g...)
+	}
+	return out
+}
+
+func runPilot(ctx context.Context, s *Settings, space *ppl.Space, k int, progress func(done, total int)) (*pilot, error) {
+	m, err := space.Model(k)
+	if err != nil {
+		return nil, err
+	}
+	switch s.Pilot.Method {
+	case PilotNUTS:
+		return nutsPilot(ctx, s, m, k, progress)
+	case PilotSMC:
+		return smcPilot(ctx, s, m, k, progress)
+	default:
+		return givenPilot(s, m, k)
+	}
+}
+
+func nutsPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*pilot, error) {
+	ps := s.Pilot
+	total := ps.Chains * (ps.Warmup + ps.Draws)
+	done := 0
+	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil },
+		func(_ int, rng *rand.Rand, x []float64) error { return m.Init(rng, x) },
+		&kernels.SampleSettings{
+			Chains: ps.Chains, Warmup: ps.Warmup, Draws: ps.Draws, Seed: subSeed(s.Seed, "pilot", k),
+			Progress: func(chain, it int) {
+				if progress != nil && chain == 0 && (it+1)%100 == 0 {
+					done = (it + 1) * ps.Chains
+					progress(done, total)
+				}
+			},
+		})
+	if err != nil {
+		return nil, err
+	}
+	groups := s.Bridge.Groups
+	if groups == 0 {
+		groups = 20
+	}
+	half := ps.Chains / 2
+	perChain := max(groups/half, 1)
+	if ps.Draws < perChain {
+		return nil, fmt.Errorf("%d draws per chain cannot make %d bridge groups per evaluation chain", ps.Draws, perChain)
+	}
+	p := &pilot{stepSize: res.Chains[0].StepSize, metric: res.Chains[0].Metric}
+	for c := range res.Chains {
+		ch := &res.Chains[c]
+		n := len(ch.Info)
+		if c < half {
+			for i := range n {
+				p.train = append(p.train, ch.Draw(i))
+			}
+			continue
+		}
+		// Consecutive batches of an evaluation chain: long enough that
+		// batches are nearly independent for a mixing chain.
+		for b := range perChain {
+			lo, hi := b*n/perChain, (b+1)*n/perChain
+			g := make([][]float64, 0, hi-lo)
+			for i := lo; i < hi; i++ {
+				g = append(g, ch.Draw(i))
+			}
+			p.eval = append(p.eval, g)
+		}
+	}
+	return p, nil
+}
+
+func smcPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*pilot, error) {
+	factory, err := temperedFactory(s, m, k)
+	if err != nil {
+		return nil, err
+	}
+	var set kernels.SMCSettings
+	if s.Pilot.SMC != nil {
+		set = *s.Pilot.SMC
+	}
+	if set.Particles == 0 {
+		set.Particles = 400
+	}
+	// One worker per run: the runs of all models already fill the cores,
+	// and SMC's result does not depend on the worker count.
+	set.Workers = 1
+	runs := s.Pilot.Runs
+	p := &pilot{logZ: make([]float64, runs)}
+	for r := range runs {
+		set.Seed = subSeed(s.Seed, fmt.Sprintf("smc/%d", k), r)
+		res, err := kernels.RunSMC(ctx, factory, &set)
+		if err != nil {
+			return nil, fmt.Errorf("SMC run %d: %w", r, err)
+		}
+		p.logZ[r] = res.LogZ
+		draws := make([][]float64, set.Particles)
+		for i := range draws {
+			draws[i] = append([]float64(nil), res.Particle(i)...)
+		}
+		if r < runs/2 {
+			p.train = append(p.train, draws...)
+		} else {
+			p.eval = append(p.eval, draws)
+		}
+		if progress != nil {
+			progress(r+1, runs)
+		}
+	}
+	return p, nil
+}
+
+func temperedFactory(s *Settings, m ppl.Model, k int) (func(int) (kernels.TemperedModel, error), error) {
+	if s.Pilot.Tempered != nil {
+		return func(int) (kernels.TemperedModel, error) { return s.Pilot.Tempered(k) }, nil
+	}
+	// ppl models offer Tempered() (T, error) with T a kernels.TemperedModel
+	// that has Clone() T: found by reflection so that any model type with
+	// the same shape works too.
+	meth := reflect.ValueOf(m).MethodByName("Tempered")
+	if !meth.IsValid() || meth.Type().NumIn() != 0 || meth.Type().NumOut() != 2 {
+		return nil, fmt.Errorf("model %d (%T) has no tempered form for SMC: set Pilot.Tempered", k, m)
+	}
+	out := meth.Call(nil)
+	if err, _ := out[1].Interface().(error); err != nil {
+		return nil, fmt.Errorf("model %d: tempered form: %w", k, err)
+	}
+	if _, ok := out[0].Interface().(kernels.TemperedModel); !ok {
+		return nil, fmt.Errorf("model %d: its Tempered method does not give a kernels.TemperedModel", k)
+	}
+	clone := out[0].MethodByName("Clone")
+	if !clone.IsValid() || clone.Type().NumIn() != 0 || clone.Type().NumOut() != 1 {
+		return nil, fmt.Errorf("model %d: its tempered form has no Clone method", k)
+	}
+	return func(int) (kernels.TemperedModel, error) {
+		c, ok := clone.Call(nil)[0].Interface().(kernels.TemperedModel)
+		if !ok {
+			return nil, fmt.Errorf("model %d: Clone of its tempered form is not a kernels.TemperedModel", k)
+		}
+		return c, nil
+	}, nil
+}
+
+func givenPilot(s *Settings, m ppl.Model, k int) (*pilot, error) {
+	g := s.Pilot.Given[k]
+	if len(g) < 2 || len(g)%2 != 0 {
+		return nil, fmt.Errorf("%d groups of given draws: need an even number ≥ 2", len(g))
+	}
+	p := &pilot{}
+	for i, grp := range g {
+		if len(grp) == 0 {
+			return nil, fmt.Errorf("given draw group %d is empty", i)
+		}
+		for j, x := range grp {
+			if len(x) != m.Dim() {
+				return nil, fmt.Errorf("given draw %d of group %d has length %d, the model has dimension %d", j, i, len(x), m.Dim())
+			}
+			if !floats.HasNaN(x) && allFinite(x) {
+				continue
+			}
+			return nil, fmt.Errorf("given draw %d of group %d is not finite", j, i)
+		}
+		if i < len(g)/2 {
+			p.train = append(p.train, grp...)
+		} else {
+			p.eval = append(p.eval, grp)
+		}
+	}
+	return p, nil
+}
+
+// adaptWithin runs a short NUTS warm-up from the pilot's draws for models
+// whose pilot did not adapt a NUTS kernel (SMC or given draws).
+func adaptWithin(ctx context.Context, s *Settings, m ppl.Model, k int, p *pilot) error {
+	if p.metric != nil {
+		return nil
+	}
+	start := p.train[len(p.train)/2]
+	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil },
+		func(_ int, _ *rand.Rand, x []float64) error { copy(x, start); return nil },
+		&kernels.SampleSettings{Chains: 1, Warmup: 300, Draws: 1, Seed: subSeed(s.Seed, "within", k)})
+	if err != nil {
+		return fmt.Errorf("adapting the within-model NUTS kernel: %w", err)
+	}
+	p.stepSize, p.metric = res.Chains[0].StepSize, res.Chains[0].Metric
+	return nil
+}
+
+func allFinite(x []float64) bool {
+	for _, v := range x {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// logMeanExp returns log((1/n) Σ exp(x_i)) and the delta-method standard
+// error of that log-mean from the spread of exp(x_i) across independent
+// estimates.
+func logMeanExp(x []float64) (float64, float64, error) {
+	if len(x) < 2 {
+		return 0, 0, errors.New("need two or more estimates")
+	}
+	top := floats.Max(x)
+	w := make([]float64, len(x))
+	for i, v := range x {
+		w[i] = math.Exp(v - top)
+	}
+	mean := floats.Sum(w) / float64(len(w))
+	var ss float64
+	for _, v := range w {
+		ss += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(ss / float64(len(w)-1))
+	return top + math.Log(mean), sd / math.Sqrt(float64(len(w))) / mean, nil
+}

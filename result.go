@@ -1,0 +1,275 @@
+package trj
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/ppl/diag"
+)
+
+// Result is what Run found. Fields of stages that did not run are nil.
+type Result struct {
+	// Labels, Dims and Prior describe the models: label, dimension and
+	// prior probability.
+	Labels []string
+	Dims   []int
+	Prior  []float64
+	// Seed, Pilot, Transport and Algorithm record the run's main settings.
+	Seed      uint64
+	Pilot     string
+	Transport string
+	Algorithm string
+	// Complete is false when the run stopped early (cancelled or failed);
+	// the fields of the stages that finished are filled in.
+	Complete bool
+	// Chain[k] is π(k | y) from the chains' visit frequencies.
+	Chain []ChainEstimate `json:",omitempty"`
+	// Steps is the number of kept steps over all chains.
+	Steps int `json:",omitempty"`
+	// Bridge is the bridge estimate from the pilot's evaluation draws.
+	Bridge *Bridge `json:",omitempty"`
+	// Evidence holds the SMC evidence estimates (SMC pilots only).
+	Evidence *Evidence `json:",omitempty"`
+	// Jumps lists, per model pair, the jump proposals of the chains and
+	// their acceptance.
+	Jumps []JumpStat `json:",omitempty"`
+	// Jump is the jump matrix j_k(k') of the chains.
+	Jump [][]float64 `json:",omitempty"`
+	// Transports says which transport each model got and how it fits.
+	Transports []TransportReport
+	// Timings are the wall-clock seconds of each stage, in order.
+	Timings []StageTime
+	// Chains holds the chains' model paths (and θ draws when kept).
+	Chains *kernels.RJSampleResult `json:"-"`
+}
+
+// ChainEstimate is one model's posterior probability from the chains.
+type ChainEstimate struct {
+	// P is the fraction of kept steps in the model; MCSE its Monte Carlo
+	// standard error from the indicator series' ESS across chains (zero
+	// when the indicator never changed: see Visited), R̂ their rank
+	// normalised split-R̂ and ESS their bulk effective sample size.
+	P, MCSE, Rhat, ESS float64
+	// Mixed is false when some chain never left or never entered the
+	// model, so that MCSE, R̂ and ESS are not defined and are set to 0, 1
+	// and 0.
+	Mixed bool
+}
+
+// Evidence is the SMC estimate of each model's log evidence log p(y | k)
+// and the model probabilities it implies.
+type Evidence struct {
+	// LogZ[k] is the log of the mean evidence over the independent runs
+	// and LogZSE its delta-method standard error.
+	LogZ, LogZSE []float64
+	// P[k] ∝ p(k)·exp(LogZ[k]) and SE its delta-method standard error.
+	P, SE []float64
+}
+
+// JumpStat counts the chains' jump proposals from one model to another.
+type JumpStat struct {
+	From, To           int
+	Proposed, Accepted int
+}
+
+// StageTime is one stage's wall-clock time.
+type StageTime struct {
+	Stage   string
+	Seconds float64
+}
+
+func newResult(space *ppl.Space, s *Settings) *Result {
+	K := space.NumModels()
+	r := &Result{
+		Labels: make([]string, K), Dims: make([]int, K), Prior: make([]float64, K),
+		Seed: s.Seed, Pilot: s.Pilot.Method.String(), Transport: s.Transport.Kind.String(), Algorithm: s.Chains.Algorithm.String(),
+		Transports: make([]TransportReport, K),
+	}
+	for k := range K {
+		r.Labels[k], r.Dims[k] = space.ModelLabel(k), space.ModelDim(k)
+		lp, _ := space.LogPrior(k)
+		r.Prior[k] = math.Exp(lp)
+	}
+	return r
+}
+
+func (r *Result) setEvidence(pilots []*pilot) {
+	if len(pilots) == 0 || pilots[0].logZ == nil {
+		return
+	}
+	K := len(pilots)
+	e := &Evidence{LogZ: make([]float64, K), LogZSE: make([]float64, K), P: make([]float64, K), SE: make([]float64, K)}
+	for k, p := range pilots {
+		var err error
+		if e.LogZ[k], e.LogZSE[k], err = logMeanExp(p.logZ); err != nil {
+			return
+		}
+	}
+	l := make([]float64, K)
+	top := math.Inf(-1)
+	for k := range l {
+		l[k] = math.Log(r.Prior[k]) + e.LogZ[k]
+		top = max(top, l[k])
+	}
+	var sum float64
+	for k := range l {
+		e.P[k] = math.Exp(l[k] - top)
+		sum += e.P[k]
+	}
+	for k := range l {
+		e.P[k] /= sum
+	}
+	// p = softmax(l): ∂p_k/∂l_j = p_k(δ_kj − p_j), the log Z errors
+	// independent across models.
+	for k := range l {
+		var v float64
+		for j := range l {
+			d := -e.P[k] * e.P[j]
+			if j == k {
+				d += e.P[k]
+			}
+			v += d * d * e.LogZSE[j] * e.LogZSE[j]
+		}
+		e.SE[k] = math.Sqrt(v)
+	}
+	r.Evidence = e
+}
+
+func (r *Result) setChains(rj *kernels.RJSampleResult) {
+	r.Chains = rj
+	K := rj.NumModels
+	r.Chain = make([]ChainEstimate, K)
+	r.Steps = 0
+	for _, c := range rj.Chains {
+		r.Steps += len(c.Models)
+	}
+	for k := range K {
+		x := rj.Indicators(k)
+		var sum float64
+		n := 0
+		for _, c := range x {
+			for _, v := range c {
+				sum += v
+			}
+			n += len(c)
+		}
+		est := ChainEstimate{Rhat: 1}
+		if n > 0 {
+			est.P = sum / float64(n)
+		}
+		mcse, err1 := diag.MCSEMean(x)
+		rhat, err2 := diag.Rhat(x)
+		ess, err3 := diag.ESSBulk(x)
+		if err1 == nil && err2 == nil && err3 == nil {
+			est.MCSE, est.Rhat, est.ESS, est.Mixed = mcse, rhat, ess, true
+		}
+		r.Chain[k] = est
+	}
+	r.Jumps = r.Jumps[:0]
+	for from := range K {
+		for to := range K {
+			var st JumpStat
+			st.From, st.To = from, to
+			for _, c := range rj.Chains {
+				st.Proposed += c.Proposed[from][to]
+				st.Accepted += c.Accepted[from][to]
+			}
+			if st.Proposed > 0 {
+				r.Jumps = append(r.Jumps, st)
+			}
+		}
+	}
+}
+
+// Acceptance returns the fraction of the chains' jump proposals from model k
+// that were accepted, and the number proposed.
+func (r *Result) Acceptance(k int) (float64, int) {
+	var p, a int
+	for _, j := range r.Jumps {
+		if j.From == k {
+			p += j.Proposed
+			a += j.Accepted
+		}
+	}
+	if p == 0 {
+		return 0, 0
+	}
+	return float64(a) / float64(p), p
+}
+
+// String returns the table WriteTable writes.
+func (r *Result) String() string {
+	var b strings.Builder
+	r.WriteTable(&b)
+	return b.String()
+}
+
+// WriteTable writes one row per model: the chains' probability ± MCSE and
+// R̂, the bridge estimate ± SE, the SMC evidence probability ± SE when SMC
+// pilots ran, the transport and the jump acceptance from the model.
+func (r *Result) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"model", "dim", "chains", "R̂", "bridge"}
+	if r.Evidence != nil {
+		head = append(head, "evidence", "log Z")
+	}
+	head = append(head, "transport", "accept")
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for k, label := range r.Labels {
+		row := []string{label, fmt.Sprint(r.Dims[k])}
+		switch {
+		case r.Chain == nil:
+			row = append(row, "—", "—")
+		case r.Chain[k].Mixed:
+			row = append(row, fmt.Sprintf("%.4f ± %.4f", r.Chain[k].P, r.Chain[k].MCSE), fmt.Sprintf("%.3f", r.Chain[k].Rhat))
+		default:
+			row = append(row, fmt.Sprintf("%.4f (not mixed)", r.Chain[k].P), "—")
+		}
+		if r.Bridge != nil {
+			row = append(row, fmt.Sprintf("%.4f ± %.4f", r.Bridge.Normalized[k], r.Bridge.NormalizedSE[k]))
+		} else {
+			row = append(row, "—")
+		}
+		if e := r.Evidence; e != nil {
+			row = append(row, fmt.Sprintf("%.4f ± %.4f", e.P[k], e.SE[k]), fmt.Sprintf("%.2f ± %.2f", e.LogZ[k], e.LogZSE[k]))
+		}
+		row = append(row, r.Transports[k].Kind)
+		if a, n := r.Acceptance(k); n > 0 {
+			row = append(row, fmt.Sprintf("%.2f", a))
+		} else {
+			row = append(row, "—")
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var parts []string
+	for _, t := range r.Timings {
+		parts = append(parts, fmt.Sprintf("%s %.1fs", t.Stage, t.Seconds))
+	}
+	status := ""
+	if !r.Complete {
+		status = " (incomplete)"
+	}
+	_, err := fmt.Fprintf(w, "%s, %s pilots, %s transports, %d kept steps%s; %s\n",
+		r.Algorithm, r.Pilot, r.Transport, r.Steps, status, strings.Join(parts, ", "))
+	return err
+}
+
+// WriteJSON writes the result as indented JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	if r == nil {
+		return errors.New("trj: nil result")
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

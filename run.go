@@ -1,0 +1,379 @@
+package trj
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+)
+
+// Run compares the models of space: it draws pilot samples of every model,
+// fits a transport to each, estimates the model probabilities with the
+// bridge estimator, and runs transport reversible-jump chains whose visit
+// frequencies estimate them again, with Monte Carlo standard errors.
+// settings may be nil for the defaults.
+//
+// Stages that run per model (pilots, transports) or per chain run in
+// parallel. Cancelling ctx stops the run: the result holds the stages that
+// finished (Result.Complete is false) and the error is ctx's.
+func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, error) {
+	if space == nil {
+		return nil, errors.New("trj: nil space")
+	}
+	K := space.NumModels()
+	if K < 2 {
+		return nil, fmt.Errorf("trj: the space has %d model(s): comparing needs at least 2", K)
+	}
+	s := settings.withDefaults(K)
+	if err := s.validate(K); err != nil {
+		return nil, err
+	}
+	for k := range K {
+		m, err := space.Model(k)
+		if err != nil {
+			return nil, err
+		}
+		if m.Dim() != space.ModelDim(k) {
+			return nil, fmt.Errorf("trj: model %q has dimension %d, the space says %d", space.ModelLabel(k), m.Dim(), space.ModelDim(k))
+		}
+	}
+	var out *output
+	if s.OutputDir != "" {
+		var err error
+		if out, err = newOutput(s.OutputDir); err != nil {
+			return nil, err
+		}
+	}
+	res := newResult(space, &s)
+	finish := func(err error) (*Result, error) {
+		if out != nil {
+			if werr := out.finish(res); werr != nil && err == nil {
+				err = werr
+			}
+		}
+		return res, err
+	}
+	progress := func(stage string, model, chain int) func(done, total int) {
+		if s.Progress == nil {
+			return nil
+		}
+		return func(done, total int) {
+			s.Progress(Progress{Stage: stage, Model: model, Chain: chain, Done: done, Total: total})
+		}
+	}
+
+	// Pilots, one model per worker.
+	pilots := make([]*pilot, K)
+	err := res.time("pilot", func() error {
+		return parallel(ctx, K, func(ctx context.Context, k int) error {
+			p, err := runPilot(ctx, &s, space, k, progress("pilot", k, -1))
+			if err != nil {
+				return fmt.Errorf("trj: pilot of model %q: %w", space.ModelLabel(k), err)
+			}
+			pilots[k] = p
+			return nil
+		})
+	})
+	if err != nil {
+		return finish(err)
+	}
+	res.setEvidence(pilots)
+
+	// Transports.
+	ts := make([]kernels.Transport, K)
+	var cond kernels.ConditionalTransport
+	err = res.time("transport", func() error {
+		if s.Transport.Kind == TransportConditional {
+			f, err := fitConditional(&s, space, pilots)
+			if err != nil {
+				return fmt.Errorf("trj: conditional flow: %w", err)
+			}
+			cond = f
+			for k := range K {
+				res.Transports[k] = TransportReport{Kind: "conditional RQMA"}
+			}
+			return nil
+		}
+		return parallel(ctx, K, func(ctx context.Context, k int) error {
+			t, rep, err := fitTransport(&s, space, k, pilots[k])
+			if err != nil {
+				return fmt.Errorf("trj: transport of model %q: %w", space.ModelLabel(k), err)
+			}
+			ts[k], res.Transports[k] = t, rep
+			return nil
+		})
+	})
+	if err != nil {
+		return finish(err)
+	}
+	kb := &kernelBuilder{space: space, ts: ts, cond: cond, alg: s.Chains.Algorithm}
+	if kb.shared = sharedTransports(ts); !kb.shared && s.Chains.Chains > 1 && s.Transport.Kind == TransportUser {
+		return finish(errors.New("trj: a user transport has no Clone method, so it cannot serve parallel chains: add one or set Chains.Chains = 1"))
+	}
+
+	// Bridge estimate from the evaluation draws.
+	err = res.time("bridge", func() error {
+		jump := kernels.UniformJumps(K)
+		b, err := bridgeEstimate(ctx, s.Seed, pilots, nil, func(int) (kernels.RJKernel, error) {
+			return kb.kernel(jump, nil)
+		})
+		if err != nil {
+			return fmt.Errorf("trj: bridge estimate: %w", err)
+		}
+		res.Bridge = b
+		return nil
+	})
+	if err != nil {
+		return finish(err)
+	}
+
+	// Chains, each a jump proposal with j_k ∝ π̂ then a NUTS move.
+	err = res.time("chains", func() error {
+		for k := range K {
+			m, _ := space.Model(k)
+			if err := adaptWithin(ctx, &s, m, k, pilots[k]); err != nil {
+				return fmt.Errorf("trj: model %q: %w", space.ModelLabel(k), err)
+			}
+		}
+		jump, err := jumpMatrix(res.Bridge.Normalized, s.Chains.JumpFloor)
+		if err != nil {
+			return err
+		}
+		res.Jump = jump
+		start := s.Chains.Start
+		if start == nil {
+			start = defaultStart(res.Bridge.Normalized, pilots)
+		}
+		var w *drawWriter
+		if out != nil {
+			if w, err = out.drawWriter(space, &s); err != nil {
+				return err
+			}
+			defer w.close()
+		}
+		set := &kernels.RJSampleSettings{
+			Chains: s.Chains.Chains, ChainIndices: s.Chains.Shard, Steps: s.Chains.Steps, Warmup: s.Chains.Warmup,
+			Seed: subSeed(s.Seed, "chains", 0),
+		}
+		if w != nil {
+			set.OnDraw = w.write
+		}
+		if s.Progress != nil {
+			set.Progress = func(chain, done, total int) {
+				s.Progress(Progress{Stage: "chains", Model: -1, Chain: chain, Done: done, Total: total})
+			}
+		}
+		rj, err := kernels.SampleRJ(ctx, func(int) (kernels.RJKernel, error) {
+			within, err := withinKernel(space, pilots)
+			if err != nil {
+				return nil, err
+			}
+			return kb.kernel(jump, within)
+		}, start, set)
+		if rj != nil {
+			res.setChains(rj)
+		}
+		return err
+	})
+	if err != nil {
+		return finish(err)
+	}
+	res.Complete = true
+	return finish(nil)
+}
+
+// kernelBuilder makes a fresh kernel, with its own clones of the space and
+// transports, for every goroutine that needs one.
+type kernelBuilder struct {
+	space  *ppl.Space
+	ts     []kernels.Transport
+	cond   kernels.ConditionalTransport
+	alg    Algorithm
+	shared bool
+	mu     sync.Mutex
+	used   bool
+}
+
+func (b *kernelBuilder) kernel(jump [][]float64, within kernels.WithinModelKernel) (kernels.RJKernel, error) {
+	space := b.space.Clone()
+	if b.alg == CTRJ {
+		var cond kernels.ConditionalTransport
+		if b.cond != nil {
+			c, ok := reflectClone(b.cond).(kernels.ConditionalTransport)
+			if !ok {
+				return nil, errors.New("trj: the conditional transport cannot be cloned")
+			}
+			cond = c
+		}
+		return kernels.NewCTRJ(kernels.CTRJConfig{
+			Target: space, Transport: cond, Active: space.ActiveMasks(), Jump: jump, Within: within, Alternate: true,
+		})
+	}
+	ts := make([]kernels.Transport, len(b.ts))
+	for k, t := range b.ts {
+		c, ok := cloneTransport(t)
+		if !ok {
+			// Only reachable with one chain (checked in Run): hand out the
+			// original once.
+			b.mu.Lock()
+			used := b.used
+			b.used = true
+			b.mu.Unlock()
+			if used {
+				return nil, fmt.Errorf("trj: transport %d cannot be cloned for another goroutine", k)
+			}
+			c = t
+		}
+		ts[k] = c
+	}
+	return kernels.NewTRJ(kernels.TRJConfig{Target: space, Transports: ts, Jump: jump, Within: within, Alternate: true})
+}
+
+func sharedTransports(ts []kernels.Transport) bool {
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		if _, ok := cloneTransport(t); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// reflectClone calls v's Clone method, whatever concrete type it returns;
+// nil when there is none.
+func reflectClone(v any) any {
+	m := reflect.ValueOf(v).MethodByName("Clone")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+		return nil
+	}
+	return m.Call(nil)[0].Interface()
+}
+
+// withinKernel is one NUTS kernel per model with the pilot's adaptation,
+// over the chain's own model clones.
+func withinKernel(space *ppl.Space, pilots []*pilot) (kernels.WithinModelKernel, error) {
+	nuts := make([]*kernels.NUTS, len(pilots))
+	for k, p := range pilots {
+		m, err := space.Model(k)
+		if err != nil {
+			return nil, err
+		}
+		if nuts[k], err = kernels.NewNUTS(m.Clone(), p.stepSize, p.metric); err != nil {
+			return nil, err
+		}
+	}
+	return kernels.NewNUTSWithin(nuts)
+}
+
+// defaultStart draws chain c's model from the bridge estimate and θ from
+// that model's evaluation draws.
+func defaultStart(probs []float64, pilots []*pilot) func(int, *rand.Rand) (int, []float64, error) {
+	return func(_ int, rng *rand.Rand) (int, []float64, error) {
+		u := rng.Float64()
+		k := len(probs) - 1
+		for i, p := range probs {
+			if u < p {
+				k = i
+				break
+			}
+			u -= p
+		}
+		ev := pilots[k].evalDraws()
+		return k, ev[rng.IntN(len(ev))], nil
+	}
+}
+
+// parallel calls f(ctx, i) for i < n on at most GOMAXPROCS goroutines and
+// returns the error of the lowest failing index; after a failure, indices
+// not yet started are skipped.
+func parallel(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				if err := ctx.Err(); err != nil {
+					errs[i] = err
+					continue
+				}
+				if err := f(ctx, i); err != nil {
+					errs[i] = err
+					cancel()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// subSeed derives the seed of one stage's part i from the run's seed.
+func subSeed(seed uint64, stage string, i int) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(stage))
+	x := seed ^ h.Sum64() ^ (uint64(i)+1)*0x9e3779b97f4a7c15
+	// splitmix64 finaliser: nearby inputs give unrelated seeds.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// stream is the random stream of one stage's part i.
+func stream(seed uint64, stage string, i int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, subSeed(seed, stage, i)))
+}
+
+// checkDir makes dir and checks that a file can be written in it.
+func checkDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("trj: output folder: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".trj-check-*")
+	if err != nil {
+		return fmt.Errorf("trj: output folder %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(filepath.Clean(name))
+}
+
+// timed runs f and records its wall time under stage.
+func (r *Result) time(stage string, f func() error) error {
+	t0 := time.Now()
+	err := f()
+	r.Timings = append(r.Timings, StageTime{Stage: stage, Seconds: time.Since(t0).Seconds()})
+	return err
+}

@@ -1,0 +1,292 @@
+package trj
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/kernels"
+)
+
+// Settings configures Run. A nil *Settings, and zero fields, take the
+// defaults; every default is documented on its field.
+type Settings struct {
+	// Seed determines every random stream of the run; the same seed gives
+	// the same numbers at any GOMAXPROCS.
+	Seed uint64
+	// Pilot configures the pilot draws of each model.
+	Pilot PilotSettings
+	// Transport configures the transports T_k.
+	Transport TransportSettings
+	// Bridge configures the bridge estimate.
+	Bridge BridgeSettings
+	// Chains configures the transdimensional chains.
+	Chains ChainSettings
+	// OutputDir, when set, receives the draws as CmdStan CSV files (one per
+	// chain, written as they are made), the JSON summary and the
+	// running-estimate figure. It is checked before any computation.
+	OutputDir string
+	// Progress, when non-nil, is called as stages advance. Calls may come
+	// from several goroutines at once.
+	Progress func(Progress)
+}
+
+// Progress reports how far a stage has come: Done of Total units (draws,
+// iterations or steps) of one model's or one chain's part of the stage.
+type Progress struct {
+	// Stage is "pilot", "transport", "bridge" or "chains".
+	Stage string
+	// Model is the model concerned (−1 when the unit is a chain).
+	Model int
+	// Chain is the chain concerned (−1 when the unit is a model).
+	Chain       int
+	Done, Total int
+}
+
+// PilotMethod selects how each model's pilot draws are made.
+type PilotMethod int
+
+const (
+	// PilotNUTS runs NUTS chains with Stan's warm-up (the default).
+	PilotNUTS PilotMethod = iota
+	// PilotSMC runs independent adaptive-tempering SMC runs, which also
+	// estimate each model's evidence; suited to multimodal posteriors.
+	PilotSMC
+	// PilotGiven uses the draws in PilotSettings.Draws.
+	PilotGiven
+)
+
+// String names the method.
+func (m PilotMethod) String() string {
+	switch m {
+	case PilotNUTS:
+		return "NUTS"
+	case PilotSMC:
+		return "SMC"
+	case PilotGiven:
+		return "given"
+	}
+	return fmt.Sprintf("PilotMethod(%d)", int(m))
+}
+
+// PilotSettings configures the pilot stage. The pilot's draws are split into
+// independent halves: one trains the transports, the other evaluates the
+// bridge estimator, in groups whose spread gives the bridge's standard error.
+type PilotSettings struct {
+	// Method is PilotNUTS (default), PilotSMC or PilotGiven.
+	Method PilotMethod
+	// Chains is the number of NUTS chains per model (4); the first half
+	// train the transports, the second half evaluate them.
+	Chains int
+	// Warmup and Draws are NUTS's warm-up and kept iterations per chain
+	// (1000 each).
+	Warmup, Draws int
+	// Runs is the number of independent SMC runs per model (16), half for
+	// training and half for evaluation; SMC sets the particles of each run
+	// (400 when SMC.Particles is zero).
+	Runs int
+	SMC  *kernels.SMCSettings
+	// Tempered, when non-nil, gives model k's tempered form for SMC; by
+	// default a model that has a Tempered method (ppl models) provides it.
+	Tempered func(k int) (kernels.TemperedModel, error)
+	// Draws gives, for PilotGiven, each model's unconstrained draws:
+	// Given[k][g] is group g of model k's draws (groups are independent,
+	// such as separate chains); the first half of the groups train, the
+	// second half evaluate. Every model needs the same even number of
+	// groups, at least 2.
+	Given [][][][]float64
+}
+
+// TransportKind selects the transports.
+type TransportKind int
+
+const (
+	// TransportAuto fits an affine map to each model and replaces it by an
+	// RQMA flow only where the affine map's importance ESS fraction falls
+	// below TransportSettings.AutoESS and the flow's held-out
+	// log-likelihood is higher (the default).
+	TransportAuto TransportKind = iota
+	// TransportAffine fits z = L⁻¹(θ − μ) to each model.
+	TransportAffine
+	// TransportRQMA trains the paper's RQMA flow for each model.
+	TransportRQMA
+	// TransportConditional trains one conditional RQMA flow on the
+	// saturated space of all models (used with CTRJ).
+	TransportConditional
+	// TransportUser uses TransportSettings.User.
+	TransportUser
+)
+
+// String names the kind.
+func (k TransportKind) String() string {
+	switch k {
+	case TransportAuto:
+		return "auto"
+	case TransportAffine:
+		return "affine"
+	case TransportRQMA:
+		return "RQMA"
+	case TransportConditional:
+		return "conditional RQMA"
+	case TransportUser:
+		return "user"
+	}
+	return fmt.Sprintf("TransportKind(%d)", int(k))
+}
+
+// TransportSettings configures the transport stage.
+type TransportSettings struct {
+	// Kind is TransportAuto (default), TransportAffine, TransportRQMA,
+	// TransportConditional or TransportUser.
+	Kind TransportKind
+	// User holds one transport per model for TransportUser. Chains run in
+	// parallel, so each is copied per chain with its Clone method when it
+	// has one; without one, Chains.Chains must be 1.
+	User []kernels.Transport
+	// Load, when non-nil, reads a transport set written by
+	// Result.Transports.Save instead of fitting; it must match the space.
+	Load io.Reader
+	// RQMA is the flow configuration (flows.PaperRQMAConfig when nil).
+	RQMA *flows.RQMAConfig
+	// Train configures flow training (flows.DefaultTrainOptions, or
+	// flows.ConditionalTrainOptions for TransportConditional, when nil).
+	Train *flows.TrainOptions
+	// AutoESS is the importance ESS fraction below which TransportAuto
+	// tries an RQMA flow (0.5).
+	AutoESS float64
+}
+
+// BridgeSettings configures the bridge estimate.
+type BridgeSettings struct {
+	// Groups is the number of groups the evaluation draws are cut into
+	// (20 for NUTS pilots; the number of evaluation runs or groups
+	// otherwise). The standard errors are the delete-one-group jackknife's.
+	Groups int
+}
+
+// Algorithm selects the transdimensional kernel of the chains.
+type Algorithm int
+
+const (
+	// TRJ is Algorithm 1 of the paper (the default).
+	TRJ Algorithm = iota
+	// CTRJ is Algorithm 2; it takes the conditional transport when
+	// TransportSettings.Kind is TransportConditional, else the identity on
+	// the saturated space.
+	CTRJ
+)
+
+// String names the algorithm.
+func (a Algorithm) String() string {
+	switch a {
+	case TRJ:
+		return "TRJ"
+	case CTRJ:
+		return "CTRJ"
+	}
+	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// ChainSettings configures the transdimensional chains.
+type ChainSettings struct {
+	// Algorithm is TRJ (default) or CTRJ.
+	Algorithm Algorithm
+	// Chains is the number of chains (4), run in parallel.
+	Chains int
+	// Shard, when non-nil, runs only some of the chains (for a run split
+	// over several processes); chain c is seeded as in the full run.
+	Shard []int
+	// Steps is the number of kept steps per chain (5000) and Warmup the
+	// steps discarded before them (Steps/10; negative: none). Each step is a
+	// jump proposal followed by a NUTS move within the current model, with
+	// the step size and metric adapted in the pilot.
+	Steps, Warmup int
+	// JumpFloor is the least probability of proposing any model:
+	// j_k(k') = max(π̂(k'), JumpFloor) renormalised, π̂ the bridge estimate
+	// (0.1/K).
+	JumpFloor float64
+	// Start, when non-nil, gives chain c's initial model and unconstrained
+	// θ; by default the model is drawn from the bridge estimate and θ from
+	// its evaluation draws.
+	Start func(chain int, rng *rand.Rand) (k int, theta []float64, err error)
+}
+
+func (s *Settings) withDefaults(numModels int) Settings {
+	var d Settings
+	if s != nil {
+		d = *s
+	}
+	p := &d.Pilot
+	if p.Chains == 0 {
+		p.Chains = 4
+	}
+	if p.Warmup == 0 {
+		p.Warmup = 1000
+	}
+	if p.Draws == 0 {
+		p.Draws = 1000
+	}
+	if p.Runs == 0 {
+		p.Runs = 16
+	}
+	if d.Transport.AutoESS == 0 {
+		d.Transport.AutoESS = 0.5
+	}
+	c := &d.Chains
+	if c.Chains == 0 {
+		c.Chains = 4
+	}
+	if c.Steps == 0 {
+		c.Steps = 5000
+	}
+	if c.Warmup == 0 {
+		c.Warmup = c.Steps / 10
+	}
+	c.Warmup = max(c.Warmup, 0)
+	if c.JumpFloor == 0 {
+		c.JumpFloor = 0.1 / float64(max(numModels, 1))
+	}
+	return d
+}
+
+func (s *Settings) validate(numModels int) error {
+	p := s.Pilot
+	switch {
+	case p.Method < PilotNUTS || p.Method > PilotGiven:
+		return fmt.Errorf("trj: unknown pilot method %d", int(p.Method))
+	case p.Method == PilotNUTS && (p.Chains < 2 || p.Chains%2 != 0):
+		return fmt.Errorf("trj: %d pilot chains: need an even number ≥ 2 (half train, half evaluate)", p.Chains)
+	case p.Method == PilotNUTS && (p.Draws < 2 || p.Warmup < 0):
+		return fmt.Errorf("trj: pilot of %d warm-up and %d draws per chain", p.Warmup, p.Draws)
+	case p.Method == PilotSMC && (p.Runs < 4 || p.Runs%2 != 0):
+		return fmt.Errorf("trj: %d SMC runs: need an even number ≥ 4 (half train, half evaluate)", p.Runs)
+	case p.Method == PilotGiven && len(p.Given) != numModels:
+		return fmt.Errorf("trj: pilot draws given for %d models, the space has %d", len(p.Given), numModels)
+	}
+	t := s.Transport
+	switch {
+	case t.Kind < TransportAuto || t.Kind > TransportUser:
+		return fmt.Errorf("trj: unknown transport kind %d", int(t.Kind))
+	case t.Kind == TransportUser && len(t.User) != numModels:
+		return fmt.Errorf("trj: %d user transports for %d models", len(t.User), numModels)
+	case t.Kind == TransportConditional && s.Chains.Algorithm != CTRJ:
+		return fmt.Errorf("trj: the conditional transport needs the CTRJ algorithm (Chains.Algorithm)")
+	case !(t.AutoESS > 0 && t.AutoESS <= 1):
+		return fmt.Errorf("trj: AutoESS %v outside (0, 1]", t.AutoESS)
+	}
+	c := s.Chains
+	switch {
+	case c.Algorithm < TRJ || c.Algorithm > CTRJ:
+		return fmt.Errorf("trj: unknown algorithm %d", int(c.Algorithm))
+	case c.Chains < 1:
+		return fmt.Errorf("trj: %d chains", c.Chains)
+	case c.Steps < 4:
+		return fmt.Errorf("trj: %d steps per chain: need at least 4", c.Steps)
+	case !(c.JumpFloor > 0 && c.JumpFloor*float64(numModels) <= 1):
+		return fmt.Errorf("trj: jump floor %v: need 0 < floor ≤ 1/K", c.JumpFloor)
+	case s.Bridge.Groups < 0 || s.Bridge.Groups == 1:
+		return fmt.Errorf("trj: %d bridge groups: need at least 2", s.Bridge.Groups)
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package trj
+
+import (
+	"fmt"
+
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+)
+
+// TransportReport says which transport a model got and how well it fits.
+type TransportReport struct {
+	// Kind is "affine", "RQMA", "conditional RQMA" or "user".
+	Kind string
+	// Quality is the chosen transport's held-out log-likelihood and
+	// importance ESS on the model's evaluation draws (zero for user
+	// transports without a density).
+	Quality flows.Quality
+	// Tried lists the other transports fitted and their quality, for
+	// TransportAuto.
+	Tried map[string]flows.Quality `json:",omitempty"`
+}
+
+// assessDraws is the number of pushforward draws behind each importance ESS.
+const assessDraws = 1000
+
+func fitTransport(s *Settings, space *ppl.Space, k int, p *pilot) (kernels.Transport, TransportReport, error) {
+	m, err := space.Model(k)
+	if err != nil {
+		return nil, TransportReport{}, err
+	}
+	eval := p.evalDraws()
+	target := m.Clone()
+	assess := func(f flows.Density) (flows.Quality, error) {
+		return flows.Assess(f, eval, nil, target.LogDensity, assessDraws, subSeed(s.Seed, "assess", k))
+	}
+	fitRQMA := func() (*flows.RQMA, error) {
+		cfg := flows.PaperRQMAConfig()
+		if s.Transport.RQMA != nil {
+			cfg = *s.Transport.RQMA
+		}
+		opts := flows.DefaultTrainOptions()
+		if s.Transport.Train != nil {
+			opts = *s.Transport.Train
+		}
+		opts.Seed = subSeed(s.Seed, "flow", k)
+		// One worker: runs are then the same at any GOMAXPROCS, and the
+		// models' flows already train in parallel.
+		opts.Workers = 1
+		f, _, err := flows.FitRQMA(p.train, cfg, opts)
+		return f, err
+	}
+	switch s.Transport.Kind {
+	case TransportUser:
+		t := s.Transport.User[k]
+		if t == nil {
+			return nil, TransportReport{}, fmt.Errorf("user transport %d is nil", k)
+		}
+		if t.Dim() != m.Dim() {
+			return nil, TransportReport{}, fmt.Errorf("user transport %d has dimension %d, model %q has %d", k, t.Dim(), space.ModelLabel(k), m.Dim())
+		}
+		rep := TransportReport{Kind: "user"}
+		if d, ok := t.(flows.Density); ok {
+			if rep.Quality, err = assess(d); err != nil {
+				return nil, rep, err
+			}
+		}
+		return t, rep, nil
+	case TransportRQMA:
+		f, err := fitRQMA()
+		if err != nil {
+			return nil, TransportReport{}, err
+		}
+		q, err := assess(f)
+		return f, TransportReport{Kind: "RQMA", Quality: q}, err
+	}
+	a, err := flows.FitAffine(p.train, nil)
+	if err != nil {
+		return nil, TransportReport{}, err
+	}
+	qa, err := assess(a)
+	if err != nil {
+		return nil, TransportReport{}, err
+	}
+	if s.Transport.Kind == TransportAffine || qa.ESSFraction >= s.Transport.AutoESS {
+		return a, TransportReport{Kind: "affine", Quality: qa}, nil
+	}
+	f, err := fitRQMA()
+	if err != nil {
+		return nil, TransportReport{}, err
+	}
+	qf, err := assess(f)
+	if err != nil {
+		return nil, TransportReport{}, err
+	}
+	if qf.HeldOutLogLik > qa.HeldOutLogLik {
+		return f, TransportReport{Kind: "RQMA", Quality: qf, Tried: map[string]flows.Quality{"affine": qa}}, nil
+	}
+	return a, TransportReport{Kind: "affine", Quality: qa, Tried: map[string]flows.Quality{"RQMA": qf}}, nil
+}
+
+// fitConditional trains one conditional RQMA flow on the saturated space.
+func fitConditional(s *Settings, space *ppl.Space, pilots []*pilot) (*flows.ConditionalRQMA, error) {
+	K := space.NumModels()
+	spec := flows.ConditionalSpec{Active: space.ActiveMasks(), Contexts: make([][]float64, K)}
+	for k := range K {
+		spec.Contexts[k] = make([]float64, K)
+		spec.Contexts[k][k] = 1
+	}
+	var x [][]float64
+	var models []int
+	for k, p := range pilots {
+		for _, th := range p.train {
+			xi := make([]float64, space.MaxDim())
+			u := make([]float64, space.MaxDim()-len(th))
+			if err := space.Concat(k, th, u, xi); err != nil {
+				return nil, err
+			}
+			x = append(x, xi)
+			models = append(models, k)
+		}
+	}
+	cfg := flows.PaperRQMAConfig()
+	if s.Transport.RQMA != nil {
+		cfg = *s.Transport.RQMA
+	}
+	opts := flows.ConditionalTrainOptions()
+	if s.Transport.Train != nil {
+		opts = *s.Transport.Train
+	}
+	opts.Seed = subSeed(s.Seed, "conditional", 0)
+	opts.Workers = 1
+	f, _, err := flows.FitConditionalRQMA(spec, x, models, cfg, opts)
+	return f, err
+}
+
+// cloneTransport returns a copy of t for another goroutine: by its Clone
+// method when it has one (whatever concrete type that returns), else t
+// itself when it is known to keep no scratch space.
+func cloneTransport(t kernels.Transport) (kernels.Transport, bool) {
+	if _, ok := t.(*flows.Affine); ok {
+		return t, true // no scratch space
+	}
+	c, ok := reflectClone(t).(kernels.Transport)
+	return c, ok
+}
