@@ -43,17 +43,17 @@ func subsetModel(x [][]float64, y []float64, subset []int) (ppl.Model, error) {
 	}
 	sigma2 := b.Positive("sigma2")
 	b.Sample(ppl.InverseGamma{Shape: nigA, Scale: nigB}, sigma2)
-	sigma := b.Must(gorgonia.Sqrt(sigma2))
+	sigma := b.Check(gorgonia.Sqrt(sigma2))
 	var mu any = 0.0
 	if beta != nil {
-		b.Sample(ppl.Normal{Mu: 0, Sigma: b.Must(gorgonia.Mul(sigma, gorgonia.NewConstant(math.Sqrt(nigG))))}, beta)
+		b.Sample(ppl.Normal{Mu: 0, Sigma: b.Check(gorgonia.Mul(sigma, gorgonia.NewConstant(math.Sqrt(nigG))))}, beta)
 		design := mat.NewDense(len(y), len(subset), nil)
 		for i := range y {
 			for j, s := range subset {
 				design.Set(i, j, x[i][s])
 			}
 		}
-		mu = b.Must(gorgonia.Mul(b.DataMatrix("X", design), beta))
+		mu = b.Check(gorgonia.Mul(b.DataMatrix("X", design), beta))
 	}
 	b.Sample(ppl.Normal{Mu: mu, Sigma: sigma}, b.Data("y", y))
 	return b.Model()
