@@ -89,30 +89,7 @@ func sampleNUTS(ctx context.Context, m ppl.Model, warmup, numDraws int, seed uin
 // constrained maps the unconstrained positions of res back to m's
 // parameters and stores them with Stan's sampler columns.
 func constrained(m ppl.Model, res *kernels.SampleResult) (*draws.Draws, error) {
-	layout := draws.Layout{Diagnostics: draws.NUTSColumns(), Params: m.ParamNames()}
-	d, err := draws.New(layout, len(res.Chains))
-	if err != nil {
-		return nil, err
-	}
-	x := make([]float64, len(layout.Params))
-	for c := range res.Chains {
-		ch := &res.Chains[c]
-		for i, info := range ch.Info {
-			if err := m.Constrain(ch.Draw(i), x); err != nil {
-				return nil, err
-			}
-			divergent := 0.0
-			if info.Divergent {
-				divergent = 1
-			}
-			stats := []float64{info.LogDensity, info.AcceptStat, info.StepSize,
-				float64(info.TreeDepth), float64(info.NumLeapfrog), divergent, info.Energy}
-			if err := d.Append(c, x, stats); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return d, nil
+	return res.ToDraws(func(chain int) kernels.Constrainer { return m })
 }
 
 // endsnippet:constrain

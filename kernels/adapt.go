@@ -83,7 +83,8 @@ func newWindows(warmup, initBuf, termBuf, baseWin int) windows {
 		end := start + size
 		// A window is stretched to the terminal buffer when the next,
 		// twice as long, would not fit.
-		if end+2*size > last {
+		// (Written so that it cannot overflow for any warm-up length.)
+		if size > (last-end)/2 {
 			end = last
 		}
 		w.ends = append(w.ends, end)

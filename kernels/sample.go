@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -83,6 +85,30 @@ type SampleSettings struct {
 	// chain with the 0-based iteration counting warm-up first; chains call
 	// it concurrently.
 	Progress func(chain, iteration int)
+
+	// Output, when non-nil, is called once per chain with the chain's
+	// number (FirstChain onwards), from the chain's goroutine before its
+	// first iteration, for the ChainOutput that
+	// receives that chain's draws as they are made (see CmdStanOutput).
+	// An error from it or from the output stops the run.
+	Output func(chain int) (ChainOutput, error)
+}
+
+// ChainOutput receives one chain's output while Sample runs it. Sample
+// calls its methods from that chain's goroutine only, in order: Draw for
+// every recorded iteration (the saved warm-up ones, then the kept ones),
+// Adapted once between the last warm-up and the first kept iteration, and
+// Close once at the end, also when the chain stopped early.
+type ChainOutput interface {
+	// Draw receives recorded iteration it (0-based, warm-up first) at
+	// the unconstrained position x, which is valid only during the call.
+	Draw(it int, warmup bool, x []float64, info DrawInfo) error
+	// Adapted receives the chain with its adapted StepSize and Metric
+	// (NUTS) or RWMScale and RWMCovariance (RWM) set.
+	Adapted(ch *Chain) error
+	// Close receives the chain with its timings and counts set, and the
+	// error that stopped it early (such as ctx's on cancellation) or nil.
+	Close(ch *Chain, stopped error) error
 }
 
 // DrawInfo records one iteration of a chain, with the meaning of Stan's
@@ -164,7 +190,9 @@ const maxInitTries = 100
 // so the result depends only on the seed, never on scheduling or
 // GOMAXPROCS. init may be nil, in which case each chain starts uniformly in
 // (−2, 2)ⁿ as Stan, retrying up to 100 times for a finite log-density.
-// Cancelling ctx stops every chain and returns ctx's error.
+// Cancelling ctx stops every chain after its current iteration and
+// returns the draws made so far (chains may differ in length) with ctx's
+// error; other errors return a nil result.
 func Sample(ctx context.Context, factory func(chain int) (Target, error), init InitFunc, settings *SampleSettings) (*SampleResult, error) {
 	if factory == nil {
 		return nil, errors.New("kernels: nil target factory")
@@ -179,20 +207,32 @@ func Sample(ctx context.Context, factory func(chain int) (Target, error), init I
 		return nil, fmt.Errorf("kernels: %d draws", set.Draws)
 	case set.Algorithm != AlgNUTS && set.Algorithm != AlgRWM:
 		return nil, fmt.Errorf("kernels: unknown algorithm %v", set.Algorithm)
-	case !(set.StepSize > 0):
-		return nil, fmt.Errorf("kernels: initial step size %v, want positive", set.StepSize)
+	case !(set.StepSize > 0) || math.IsInf(set.StepSize, 1):
+		return nil, fmt.Errorf("kernels: initial step size %v, want positive and finite", set.StepSize)
+	case set.MaxTreeDepth < 0:
+		return nil, fmt.Errorf("kernels: maximum tree depth %d, want positive (0 means %d)", set.MaxTreeDepth, DefaultMaxTreeDepth)
+	case set.Warmup > math.MaxInt-set.Draws:
+		return nil, fmt.Errorf("kernels: %d warm-up and %d kept iterations overflow an int", set.Warmup, set.Draws)
+	}
+	// Refuse up front what cannot fit, counting one dimension per draw;
+	// each chain checks again with its target's dimension.
+	if err := checkMemory(&set, 1); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	res := &SampleResult{Settings: set, Chains: make([]Chain, set.Chains)}
 	errs := make([]error, set.Chains)
 	dims := make([]int, set.Chains)
-	var wg sync.WaitGroup
+	// ready waits for every chain's target, so that targets of different
+	// dimensions are refused before any chain runs.
+	var ready, wg sync.WaitGroup
+	ready.Add(set.Chains)
 	for k := 0; k < set.Chains; k++ {
 		wg.Add(1)
 		go func(k int) {
 			defer wg.Done()
-			dims[k], errs[k] = runChain(ctx, set.FirstChain+k, factory, init, &set, &res.Chains[k])
+			errs[k] = runChain(ctx, set.FirstChain+k, k, factory, init, &set, &res.Chains[k], dims, &ready)
 			if errs[k] != nil {
 				cancel()
 			}
@@ -202,37 +242,133 @@ func Sample(ctx context.Context, factory func(chain int) (Target, error), init I
 	// Report the root cause: a chain's own failure rather than the
 	// cancellation it caused in the others.
 	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return nil, err
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
 	}
 	if set.Chains > 0 {
 		res.Dim = dims[0]
 	}
+	for _, err := range errs {
+		if err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
-func runChain(ctx context.Context, c int, factory func(int) (Target, error), init InitFunc, set *SampleSettings, out *Chain) (int, error) {
+// drawInfoBytes is the memory of one DrawInfo.
+const drawInfoBytes = 56
+
+// chainOverheadBytes is a lower bound on the memory of a chain besides its
+// draws: a goroutine, its kernel's scratch and its target.
+const chainOverheadBytes = 16 << 10
+
+// checkMemory refuses runs whose stored draws cannot fit in memory: more
+// bytes than an int holds, or than the machine's memory (or the Go memory
+// limit) when it is known.
+func checkMemory(set *SampleSettings, dim int) error {
+	kept := uint64(set.Draws)
+	if set.SaveWarmup {
+		kept += uint64(set.Warmup)
+	}
+	perDraw := 8*uint64(dim) + drawInfoBytes
+	need, ok := mulAdd(kept, perDraw, chainOverheadBytes)
+	if ok {
+		need, ok = mulAdd(need, uint64(set.Chains), 0)
+	}
+	limit := memoryLimit()
+	if ok && (limit == 0 || need <= limit) {
+		return nil
+	}
+	what := fmt.Sprintf("%d chains × %d stored draws of dimension %d", set.Chains, kept, dim)
+	if !ok {
+		return fmt.Errorf("%w: %s need more than 2⁶⁴ bytes", ErrTooLarge, what)
+	}
+	return fmt.Errorf("%w: %s need %s, more than the %s available", ErrTooLarge, what, formatBytes(need), formatBytes(limit))
+}
+
+// ErrTooLarge is returned (wrapped) for runs whose draws cannot fit in
+// memory; the message says how much they would need.
+var ErrTooLarge = errors.New("kernels: run too large")
+
+// mulAdd returns a·b + c and whether it fits in a uint64 (and an int).
+func mulAdd(a, b, c uint64) (uint64, bool) {
+	hi, lo := bits.Mul64(a, b)
+	sum, carry := bits.Add64(lo, c, 0)
+	return sum, hi == 0 && carry == 0 && sum <= math.MaxInt
+}
+
+// formatBytes prints n in the largest binary unit that keeps it ≥ 1.
+func formatBytes(n uint64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	return fmt.Sprintf("%.3g %s", v, units[u])
+}
+
+// memoryLimit is the smaller of the Go memory limit (GOMEMLIMIT) and the
+// machine's memory, or 0 when neither is known.
+func memoryLimit() uint64 {
+	limit := uint64(0)
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		limit = uint64(l)
+	}
+	if m := physicalMemory(); m > 0 && (limit == 0 || m < limit) {
+		limit = m
+	}
+	return limit
+}
+
+// runChain runs chain c of the whole run, the k-th of this one; dims[k]
+// receives its dimension and ready is the barrier of all the run's chains.
+func runChain(ctx context.Context, c, k int, factory func(int) (Target, error), init InitFunc, set *SampleSettings, out *Chain, dims []int, ready *sync.WaitGroup) (err error) {
 	t, err := factory(c)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("kernels: chain %d: target: %w", c, err)
+	case t == nil:
+		err = fmt.Errorf("kernels: chain %d: factory returned a nil target", c)
+	default:
+		if dims[k] = t.Dim(); dims[k] <= 0 {
+			err = fmt.Errorf("kernels: chain %d: %w: target dimension %d", c, ErrDimension, dims[k])
+		}
+	}
+	ready.Done()
 	if err != nil {
-		return 0, fmt.Errorf("kernels: chain %d: target: %w", c, err)
+		return err
 	}
-	if t == nil {
-		return 0, fmt.Errorf("kernels: chain %d: factory returned a nil target", c)
+	ready.Wait()
+	n := dims[k]
+	for k2, n2 := range dims {
+		if n2 > 0 && n2 != n {
+			return fmt.Errorf("kernels: chain %d: %w: target dimension %d, chain %d's is %d; all chains must sample the same space", c, ErrDimension, n, set.FirstChain+k2, n2)
+		}
 	}
-	n := t.Dim()
-	if n <= 0 {
-		return 0, fmt.Errorf("kernels: chain %d: %w: target dimension %d", c, ErrDimension, n)
+	if err := checkMemory(set, n); err != nil {
+		return err
+	}
+	var output ChainOutput
+	if set.Output != nil {
+		if output, err = set.Output(c); err != nil {
+			return fmt.Errorf("kernels: chain %d: output: %w", c, err)
+		}
+		if output == nil {
+			return fmt.Errorf("kernels: chain %d: Output returned nil", c)
+		}
+		defer func() {
+			if cerr := output.Close(out, err); cerr != nil && err == nil {
+				err = fmt.Errorf("kernels: chain %d: output: %w", c, cerr)
+			}
+		}()
 	}
 	rng := rand.New(rand.NewPCG(set.Seed, uint64(c)))
 	x0, err := initialPoint(c, t, rng, init)
 	if err != nil {
-		return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+		return fmt.Errorf("kernels: chain %d: %w", c, err)
 	}
 	total := set.Warmup + set.Draws
 	out.Dim = n
@@ -242,17 +378,24 @@ func runChain(ctx context.Context, c int, factory func(int) (Target, error), ini
 		out.WarmupDraws = make([]float64, 0, set.Warmup*n)
 		out.WarmupInfo = make([]DrawInfo, 0, set.Warmup)
 	}
-	record := func(it int, x []float64, d DrawInfo) {
-		if it >= set.Warmup {
+	record := func(it int, x []float64, d DrawInfo) error {
+		warm := it < set.Warmup
+		if !warm {
 			out.Draws = append(out.Draws, x...)
 			out.Info = append(out.Info, d)
 		} else if set.SaveWarmup {
 			out.WarmupDraws = append(out.WarmupDraws, x...)
 			out.WarmupInfo = append(out.WarmupInfo, d)
 		}
+		if output != nil && (!warm || set.SaveWarmup) {
+			if err := output.Draw(it, warm, x, d); err != nil {
+				return fmt.Errorf("kernels: chain %d: output: %w", c, err)
+			}
+		}
 		if set.Progress != nil {
 			set.Progress(c, it)
 		}
+		return nil
 	}
 	// Checking the context costs a lock; every 16 iterations is prompt
 	// enough for a chain.
@@ -262,23 +405,37 @@ func runChain(ctx context.Context, c int, factory func(int) (Target, error), ini
 		}
 		return nil
 	}
+	adapted := func() error {
+		if output == nil {
+			return nil
+		}
+		if err := output.Adapted(out); err != nil {
+			return fmt.Errorf("kernels: chain %d: output: %w", c, err)
+		}
+		return nil
+	}
 
 	switch set.Algorithm {
 	case AlgNUTS:
 		k, err := NewNUTS(t, set.StepSize, set.Metric)
 		if err != nil {
-			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+			return fmt.Errorf("kernels: chain %d: %w", c, err)
 		}
 		k.MaxTreeDepth = set.MaxTreeDepth
 		s, err := k.Init(x0)
 		if err != nil {
-			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+			return fmt.Errorf("kernels: chain %d: %w", c, err)
 		}
 		ad, err := NewNUTSAdaptation(k, set.Warmup, set.NUTSAdapt)
 		if err != nil {
-			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+			return fmt.Errorf("kernels: chain %d: %w", c, err)
 		}
-		err = runPhases(total, set.Warmup, cancelled, record, out,
+		endWarmup := func() error {
+			out.WarmupGradEvals = ad.GradEvals
+			out.StepSize, out.Metric = k.StepSize, k.Metric
+			return adapted()
+		}
+		err = runPhases(total, set.Warmup, cancelled, record, out, endWarmup,
 			func(it int) ([]float64, DrawInfo, error) {
 				var info NUTSInfo
 				var err error
@@ -297,10 +454,8 @@ func runChain(ctx context.Context, c int, factory func(int) (Target, error), ini
 				return s.Position, nutsDrawInfo(s, info)
 			})
 		if err != nil {
-			return n, err
+			return err
 		}
-		out.WarmupGradEvals = ad.GradEvals
-		out.StepSize, out.Metric = k.StepSize, k.Metric
 	case AlgRWM:
 		scale := set.RWMScale
 		if scale == 0 {
@@ -308,17 +463,21 @@ func runChain(ctx context.Context, c int, factory func(int) (Target, error), ini
 		}
 		k, err := NewRWM(t, scale, set.RWMCovariance)
 		if err != nil {
-			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+			return fmt.Errorf("kernels: chain %d: %w", c, err)
 		}
 		s, err := k.Init(x0)
 		if err != nil {
-			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+			return fmt.Errorf("kernels: chain %d: %w", c, err)
 		}
 		ad, err := NewRWMAdaptation(k, set.Warmup, set.RWMAdapt)
 		if err != nil {
-			return n, fmt.Errorf("kernels: chain %d: %w", c, err)
+			return fmt.Errorf("kernels: chain %d: %w", c, err)
 		}
-		err = runPhases(total, set.Warmup, cancelled, record, out,
+		endWarmup := func() error {
+			out.RWMScale, out.RWMCovariance = k.Scale, k.Covariance()
+			return adapted()
+		}
+		err = runPhases(total, set.Warmup, cancelled, record, out, endWarmup,
 			func(int) ([]float64, DrawInfo, error) {
 				var info RWMInfo
 				var err error
@@ -335,19 +494,34 @@ func runChain(ctx context.Context, c int, factory func(int) (Target, error), ini
 				return s.Position, rwmDrawInfo(s, info)
 			})
 		if err != nil {
-			return n, err
+			return err
 		}
-		out.RWMScale, out.RWMCovariance = k.Scale, k.Covariance()
 	}
-	return n, nil
+	return nil
 }
 
 // runPhases runs a chain's warm-up iterations, then its sampling ones, and
 // times each phase: warm and sample advance the chain by one iteration and
-// return the draw to record.
-func runPhases(total, warmup int, cancelled func(int) error, record func(int, []float64, DrawInfo), out *Chain,
-	warm func(it int) ([]float64, DrawInfo, error), sample func() ([]float64, DrawInfo)) error {
+// return the draw to record; endWarmup runs once after the warm-up (also
+// when there is none), before the first kept iteration. The phase times
+// are set also when the chain stops early.
+func runPhases(total, warmup int, cancelled func(int) error, record func(int, []float64, DrawInfo) error, out *Chain,
+	endWarmup func() error, warm func(it int) ([]float64, DrawInfo, error), sample func() ([]float64, DrawInfo)) error {
 	start := time.Now()
+	inWarmup := true
+	finishWarmup := func() error {
+		out.WarmupTime = time.Since(start)
+		start = time.Now()
+		inWarmup = false
+		return endWarmup()
+	}
+	defer func() {
+		if inWarmup {
+			out.WarmupTime = time.Since(start)
+		} else {
+			out.SampleTime = time.Since(start)
+		}
+	}()
 	for it := 0; it < total; it++ {
 		if err := cancelled(it); err != nil {
 			return err
@@ -361,17 +535,18 @@ func runPhases(total, warmup int, cancelled func(int) error, record func(int, []
 			}
 		} else {
 			if it == warmup {
-				out.WarmupTime = time.Since(start)
-				start = time.Now()
+				if err := finishWarmup(); err != nil {
+					return err
+				}
 			}
 			x, d = sample()
 		}
-		record(it, x, d)
+		if err := record(it, x, d); err != nil {
+			return err
+		}
 	}
-	if total == warmup {
-		out.WarmupTime = time.Since(start)
-	} else {
-		out.SampleTime = time.Since(start)
+	if inWarmup {
+		return finishWarmup()
 	}
 	return nil
 }

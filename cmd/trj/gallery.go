@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models"
@@ -118,49 +116,12 @@ func mcmcSampler(alg kernels.Algorithm) Sampler {
 		if err != nil {
 			return nil, nil, err
 		}
-		cols := draws.NUTSColumns()
-		if alg == kernels.AlgRWM {
-			cols = []string{draws.LP, draws.AcceptStat, draws.StepSize}
-		}
-		d, err := draws.New(draws.Layout{Diagnostics: cols, Params: pm.ParamNames()}, cfg.Chains)
+		d, err := res.ToDraws(func(c int) kernels.Constrainer { return clones[c] })
 		if err != nil {
-			return nil, nil, err
-		}
-		errs := make([]error, cfg.Chains)
-		var wg sync.WaitGroup
-		for c := range res.Chains {
-			wg.Go(func() { errs[c] = appendChain(d, c, first+c, clones[c], &res.Chains[c], alg) })
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
 			return nil, nil, err
 		}
 		return d, chainSettings(res), nil
 	}
-}
-
-// appendChain constrains the draws of chain c of d, the whole run's chain
-// id (both 0-based), and appends them to d.
-func appendChain(d *draws.Draws, c, id int, m ppl.Model, ch *kernels.Chain, alg kernels.Algorithm) error {
-	x := make([]float64, len(m.ParamNames()))
-	diag := make([]float64, 0, 7)
-	for i, info := range ch.Info {
-		if err := m.Constrain(ch.Draw(i), x); err != nil {
-			return fmt.Errorf("chain %d, draw %d: %w", id+1, i+1, err)
-		}
-		diag = append(diag[:0], info.LogDensity, info.AcceptStat, info.StepSize)
-		if alg == kernels.AlgNUTS {
-			div := 0.0
-			if info.Divergent {
-				div = 1
-			}
-			diag = append(diag, float64(info.TreeDepth), float64(info.NumLeapfrog), div, info.Energy)
-		}
-		if err := d.Append(c, x, diag); err != nil {
-			return fmt.Errorf("chain %d, draw %d: %w", id+1, i+1, err)
-		}
-	}
-	return nil
 }
 
 // chainSettings records what each chain adapted and what it cost, keyed

@@ -65,15 +65,13 @@ func NewCSVWriter(w io.Writer, l Layout, config []Setting) (*CSVWriter, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
 	}
-	for _, s := range config {
-		if strings.ContainsAny(s.Key, "=\n\r") || strings.ContainsAny(s.Value, "\n\r") || strings.TrimSpace(s.Key) == "" {
-			return nil, fmt.Errorf("draws: setting %q = %q: keys must be non-empty without '=' or newlines, values without newlines", s.Key, s.Value)
-		}
+	if err := checkSettings(config); err != nil {
+		return nil, err
 	}
 	cw := &CSVWriter{w: bufio.NewWriter(w), layout: l.clone()}
-	for _, s := range config {
-		fmt.Fprintf(cw.w, "# %s = %s\n", strings.TrimSpace(s.Key), strings.TrimSpace(s.Value))
-	}
+	var b strings.Builder
+	writeSettings(&b, config)
+	cw.w.WriteString(b.String())
 	cw.w.WriteString(strings.Join(cw.layout.columnNames(), ","))
 	if err := cw.w.WriteByte('\n'); err != nil {
 		return nil, err
@@ -101,27 +99,8 @@ func (cw *CSVWriter) WriteModel(k int, params, diagnostics []float64) error {
 func (cw *CSVWriter) Flush() error { return cw.w.Flush() }
 
 func (cw *CSVWriter) writeRow(params, diagnostics []float64, k int) error {
-	buf := cw.buf[:0]
-	sep := func() {
-		if len(buf) > 0 {
-			buf = append(buf, ',')
-		}
-	}
-	for _, v := range diagnostics {
-		sep()
-		buf = appendValue(buf, v)
-	}
-	if cw.layout.Transdimensional {
-		sep()
-		buf = strconv.AppendInt(buf, int64(k), 10)
-	}
-	for _, v := range params {
-		sep()
-		buf = appendValue(buf, v)
-	}
-	buf = append(buf, '\n')
-	cw.buf = buf
-	_, err := cw.w.Write(buf)
+	cw.buf = appendRow(cw.buf[:0], cw.layout.Transdimensional, params, diagnostics, k)
+	_, err := cw.w.Write(cw.buf)
 	return err
 }
 
@@ -199,7 +178,13 @@ func ReadCSV(r io.Reader) (*Draws, []Setting, error) {
 	)
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
+		text := sc.Text()
+		if line == 1 {
+			// A byte-order mark, as some editors and Excel write, is not
+			// part of the first column's name.
+			text = strings.TrimPrefix(text, "\ufeff")
+		}
+		text = strings.TrimSpace(text)
 		if text == "" {
 			continue
 		}
