@@ -46,8 +46,12 @@ type Result struct {
 	Transports []TransportReport
 	// Timings are the wall-clock seconds of each stage, in order.
 	Timings []StageTime
-	// Chains holds the chains' model paths (and θ draws when kept).
-	Chains *kernels.RJSampleResult `json:"-"`
+	// Chains holds the chains' model paths and jump counts (what Merge
+	// combines).
+	Chains *kernels.RJSampleResult `json:",omitempty"`
+	// Fingerprint identifies the models, data and settings (but not the
+	// shard) of the run: shards of one run share it.
+	Fingerprint string
 }
 
 // ChainEstimate is one model's posterior probability from the chains.
@@ -272,4 +276,17 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// ReadResult reads a result written by WriteJSON (a shard's, for Merge).
+func ReadResult(r io.Reader) (*Result, error) {
+	var res Result
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&res); err != nil {
+		return nil, fmt.Errorf("trj: reading a result: %w", err)
+	}
+	if res.Fingerprint == "" || len(res.Labels) == 0 {
+		return nil, errors.New("trj: reading a result: no fingerprint or models: not a trj result")
+	}
+	return &res, nil
 }

@@ -55,6 +55,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 		}
 	}
 	res := newResult(space, &s)
+	res.Fingerprint = fingerprint(space, &s)
 	finish := func(err error) (*Result, error) {
 		if out != nil {
 			if werr := out.finish(res); werr != nil && err == nil {

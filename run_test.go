@@ -1,8 +1,10 @@
 package trj_test
 
 import (
+	"bytes"
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/trjgo/trj"
@@ -37,5 +39,54 @@ func TestRunExact(t *testing.T) {
 		if math.Abs(b-p) > 4*se {
 			t.Errorf("model %s: bridge %.4f ± %.4f, exact %.4f", res.Labels[k], b, se, p)
 		}
+	}
+}
+
+func TestShardsMerge(t *testing.T) {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := trj.Run(context.Background(), space, smallSettings(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*trj.Result
+	for _, shard := range [][]int{{0, 2}, {1}, {3}} {
+		s := smallSettings(3)
+		s.Chains.Shard = shard
+		p, err := trj.Run(context.Background(), space, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Through JSON, as separate processes would hand them over.
+		var buf bytes.Buffer
+		if err := p.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := trj.ReadResult(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, back)
+	}
+	merged, err := trj.Merge(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range whole.Chain {
+		if whole.Chain[k] != merged.Chain[k] {
+			t.Errorf("model %d: whole run %+v, merged shards %+v", k, whole.Chain[k], merged.Chain[k])
+		}
+	}
+	other, err := trj.Run(context.Background(), space, func() *trj.Settings { s := smallSettings(4); s.Chains.Shard = []int{0}; return s }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trj.Merge(parts[1], other); err == nil || !strings.Contains(err.Error(), "different run") {
+		t.Errorf("merging shards of different seeds: err = %v", err)
+	}
+	if _, err := trj.Merge(parts[0], parts[0]); err == nil {
+		t.Error("merging a shard with itself: no error")
 	}
 }

@@ -133,8 +133,8 @@ type RJChainResult struct {
 	Models []int
 	// Draws holds θ after each kept step, concatenated: draw i is
 	// Draws[Offsets[i]:Offsets[i+1]]. Empty unless KeepDraws.
-	Draws   []float64
-	Offsets []int
+	Draws   []float64 `json:",omitempty"`
+	Offsets []int     `json:",omitempty"`
 	// Proposed[k][k'] and Accepted[k][k'] count the jump proposals k → k'
 	// made in kept steps and those accepted.
 	Proposed, Accepted [][]int
