@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
-	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/diag"
@@ -148,212 +148,30 @@ func fitQuadratic(ctx context.Context, w io.Writer, x, y []float64) (*draws.Draw
 
 // endsnippet:fit
 
-// snippet:pilot
-// pilot is one model with NUTS draws from its posterior: the adapted chains
-// and the unconstrained draws split into a training half, to fit the
-// transport, and an independent evaluation half, for the bridge estimator.
-type pilot struct {
-	model       ppl.Model
-	fit         *kernels.SampleResult
-	train, eval [][]float64
-}
-
-func runPilot(ctx context.Context, m ppl.Model, seed uint64) (pilot, error) {
-	res, err := sampleNUTS(ctx, m, 500, 1000, seed)
-	if err != nil {
-		return pilot{}, err
-	}
-	p := pilot{model: m, fit: res}
-	for c := range res.Chains {
-		for i := range res.Chains[c].Info {
-			if c < len(res.Chains)/2 {
-				p.train = append(p.train, res.Chains[c].Draw(i))
-			} else {
-				p.eval = append(p.eval, res.Chains[c].Draw(i))
-			}
-		}
-	}
-	return p, nil
-}
-
-// endsnippet:pilot
-
-// snippet:transports
-// affineTransports fits z = L⁻¹(θ − μ) to each model's training draws: no
-// training, exact when the posterior is Gaussian.
-func affineTransports(pilots []pilot) ([]kernels.Transport, error) {
-	ts := make([]kernels.Transport, len(pilots))
-	for k, p := range pilots {
-		t, err := flows.FitAffine(p.train, nil)
-		if err != nil {
-			return nil, fmt.Errorf("model %d: %w", k, err)
-		}
-		ts[k] = t
-	}
-	return ts, nil
-}
-
-// rqmaTransports trains the paper's rational-quadratic spline flow on each
-// model's training draws with Adam (the paper runs 1000 iterations).
-func rqmaTransports(pilots []pilot, iterations int) ([]kernels.Transport, error) {
-	ts := make([]kernels.Transport, len(pilots))
-	for k, p := range pilots {
-		opts := flows.DefaultTrainOptions()
-		opts.Iterations = iterations
-		opts.Seed = uint64(k + 1)
-		f, _, err := flows.FitRQMA(p.train, flows.PaperRQMAConfig(), opts)
-		if err != nil {
-			return nil, fmt.Errorf("model %d: %w", k, err)
-		}
-		ts[k] = f
-	}
-	return ts, nil
-}
-
-// endsnippet:transports
-
-// snippet:bridge
-// bridgeEstimate makes one TRJ proposal from every evaluation draw and turns
-// the acceptance probabilities into model probabilities (Bartolucci, Scaccia
-// and Mira 2006). No chain is run.
-func bridgeEstimate(space *ppl.Space, ts []kernels.Transport, pilots []pilot, seed uint64) (kernels.BridgeEstimate, error) {
-	jump := kernels.UniformJumps(space.NumModels())
-	trj, err := kernels.NewTRJ(kernels.TRJConfig{Target: space, Transports: ts, Jump: jump})
-	if err != nil {
-		return kernels.BridgeEstimate{}, err
-	}
-	eval := make([][][]float64, len(pilots))
-	for k, p := range pilots {
-		eval[k] = p.eval
-	}
-	rng := rand.New(rand.NewPCG(seed, 0))
-	records, err := kernels.EvaluationJumps(rng, trj, eval)
-	if err != nil {
-		return kernels.BridgeEstimate{}, err
-	}
-	return kernels.BartolucciBridge(records, jump, nil) // nil: the space's uniform prior
-}
-
-// endsnippet:bridge
-
-// snippet:trj
-// runTRJ runs one TRJ chain of the given number of steps, each a jump
-// proposal with j_k(k') = probs[k'] followed by a NUTS move within the
-// current model (with the step size and metric adapted in the pilot run).
-// It returns the model index after each step and the jump acceptance rate.
-func runTRJ(space *ppl.Space, ts []kernels.Transport, pilots []pilot, probs []float64, steps int, seed uint64) ([]float64, float64, error) {
-	space = space.Clone() // the chain's own scratch space
-	jump, err := kernels.ProportionalJumps(probs)
-	if err != nil {
-		return nil, 0, err
-	}
-	nuts := make([]*kernels.NUTS, len(pilots))
-	for k, p := range pilots {
-		adapted := p.fit.Chains[0]
-		if nuts[k], err = kernels.NewNUTS(p.model.Clone(), adapted.StepSize, adapted.Metric); err != nil {
-			return nil, 0, err
-		}
-	}
-	within, err := kernels.NewNUTSWithin(nuts)
-	if err != nil {
-		return nil, 0, err
-	}
-	trj, err := kernels.NewTRJ(kernels.TRJConfig{
-		Target: space, Transports: ts, Jump: jump, Within: within, Alternate: true,
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	s, err := trj.Init(0, pilots[0].train[0])
-	if err != nil {
-		return nil, 0, err
-	}
-	rng := rand.New(rand.NewPCG(seed, 0))
-	model := make([]float64, steps)
-	proposed, accepted := 0, 0
-	for i := range model {
-		var info kernels.RJInfo
-		s, info = trj.Step(rng, s)
-		if info.Jumped {
-			proposed++
-			if info.JumpAccepted {
-				accepted++
-			}
-		}
-		model[i] = float64(s.Model)
-	}
-	return model, float64(accepted) / float64(max(proposed, 1)), nil
-}
-
-// endsnippet:trj
-
 // snippet:compare
-// comparison is what compareModels built and estimated.
-type comparison struct {
-	Space      *ppl.Space
-	Pilots     []pilot
-	Transports []kernels.Transport
-	Bridge     kernels.BridgeEstimate
-	TRJ, MCSE  float64 // π(quadratic | y) from the TRJ chains and its MCSE
-}
-
-// compareModels runs the whole workflow for the linear and the quadratic
-// regression and prints the posterior probability of the quadratic model
-// by the bridge estimator and by four TRJ chains.
-func compareModels(ctx context.Context, w io.Writer, x, y []float64) (*comparison, error) {
-	var cmp comparison
+// compareModels asks whether the quadratic term is needed: it joins the
+// linear and the quadratic regression in a model space and compares them
+// with trj.Run (NUTS pilots, a transport per model, the bridge estimate and
+// four TRJ chains), then prints the table of model probabilities.
+func compareModels(ctx context.Context, w io.Writer, x, y []float64) (*trj.Result, error) {
 	var models []ppl.Model
 	for degree := 1; degree <= 2; degree++ {
 		m, err := polynomialRegression(x, y, degree)
 		if err != nil {
 			return nil, err
 		}
-		p, err := runPilot(ctx, m, uint64(10+degree))
-		if err != nil {
-			return nil, err
-		}
-		cmp.Pilots, models = append(cmp.Pilots, p), append(models, m)
+		models = append(models, m)
 	}
-	var err error
-	if cmp.Space, err = ppl.NewSpace(models, ppl.WithLabels("linear", "quadratic")); err != nil {
+	space, err := ppl.NewSpace(models, ppl.WithLabels("linear", "quadratic"))
+	if err != nil {
 		return nil, err
 	}
-	if cmp.Transports, err = affineTransports(cmp.Pilots); err != nil {
+	res, err := trj.Run(ctx, space, &trj.Settings{Seed: 1})
+	if err != nil {
 		return nil, err
 	}
-
-	if cmp.Bridge, err = bridgeEstimate(cmp.Space, cmp.Transports, cmp.Pilots, 1); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(w, "bridge:  π(quadratic | y) ≈ %.3f\n", cmp.Bridge.Normalized[1])
-
-	// Proposing each model with its estimated probability: with exact
-	// transports and probabilities every jump would be accepted (the
-	// paper's Proposition 1), so the acceptance rate measures the flows.
-	chains := make([][]float64, 4)
-	for c := range chains {
-		var rate float64
-		chains[c], rate, err = runTRJ(cmp.Space, cmp.Transports, cmp.Pilots, cmp.Bridge.Normalized, 5000, uint64(100+c))
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(w, "chain %d: π(quadratic | y) ≈ %.3f, jump acceptance %.2f\n",
-			c+1, floats.Sum(chains[c])/float64(len(chains[c])), rate)
-	}
-	// The running estimate of chain 1 settles as the chain grows.
-	fmt.Fprint(w, "chain 1 running estimate:")
-	for _, n := range []int{100, 500, 1000, 2000, 5000} {
-		fmt.Fprintf(w, " %.3f (%d steps)", floats.Sum(chains[0][:n])/float64(n), n)
-	}
-	fmt.Fprintln(w)
-	if cmp.MCSE, err = diag.MCSEMean(chains); err != nil {
-		return nil, err
-	}
-	for _, c := range chains {
-		cmp.TRJ += floats.Sum(c) / float64(len(c)*len(chains))
-	}
-	fmt.Fprintf(w, "TRJ:     π(quadratic | y) ≈ %.3f ± %.3f (MCSE)\n", cmp.TRJ, cmp.MCSE)
-	return &cmp, nil
+	fmt.Fprint(w, res)
+	return res, nil
 }
 
 // endsnippet:compare
