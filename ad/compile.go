@@ -53,6 +53,12 @@ func Compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, op
 	if out.Dtype() != tensor.Float64 {
 		return nil, fmt.Errorf("ad: output node %q has dtype %v, want float64", out.Name(), out.Dtype())
 	}
+	return compile(g, out, wrt, cfg)
+}
+
+// compile is Compile without the checks of out; a nil out compiles the
+// WithOutputs nodes alone, without differentiating.
+func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cfg config) (prog *Program, err error) {
 	if len(wrt) == 0 {
 		return nil, errors.New("ad: Compile needs at least one wrt node")
 	}
@@ -86,13 +92,16 @@ func Compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, op
 		}
 	}()
 
-	grads, err := gorgonia.Grad(out, wrt...)
-	if err != nil {
-		return nil, fmt.Errorf("ad: differentiating %q: %w", out.Name(), err)
-	}
-	for i, gn := range grads {
-		if size(gn.Shape()) != size(wrt[i].Shape()) {
-			return nil, fmt.Errorf("ad: gradient of wrt[%d] %q has shape %v, want %v", i, wrt[i].Name(), gn.Shape(), wrt[i].Shape())
+	var grads gorgonia.Nodes
+	if out != nil {
+		grads, err = gorgonia.Grad(out, wrt...)
+		if err != nil {
+			return nil, fmt.Errorf("ad: differentiating %q: %w", out.Name(), err)
+		}
+		for i, gn := range grads {
+			if size(gn.Shape()) != size(wrt[i].Shape()) {
+				return nil, fmt.Errorf("ad: gradient of wrt[%d] %q has shape %v, want %v", i, wrt[i].Name(), gn.Shape(), wrt[i].Shape())
+			}
 		}
 	}
 
@@ -106,7 +115,11 @@ func Compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, op
 		consts: make(map[int][]float64), isConst: make(map[int]bool),
 		accum: make(map[*gorgonia.Node]*accumPlan), absorbed: make(map[*gorgonia.Node]bool)}
 
-	roots := append(append([]*gorgonia.Node{out}, grads...), cfg.outputs...)
+	var roots []*gorgonia.Node
+	if out != nil {
+		roots = append(roots, out)
+	}
+	roots = append(append(roots, grads...), cfg.outputs...)
 	needed := ancestors(g, roots)
 	for _, n := range wrt {
 		needed[n] = true // a wrt node may be unused by the value; it still has a slot
@@ -136,7 +149,12 @@ func Compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, op
 		c.wrt = append(c.wrt, s)
 		c.dim += c.slotLen[s]
 	}
-	c.outSlot = b.slot[out]
+	c.outSlot = -1
+	if out != nil {
+		c.outSlot = b.slot[out]
+		c.value = b.subset(ancestors(g, []*gorgonia.Node{out}))
+		c.full = b.subset(ancestors(g, append([]*gorgonia.Node{out}, grads...)))
+	}
 	for _, gn := range grads {
 		c.gradSlots = append(c.gradSlots, b.slot[gn])
 	}
@@ -145,8 +163,6 @@ func Compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, op
 		c.extra = append(c.extra, s)
 		c.extraDim += c.slotLen[s]
 	}
-	c.value = b.subset(ancestors(g, []*gorgonia.Node{out}))
-	c.full = b.subset(ancestors(g, append([]*gorgonia.Node{out}, grads...)))
 	c.outputs = b.subset(ancestors(g, cfg.outputs))
 
 	c.arenaLen = b.arenaLen

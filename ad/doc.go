@@ -30,6 +30,10 @@
 // its gorgonia Do method, slowly and with allocation; Program.Fallbacks lists
 // such ops so that users can see what is slow.
 //
+// CompileOutputs compiles a forward-only program (no scalar output, no
+// gradient) whose Outputs evaluate nodes such as a flow's map and its
+// log-determinant.
+//
 // # Data and concurrency
 //
 // Input nodes passed as wrt are the parameters; every other input node must

@@ -124,6 +124,9 @@ func (p *Program) Fallbacks() []string {
 
 // LogDensity evaluates the compiled output node at x.
 func (p *Program) LogDensity(x []float64) (float64, error) {
+	if p.code.outSlot < 0 {
+		return math.NaN(), errNoOutput
+	}
 	if err := p.load(x); err != nil {
 		return math.NaN(), err
 	}
@@ -141,6 +144,9 @@ func (p *Program) LogDensity(x []float64) (float64, error) {
 // with respect to the wrt nodes into grad, laid out as x. It does not
 // allocate unless the program has fallbacks.
 func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
+	if p.code.outSlot < 0 {
+		return math.NaN(), errNoOutput
+	}
 	if len(grad) != p.code.dim {
 		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), p.code.dim)
 	}
