@@ -28,6 +28,8 @@ commands:
   sample    run MCMC chains on a gallery model, write CSV draws, print a summary
   run       run one of the paper's experiments (sas, factor, robustvs), print its table, write figures
   summary   print the summary table of CmdStan-style CSV files
+  study     run the paper's factor-analysis study of the bridge estimator, whole or as shards (-shard i/n)
+  merge     merge the partial result files of a run's shards
   models    list the gallery's models
   help      show this message
 
@@ -49,6 +51,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, b backend
 		return runSummary(rest, stdout, stderr)
 	case "run":
 		return runRun(ctx, rest, stdout, stderr)
+	case "study":
+		return runStudy(ctx, rest, stdout, stderr)
+	case "merge":
+		return runMerge(rest, stdout, stderr)
 	case "models":
 		return runModels(rest, stdout, stderr, b)
 	case "help", "-h", "-help", "--help":
