@@ -11,6 +11,9 @@
 //	           [-quiet] [-chains N -steps N (sas, factor)]
 //	           [-data FILE (factor, robustvs)]
 //	trj summary FILE...
+//	trj study factor [-n 2000] [-pairs 10] [-reps 100] [-seed 1] [-data FILE]
+//	           [-shard i/n|n] [-o PARTIAL.json] [-out DIR] [-json FILE] [-paper]
+//	trj merge [-out DIR] [-json FILE] PARTIAL.json...
 //	trj models
 //
 // sample runs the chains, writes them in CmdStan's CSV layout (one file per
@@ -32,4 +35,13 @@
 // $JOB_COMPLETION_INDEX + 1 (Kubernetes Indexed Jobs) or
 // $SLURM_ARRAY_TASK_ID counted from $SLURM_ARRAY_TASK_MIN (Slurm arrays;
 // submit with --array=1-n). See docs/scale.md.
+//
+// study factor runs the paper's factor-analysis study of the bridge
+// estimator: -pairs independent training/evaluation pilot pairs of -n draws
+// per model, each with -reps bridge estimates per proposal type. Every run,
+// split or not, writes a partial result file (-o); a run split with -shard
+// writes only that, and merge combines the shards' files into the table,
+// the violin figures and the JSON an unsplit run gives, refusing files of
+// different runs (seed, settings, model or data: their fingerprints
+// differ) and missing or repeated shards.
 package main
