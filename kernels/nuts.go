@@ -220,17 +220,21 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 		logSumWeightSub := math.Inf(-1)
 		var valid bool
 		if rng.Float64() > 0.5 {
-			// Extend forward: the old tree becomes the backward part.
+			// Extend forward: the old trajectory becomes the backward
+			// part, so its forward end is the backward part's forward
+			// end.
 			copy(k.rhoBck, k.rho)
-			copy(k.pBckFwd, k.pFwdBck)
-			copy(k.vBckFwd, k.vFwdBck)
+			copy(k.pBckFwd, k.pFwdFwd)
+			copy(k.vBckFwd, k.vFwdFwd)
 			valid = k.buildTree(rng, depth, &k.fwd, &k.propose,
 				k.vFwdBck, k.vFwdFwd, k.rhoFwd, k.pFwdBck, k.pFwdFwd,
 				h0, eps, &logSumWeightSub)
 		} else {
+			// Extend backward: the old trajectory becomes the forward
+			// part, with its backward end.
 			copy(k.rhoFwd, k.rho)
-			copy(k.pFwdBck, k.pBckFwd)
-			copy(k.vFwdBck, k.vBckFwd)
+			copy(k.pFwdBck, k.pBckBck)
+			copy(k.vFwdBck, k.vBckBck)
 			valid = k.buildTree(rng, depth, &k.bck, &k.propose,
 				k.vBckFwd, k.vBckBck, k.rhoBck, k.pBckFwd, k.pBckBck,
 				h0, -eps, &logSumWeightSub)
