@@ -30,59 +30,100 @@ func gaussianDraws(n, rows int, seed uint64) [][]float64 {
 }
 
 // BenchmarkFlowTrain times one epoch of RQMA training in the paper's
-// configuration: 1024 samples in minibatches of 128 (8 Adam steps), and
-// reports training throughput in samples per second.
+// configuration: 1024 samples in minibatches of 128 (8 Adam steps, 2
+// workers), and reports training throughput in samples per second of wall
+// time and per CPU-second. graph is package flows (a gorgonia graph compiled
+// by ad); hand is the frozen hand-written reverse mode of flowhand_test.go.
 func BenchmarkFlowTrain(b *testing.B) {
 	const rows, batch = 1024, 128
-	for _, n := range flowDims {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			x := gaussianDraws(n, rows, uint64(n))
-			opts := flows.DefaultTrainOptions()
-			opts.Iterations = rows / batch
-			opts.BatchSize = batch
-			opts.Seed = 1
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, _, err := flows.FitRQMA(x, flows.PaperRQMAConfig(), opts); err != nil {
+	for _, impl := range []string{"graph", "hand"} {
+		for _, n := range flowDims {
+			b.Run(fmt.Sprintf("%s/n=%d", impl, n), func(b *testing.B) {
+				x := gaussianDraws(n, rows, uint64(n))
+				fit := func() error {
+					if impl == "hand" {
+						opts := handDefaultTrainOptions()
+						opts.Iterations = rows / batch
+						opts.BatchSize = batch
+						opts.Seed = 1
+						_, _, err := handFitRQMA(x, handPaperRQMAConfig(), opts)
+						return err
+					}
+					opts := flows.DefaultTrainOptions()
+					opts.Iterations = rows / batch
+					opts.BatchSize = batch
+					opts.Seed = 1
+					_, _, err := flows.FitRQMA(x, flows.PaperRQMAConfig(), opts)
+					return err
+				}
+				if err := fit(); err != nil { // warm-up: compile caches, page faults
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "samples/s")
-		})
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := cpuSeconds()
+				for i := 0; i < b.N; i++ {
+					if err := fit(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cpu := cpuSeconds() - cpu0
+				b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "samples/s")
+				b.ReportMetric(float64(rows*b.N)/cpu, "samples/cpu-s")
+			})
+		}
 	}
 }
 
+// point is one flow's single-point evaluation.
+type point interface {
+	Forward(theta, z []float64) (float64, error)
+	Inverse(z, theta []float64) (float64, error)
+}
+
 // BenchmarkFlowEval times single-point Forward (θ → z) and Inverse (z → θ)
-// of an RQMA flow in the paper's configuration; both must not allocate.
+// of an RQMA flow in the paper's configuration, graph (package flows) and
+// hand (the frozen copy), trained alike; both must not allocate.
 func BenchmarkFlowEval(b *testing.B) {
-	for _, n := range flowDims {
-		x := gaussianDraws(n, 512, uint64(n))
-		opts := flows.DefaultTrainOptions()
-		opts.Iterations = 20
-		opts.Seed = 1
-		f, _, err := flows.FitRQMA(x, flows.PaperRQMAConfig(), opts)
-		if err != nil {
-			b.Fatal(err)
+	for _, impl := range []string{"graph", "hand"} {
+		for _, n := range flowDims {
+			x := gaussianDraws(n, 512, uint64(n))
+			var f point
+			var err error
+			if impl == "hand" {
+				opts := handDefaultTrainOptions()
+				opts.Iterations = 20
+				opts.Seed = 1
+				f, _, err = handFitRQMA(x, handPaperRQMAConfig(), opts)
+			} else {
+				opts := flows.DefaultTrainOptions()
+				opts.Iterations = 20
+				opts.Seed = 1
+				f, _, err = flows.FitRQMA(x, flows.PaperRQMAConfig(), opts)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			theta := append([]float64(nil), x[0]...)
+			z := make([]float64, n)
+			b.Run(fmt.Sprintf("%s/forward/n=%d", impl, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := f.Forward(theta, z); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			f.Forward(theta, z)
+			out := make([]float64, n)
+			b.Run(fmt.Sprintf("%s/inverse/n=%d", impl, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := f.Inverse(z, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
-		theta := append([]float64(nil), x[0]...)
-		z := make([]float64, n)
-		b.Run(fmt.Sprintf("%d/forward", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := f.Forward(theta, z); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		f.Forward(theta, z)
-		out := make([]float64, n)
-		b.Run(fmt.Sprintf("%d/inverse", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := f.Inverse(z, out); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }
