@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"testing"
 
@@ -20,24 +19,20 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/models/datasets"
 )
 
-// init registers factor3 with BenchmarkGradient only when the data are
-// present: a setup that skipped would also skip the other models in
-// TestGradientImplsAgree. TestFactor3Gradient reports the skip.
+// init registers factor3 with BenchmarkGradient.
 func init() {
-	if _, err := os.Stat(sharedDataDir); err == nil {
-		registerGradModel("factor3", factor3Setup)
-	}
+	registerGradModel("factor3", factor3Setup)
 }
 
 // loadExchangeRates reads the 143×6 standardized exchange-rate data of the
-// paper's factor-analysis example, skipping the test when the shared data
-// folder is absent.
+// paper's factor-analysis example, embedded in package datasets, with its
+// own CSV parsing (independently of package factor).
 func loadExchangeRates(tb testing.TB) *mat.Dense {
 	tb.Helper()
-	skipWithoutSharedData(tb, "exchange_rates_standardized.csv")
-	f, err := os.Open(sharedDataFile("exchange_rates_standardized.csv"))
+	f, err := datasets.Open(datasets.ExchangeRates)
 	if err != nil {
 		tb.Fatal(err)
 	}

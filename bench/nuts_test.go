@@ -48,9 +48,7 @@ func programSetup(build func() (*G.ExprGraph, *G.Node, []*G.Node)) nutsSetup {
 }
 
 func eightSchoolsNUTSSetup(tb testing.TB) nutsModel {
-	skipWithoutSharedData(tb, "posteriordb/eight_schools-eight_schools_noncentered.json")
-	path := sharedDataFile("posteriordb", "eight_schools-eight_schools_noncentered.json")
-	m, err := posteriordb.EightSchoolsNoncentered(path)
+	m, err := posteriordb.EightSchoolsNoncentered("") // the embedded data
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -16,8 +16,7 @@ import (
 // log-density evaluations (evals/op) and CPU seconds (cpu-s/op).
 func BenchmarkSMC(b *testing.B) {
 	b.Run("factor-k2", func(b *testing.B) {
-		skipWithoutSharedData(b, "exchange_rates_standardized.csv")
-		y, err := factor.LoadData(sharedDataFile("exchange_rates_standardized.csv"))
+		y, err := factor.DefaultData()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -28,8 +27,7 @@ func BenchmarkSMC(b *testing.B) {
 		benchSMC(b, f)
 	})
 	b.Run("robustvs-1111", func(b *testing.B) {
-		skipWithoutSharedData(b, "robust_regression_vs.csv")
-		d, err := robustvs.LoadData(sharedDataFile("robust_regression_vs.csv"))
+		d, err := robustvs.DefaultData()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -46,7 +46,7 @@ func trjExperiments() []trjExperiment {
 //     processes of a shared machine inflate less than ns/op.
 //
 // Run once: go test ./bench/ -run XXX -bench TRJ -benchtime=1x. The factor
-// and robustvs cases read ../../shared/data and skip when it is absent.
+// and robustvs cases use the paper's data embedded in package datasets.
 func BenchmarkTRJ(b *testing.B) {
 	for _, e := range trjExperiments() {
 		b.Run(e.name, func(b *testing.B) {
@@ -129,9 +129,7 @@ func benchSAS(b *testing.B, kind string) {
 // from 1000 evaluation draws per model, whose mean is the estimate (truth
 // 0.88, Lopes and West). bridge-sd is the spread of the 10 estimates.
 func benchFactor(b *testing.B, kind string) {
-	skipWithoutSharedData(b, "exchange_rates_standardized.csv")
 	cfg := factor.DefaultConfig()
-	cfg.DataPath = sharedDataFile("exchange_rates_standardized.csv")
 	cfg.Proposals = []string{kind}
 	cfg.PilotDraws = 1000
 	cfg.Chains, cfg.Steps = 0, 0
@@ -163,9 +161,7 @@ func benchFactor(b *testing.B, kind string) {
 // robustvs.Truth). bridge-sd is the largest spread and abs-err the largest
 // error over the four models.
 func benchRobustVS(b *testing.B, kind string) {
-	skipWithoutSharedData(b, "robust_regression_vs.csv")
 	cfg := robustvs.DefaultConfig()
-	cfg.DataPath = sharedDataFile("robust_regression_vs.csv")
 	cfg.Proposals = []string{kind}
 	cfg.PilotDraws = 1000
 	cfg.BridgeReplicates = 10

@@ -15,9 +15,9 @@ import (
 // galleryDir holds one page per model, indexed by its README.md.
 const galleryDir = "gallery"
 
-// notModels are directories under models/ that hold shared code, not a
+// notModels are directories under models/ that hold shared code or data, not a
 // model of the gallery.
-var notModels = map[string]bool{"experiment": true}
+var notModels = map[string]bool{"experiment": true, "datasets": true}
 
 // TestGallery checks that the gallery covers the models: every model of
 // the registry (trj sample -model NAME) has the page NAME.md, every model
@@ -96,24 +96,18 @@ func hasGoFiles(t *testing.T, dir string) bool {
 	return false
 }
 
-// sharedData is the shared data folder seen from this package's directory.
-var sharedData = filepath.Join(repoRoot, "..", "shared", "data")
-
 // TestGalleryOutputs checks that the summary table pasted into each
 // registry model's page lists exactly the parameters of the model as it is
-// now built from its default data, so that a changed model cannot keep a
-// stale output.
+// now built from its own (embedded) data, so that a changed model cannot
+// keep a stale output.
 func TestGalleryOutputs(t *testing.T) {
-	if _, err := os.Stat(sharedData); err != nil {
-		t.Skipf("shared data folder %s not found: %v", sharedData, err)
-	}
 	for _, e := range models.All() {
 		page := filepath.Join(galleryDir, e.Name+".md")
 		names, ok := summaryNames(t, page)
 		if !ok {
 			continue // no pasted output
 		}
-		m, err := e.New(e.DataPath(sharedData))
+		m, err := e.New("")
 		if err != nil {
 			t.Errorf("%s: %v", e.Name, err)
 			continue

@@ -12,10 +12,13 @@ import (
 type Entry struct {
 	// Name is the model's name on the command line (trj sample -model).
 	Name string
-	// New builds the model conditioned on the data file at dataPath.
+	// New builds the model conditioned on the data file at dataPath, or
+	// on its own data set DataFile, embedded in package datasets, when
+	// dataPath is "".
 	New func(dataPath string) (ppl.Model, error)
-	// DataFile is the model's default data file, relative to a data
-	// folder such as the repository's shared data (see DataPath).
+	// DataFile names the model's own data set in package datasets; it is
+	// also the file's path inside a data folder laid out like that
+	// package's (see DataPath).
 	DataFile string
 	// Description says in one line what the model is.
 	Description string

@@ -2,8 +2,11 @@ package models
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/trjgo/trj/models/datasets"
 )
 
 func TestRegistry(t *testing.T) {
@@ -30,21 +33,31 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// TestRegistryBuildsEveryModel builds each entry from its default data
-// file in the shared data folder.
+// TestRegistryBuildsEveryModel builds each entry from its embedded data
+// set and from a copy of it in a data folder (as $TRJ_DATA names one).
 func TestRegistryBuildsEveryModel(t *testing.T) {
-	const dir = "../../shared/data"
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared data folder %s not found: %v", dir, err)
-	}
+	dir := t.TempDir()
 	for _, e := range All() {
-		m, err := e.New(e.DataPath(dir))
+		raw, err := datasets.ReadFile(e.DataFile)
 		if err != nil {
-			t.Errorf("%s: %v", e.Name, err)
-			continue
+			t.Fatalf("%s: %v", e.Name, err)
 		}
-		if m.Dim() < 1 || len(m.ParamNames()) < m.Dim()-1 {
-			t.Errorf("%s: dimension %d, %d names", e.Name, m.Dim(), len(m.ParamNames()))
+		p := e.DataPath(dir)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"", p} {
+			m, err := e.New(path)
+			if err != nil {
+				t.Errorf("%s (data %q): %v", e.Name, path, err)
+				continue
+			}
+			if m.Dim() < 1 || len(m.ParamNames()) < m.Dim()-1 {
+				t.Errorf("%s: dimension %d, %d names", e.Name, m.Dim(), len(m.ParamNames()))
+			}
 		}
 	}
 	if _, err := All()[0].New("/nonexistent/data.json"); err == nil {

@@ -22,10 +22,12 @@
 // experiments, prints its table, writes its figures into -out (default
 // trj-out/NAME) and its result as JSON to -json; summary prints the
 // stansummary table for CSV files already written; models lists the
-// gallery. A model's data file defaults to its own in the folder $TRJ_DATA
-// (else ./data, else ../shared/data). With -sampler smc, -draws is the
-// number of particles, reported as one chain, and the log evidence is
-// printed.
+// gallery with each model's dimension, data size and description. The
+// gallery's and the experiments' data are built into trj (package
+// models/datasets); -data FILE, or $TRJ_DATA naming a folder laid out like
+// that package, replaces them, and the output names the data used. With
+// -sampler smc, -draws is the number of particles, reported as one chain,
+// and the log evidence is printed.
 //
 // With -shard i/n, sample runs only the i-th of n contiguous blocks of the
 // chains, each chain seeded as in the whole run, and writes their files

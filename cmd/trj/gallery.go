@@ -12,18 +12,16 @@ import (
 
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models"
+	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/draws"
 )
 
-// dataDirEnv names the environment variable holding the data folder in
-// which a model's default data file is looked up when -data is not given.
+// dataDirEnv names the environment variable holding a data folder, laid
+// out like package datasets, in which a model's or an experiment's data
+// file is looked up when -data is not given. When it is unset the data
+// embedded in the binary are used.
 const dataDirEnv = "TRJ_DATA"
-
-// defaultDataDirs are tried, in order, when TRJ_DATA is unset: a data
-// folder in the working directory, then the shared data folder beside a
-// checkout of the repository.
-var defaultDataDirs = []string{"data", filepath.Join("..", "shared", "data")}
 
 // gallery is the Registry of package models.
 type gallery struct{}
@@ -35,12 +33,9 @@ func (gallery) Model(name, dataPath string) (Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("no model %q", name)
 	}
-	if dataPath == "" {
-		p, err := defaultDataPath(e)
-		if err != nil {
-			return nil, err
-		}
-		dataPath = p
+	dataPath, err := resolveDataPath(dataPath, e.DataFile)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", name, err)
 	}
 	m, err := e.New(dataPath)
 	if err != nil {
@@ -49,20 +44,65 @@ func (gallery) Model(name, dataPath string) (Model, error) {
 	return m, nil
 }
 
-// defaultDataPath finds the entry's default data file.
-func defaultDataPath(e models.Entry) (string, error) {
-	dirs := defaultDataDirs
-	if d := os.Getenv(dataDirEnv); d != "" {
-		dirs = []string{d}
+// DataName names the data the model called name is conditioned on for
+// the -data value dataPath: the file, or the embedded data set.
+func (gallery) DataName(name, dataPath string) string {
+	e, ok := models.Lookup(name)
+	if !ok {
+		return dataPath
 	}
-	for _, d := range dirs {
-		p := e.DataPath(d)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
+	return dataName(dataPath, e.DataFile)
+}
+
+// Describe returns the facts "trj models" prints about the model called
+// name; it builds the model on its embedded data to learn its dimension.
+func (gallery) Describe(name string) (ModelInfo, error) {
+	e, ok := models.Lookup(name)
+	if !ok {
+		return ModelInfo{}, fmt.Errorf("no model %q", name)
 	}
-	return "", fmt.Errorf("model %q: no -data given and its data file %s is in none of %s; pass -data or set %s to the data folder",
-		e.Name, e.DataFile, strings.Join(dirs, ", "), dataDirEnv)
+	m, err := e.New("")
+	if err != nil {
+		return ModelInfo{}, fmt.Errorf("model %q: %w", name, err)
+	}
+	size, err := datasets.Size(e.DataFile)
+	if err != nil {
+		return ModelInfo{}, err
+	}
+	return ModelInfo{Dim: m.Dim(), DataFile: e.DataFile, DataBytes: size, Description: e.Description}, nil
+}
+
+// resolveDataPath is the data file to read for the -data value dataPath
+// and the data set called file: dataPath itself when given, else file in
+// the folder $TRJ_DATA when that is set (it must be there), else "" for
+// the copy embedded in the binary.
+func resolveDataPath(dataPath, file string) (string, error) {
+	if dataPath != "" {
+		return dataPath, nil
+	}
+	dir := os.Getenv(dataDirEnv)
+	if dir == "" {
+		return "", nil
+	}
+	p := filepath.Join(dir, filepath.FromSlash(file))
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no -data given and %s=%s, but its data file %s is not there (%v); pass -data, or unset %s to use the embedded data",
+			dataDirEnv, dir, file, err, dataDirEnv)
+	}
+	return p, nil
+}
+
+// dataName says which data a run with the -data value dataPath uses for
+// the data set called file: the path read, or the embedded copy.
+func dataName(dataPath, file string) string {
+	p, err := resolveDataPath(dataPath, file)
+	switch {
+	case err != nil:
+		return filepath.Join(os.Getenv(dataDirEnv), filepath.FromSlash(file))
+	case p == "":
+		return datasets.Label(file)
+	}
+	return p
 }
 
 // pplModel returns m as the ppl.Model the samplers need.

@@ -16,20 +16,9 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/ppl/draws"
 )
-
-// sharedData is the posteriordb data folder, relative to this package.
-const sharedData = "../../../shared/data/posteriordb"
-
-func eightSchoolsPath(t *testing.T) string {
-	t.Helper()
-	p := filepath.Join(sharedData, "eight_schools-eight_schools_noncentered.json")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared data %s not found (the repository's ../shared/data): %v", p, err)
-	}
-	return p
-}
 
 func runDefault(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
@@ -40,14 +29,14 @@ func runDefault(args ...string) (code int, stdout, stderr string) {
 // TestGalleryNUTSEndToEnd samples a gallery model with the real NUTS
 // backend and reads the CSV files back.
 func TestGalleryNUTSEndToEnd(t *testing.T) {
-	data := eightSchoolsPath(t)
 	out := filepath.Join(t.TempDir(), "es.csv")
-	code, stdout, stderr := runDefault("sample", "-model", "eight_schools_noncentered", "-data", data,
+	code, stdout, stderr := runDefault("sample", "-model", "eight_schools_noncentered",
 		"-chains", "2", "-warmup", "150", "-draws", "100", "-seed", "3", "-o", out)
 	if code != exitOK {
 		t.Fatalf("code %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"2 chains: each with 100 draws", "\ntau ", "\ntheta.8 ", "max R_hat", "divergences: "} {
+	for _, want := range []string{"model eight_schools_noncentered, data embedded:posteriordb/eight_schools-eight_schools_noncentered.json\n",
+		"2 chains: each with 100 draws", "\ntau ", "\ntheta.8 ", "max R_hat", "divergences: "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
@@ -66,6 +55,9 @@ func TestGalleryNUTSEndToEnd(t *testing.T) {
 	keys := map[string]bool{}
 	for _, s := range config {
 		keys[s.Key] = true
+		if s.Key == "data_file" && s.Value != "embedded:posteriordb/eight_schools-eight_schools_noncentered.json" {
+			t.Errorf("data_file %q", s.Value)
+		}
 	}
 	for _, k := range []string{"chain_1_step_size", "chain_2_inv_metric_diag", "num_warmup", "data_file"} {
 		if !keys[k] {
@@ -85,8 +77,7 @@ func TestGalleryNUTSEndToEnd(t *testing.T) {
 
 // TestGalleryRWMAndNoWarmup runs RWM without warm-up, one chain, quietly.
 func TestGalleryRWMAndNoWarmup(t *testing.T) {
-	data := eightSchoolsPath(t)
-	code, stdout, stderr := runDefault("sample", "-model", "eight_schools_noncentered", "-data", data,
+	code, stdout, stderr := runDefault("sample", "-model", "eight_schools_noncentered",
 		"-sampler", "rwm", "-chains", "1", "-warmup", "0", "-draws", "200", "-quiet")
 	if code != exitOK || stderr != "" || !strings.Contains(stdout, "1 chains: each with 200 draws") {
 		t.Fatalf("code %d, stdout %q, stderr %q", code, stdout, stderr)
@@ -96,15 +87,34 @@ func TestGalleryRWMAndNoWarmup(t *testing.T) {
 	}
 }
 
-func TestGalleryDefaultDataFolder(t *testing.T) {
-	eightSchoolsPath(t)
-	t.Setenv(dataDirEnv, filepath.Dir(sharedData))
-	if code, _, stderr := runDefault("sample", "-model", "blr", "-chains", "1", "-warmup", "50", "-draws", "20", "-quiet"); code != exitOK {
-		t.Errorf("TRJ_DATA set: code %d, stderr %q", code, stderr)
+// TestGalleryDataOverrides checks that $TRJ_DATA and -data replace the
+// embedded data and that the output names the file read.
+func TestGalleryDataOverrides(t *testing.T) {
+	dir := t.TempDir()
+	raw, err := datasets.ReadFile("posteriordb/sblrc-blr.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "posteriordb", "sblrc-blr.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	short := []string{"-chains", "1", "-warmup", "50", "-draws", "20", "-quiet"}
+	t.Setenv(dataDirEnv, dir)
+	code, stdout, stderr := runDefault(append([]string{"sample", "-model", "blr"}, short...)...)
+	if code != exitOK || !strings.Contains(stdout, "model blr, data "+p+"\n") {
+		t.Errorf("TRJ_DATA set: code %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	t.Setenv(dataDirEnv, t.TempDir())
-	if code, _, stderr := runDefault("sample", "-model", "blr", "-quiet"); code != exitFail || !strings.Contains(stderr, "TRJ_DATA") {
+	if code, _, stderr := runDefault("sample", "-model", "blr", "-quiet"); code != exitFail || !strings.Contains(stderr, dataDirEnv) {
 		t.Errorf("empty data folder: code %d, stderr %q", code, stderr)
+	}
+	code, stdout, stderr = runDefault(append([]string{"sample", "-model", "blr", "-data", p}, short...)...)
+	if code != exitOK || !strings.Contains(stdout, "model blr, data "+p+"\n") {
+		t.Errorf("-data given: code %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
 
@@ -135,12 +145,11 @@ func eightSchoolsLogEvidence() float64 {
 // TestGallerySMCEvidence checks the SMC sampler's log evidence against
 // quadrature: replicate runs give the Monte Carlo standard error.
 func TestGallerySMCEvidence(t *testing.T) {
-	data := eightSchoolsPath(t)
 	truth := eightSchoolsLogEvidence()
 	re := regexp.MustCompile(`log evidence: (\S+)`)
 	var logZ []float64
 	for seed := 1; seed <= 5; seed++ {
-		code, stdout, stderr := runDefault("sample", "-model", "eight_schools_noncentered", "-data", data,
+		code, stdout, stderr := runDefault("sample", "-model", "eight_schools_noncentered",
 			"-sampler", "smc", "-draws", "500", "-seed", strconv.Itoa(seed), "-quiet")
 		if code != exitOK {
 			t.Fatalf("code %d, stderr %q", code, stderr)
@@ -169,9 +178,8 @@ func TestGallerySMCEvidence(t *testing.T) {
 // TestGalleryMetricFlags runs NUTS with a dense metric and checks that the
 // CSV header records it, and that bad values are usage errors.
 func TestGalleryMetricFlags(t *testing.T) {
-	data := eightSchoolsPath(t)
 	out := filepath.Join(t.TempDir(), "dense.csv")
-	code, _, stderr := runDefault("sample", "-model", "eight_schools_noncentered", "-data", data, "-chains", "1",
+	code, _, stderr := runDefault("sample", "-model", "eight_schools_noncentered", "-chains", "1",
 		"-warmup", "200", "-draws", "50", "-metric", "dense_e", "-adapt-delta", "0.9", "-o", out, "-quiet")
 	if code != exitOK {
 		t.Fatalf("code %d, stderr %q", code, stderr)

@@ -66,7 +66,7 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	fs.IntVar(&o.chains, "chains", 0, "replicate chains per proposal type, sas and factor (default: the experiment's)")
 	fs.IntVar(&o.steps, "steps", 0, "steps per chain, sas and factor (default: the experiment's)")
 	fs.StringVar(&o.out, "out", "", "directory for the figures (default trj-out/NAME)")
-	fs.StringVar(&o.data, "data", "", "data `file` for factor and robustvs (default: $TRJ_DATA/<file>, else ../shared/data/<file>)")
+	fs.StringVar(&o.data, "data", "", "data `file` for factor and robustvs (default: the paper's data set, from the folder $"+dataDirEnv+" when set, else the copy built into trj)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the result as JSON to `file`")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bars on stderr")
 	fs.IntVar(&o.trainDraws, "train-draws", 0, "")
@@ -147,6 +147,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
 		return exitFail
+	}
+	if d, ok := res.Settings["data"]; ok {
+		fmt.Fprintf(stdout, "data: %v\n", d)
 	}
 	if err := res.WriteTable(stdout); err != nil {
 		fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
+	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/models/factor"
 	"github.com/trjgo/trj/models/robustvs"
@@ -18,7 +17,11 @@ func runFactor(ctx context.Context, o runOptions) (*experiment.Result, []string,
 	}
 	cfg.Seed = o.seed
 	cfg.Progress = o.progress
-	cfg.DataPath = o.dataPath(cfg.DataPath)
+	p, err := o.dataPath(datasets.ExchangeRates)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.DataPath = p
 	setPositive(&cfg.Chains, o.chains)
 	setPositive(&cfg.Steps, o.steps)
 	setPositive(&cfg.PilotDraws, o.trainDraws)
@@ -45,7 +48,11 @@ func runRobustVS(ctx context.Context, o runOptions) (*experiment.Result, []strin
 	}
 	cfg.Seed = o.seed
 	cfg.Progress = o.progress
-	cfg.DataPath = o.dataPath(cfg.DataPath)
+	p, err := o.dataPath(datasets.RobustRegression)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.DataPath = p
 	setPositive(&cfg.PilotDraws, o.trainDraws)
 	setPositive(&cfg.BridgeReplicates, o.bridgeReps)
 	setPositive(&cfg.ScatterSources, o.scatterSources)
@@ -63,14 +70,9 @@ func runRobustVS(ctx context.Context, o runOptions) (*experiment.Result, []strin
 	return res.Result, files, err
 }
 
-// dataPath is the data file an experiment reads: -data when given, else the
-// default file's name in $TRJ_DATA when that is set, else the default path.
-func (o runOptions) dataPath(def string) string {
-	if o.data != "" {
-		return o.data
-	}
-	if d := os.Getenv(dataDirEnv); d != "" {
-		return filepath.Join(d, filepath.Base(def))
-	}
-	return def
+// dataPath is the data file an experiment reads for its data set file:
+// -data when given, else file in $TRJ_DATA when that is set, else "" for
+// the copy embedded in the binary.
+func (o runOptions) dataPath(file string) (string, error) {
+	return resolveDataPath(o.data, file)
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/trjgo/trj/kernels"
@@ -31,6 +32,23 @@ type Registry interface {
 	// Model returns the model called name conditioned on the data in the
 	// file dataPath, or on the model's own data when dataPath is "".
 	Model(name, dataPath string) (Model, error)
+}
+
+// ModelInfo is what "trj models" prints about a model.
+type ModelInfo struct {
+	Dim         int    // dimension of the unconstrained parameter space
+	DataFile    string // name of the model's own data set
+	DataBytes   int64  // size of that data set
+	Description string // one line on what the model is
+}
+
+// describer is a Registry that says more about its models than their
+// names: what "trj models" prints, and which data a run reads.
+type describer interface {
+	Describe(name string) (ModelInfo, error)
+	// DataName names the data the model called name is conditioned on
+	// for the -data value dataPath ("" for the default).
+	DataName(name, dataPath string) string
 }
 
 // SampleConfig is the part of the command line a sampler acts on.
@@ -114,7 +132,7 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 	fs := flag.NewFlagSet("trj sample", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.model, "model", "", "gallery model `name` (required; see \"trj models\")")
-	fs.StringVar(&f.data, "data", "", "data `file` for the model (default: the model's own data file, looked up in $"+dataDirEnv+", else ./data, else ../shared/data)")
+	fs.StringVar(&f.data, "data", "", "data `file` for the model (default: the model's own data set, from the folder $"+dataDirEnv+" when set, else the copy built into trj)")
 	fs.StringVar(&f.sampler, "sampler", "nuts", "sampling algorithm: "+strings.Join(samplerNames(), ", "))
 	fs.IntVar(&f.chains, "chains", 4, "number of chains")
 	fs.IntVar(&f.warmup, "warmup", 1000, "warm-up iterations per chain")
@@ -192,6 +210,10 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 		}
 		return err
 	}
+	dataUsed := f.data
+	if d, ok := b.models.(describer); ok {
+		dataUsed = d.DataName(f.model, f.data)
+	}
 	sampler, ok := b.samplers[f.sampler]
 	if !ok {
 		return fmt.Errorf("sampler %q is not available in this build", f.sampler)
@@ -216,7 +238,7 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 		return fmt.Errorf("%s returned %d chains, want %d", f.sampler, d.Chains(), cfg.Chains)
 	}
 	if f.out != "" {
-		names, err := writeDraws(d, f, adapted)
+		names, err := writeDraws(d, f, dataUsed, adapted)
 		if err != nil {
 			return err
 		}
@@ -227,6 +249,11 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 	s, err := draws.Summarize(d)
 	if err != nil {
 		return err
+	}
+	if dataUsed != "" {
+		if _, err := fmt.Fprintf(stdout, "model %s, data %s\n", f.model, dataUsed); err != nil {
+			return err
+		}
 	}
 	if err := s.WriteTable(stdout); err != nil {
 		return err
@@ -316,7 +343,7 @@ func temperingProgress(w io.Writer) func(step int, beta float64) {
 // writeDraws writes d as CmdStan does: the file itself for one chain, one
 // file per chain otherwise. The settings use CmdStan's keys where it has
 // them, so ArviZ's from_cmdstan reads the warm-up layout right.
-func writeDraws(d *draws.Draws, f *sampleFlags, adapted []draws.Setting) ([]string, error) {
+func writeDraws(d *draws.Draws, f *sampleFlags, dataUsed string, adapted []draws.Setting) ([]string, error) {
 	config := []draws.Setting{
 		{Key: "model", Value: f.model},
 		{Key: "method", Value: "sample"},
@@ -335,8 +362,8 @@ func writeDraws(d *draws.Draws, f *sampleFlags, adapted []draws.Setting) ([]stri
 		config = append(config, draws.Setting{Key: "metric", Value: f.metric},
 			draws.Setting{Key: "delta", Value: strconv.FormatFloat(f.adaptDelta, 'g', -1, 64)})
 	}
-	if f.data != "" {
-		config = append(config, draws.Setting{Key: "data_file", Value: f.data})
+	if dataUsed != "" {
+		config = append(config, draws.Setting{Key: "data_file", Value: dataUsed})
 	}
 	config = append(config, adapted...)
 	if f.shard.sharded() {
@@ -474,8 +501,37 @@ func runModels(args []string, stdout, stderr io.Writer, b backend) int {
 		fmt.Fprintln(stderr, "trj models: no models registered in this build")
 		return exitFail
 	}
+	d, ok := b.models.(describer)
+	if !ok {
+		for _, n := range names {
+			fmt.Fprintln(stdout, n)
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tdim\tdata\tdescription")
 	for _, n := range names {
-		fmt.Fprintln(stdout, n)
+		info, err := d.Describe(n)
+		if err != nil {
+			fmt.Fprintf(stderr, "trj models: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", n, info.Dim, formatBytes(info.DataBytes), info.Description)
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(stderr, "trj models: %v\n", err)
+		return exitFail
 	}
 	return exitOK
+}
+
+// formatBytes writes a size in B, kB or MB (powers of 1000).
+func formatBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }

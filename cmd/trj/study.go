@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/models/factor"
 )
@@ -43,7 +44,7 @@ func parseStudyFlags(args []string, stderr io.Writer) (*studyFlags, error) {
 	fs.IntVar(&f.pairs, "pairs", 10, "independent training/evaluation pilot pairs")
 	fs.IntVar(&f.reps, "reps", 100, "bridge estimates per pair and proposal type")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; pair p derives every stream from it and p")
-	fs.StringVar(&f.data, "data", "", "exchange-rate data `file` (default: $TRJ_DATA/<file>, else "+factor.DefaultDataPath+")")
+	fs.StringVar(&f.data, "data", "", "exchange-rate data `file` (default: the paper's data set, from the folder $"+dataDirEnv+" when set, else the copy built into trj)")
 	fs.StringVar(&shardArg, "shard", "", shardFlagHelp+"; a shard runs its block of the pairs")
 	fs.StringVar(&f.partial, "o", "", "partial result `file` of the shard (default trj-out/factor-study/shard_I_of_N.json)")
 	fs.StringVar(&f.out, "out", "", "directory for the figures when the run is not split (default trj-out/factor-study)")
@@ -109,14 +110,18 @@ func parseStudyFlags(args []string, stderr io.Writer) (*studyFlags, error) {
 }
 
 // config returns the study's configuration.
-func (f *studyFlags) config() factor.StudyConfig {
+func (f *studyFlags) config() (factor.StudyConfig, error) {
 	cfg := factor.DefaultStudyConfig(f.n)
 	if f.paper {
 		p := factor.PaperConfig()
 		cfg.RQMA, cfg.Train = p.RQMA, p.Train
 	}
 	cfg.Pairs, cfg.BridgeReplicates, cfg.Seed = f.pairs, f.reps, f.seed
-	cfg.DataPath = runOptions{data: f.data}.dataPath(factor.DefaultDataPath)
+	p, err := resolveDataPath(f.data, datasets.ExchangeRates)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.DataPath = p
 	if f.trainIters > 0 {
 		cfg.Train.Iterations = f.trainIters
 		cfg.Train.DoubleAt = nil
@@ -124,7 +129,7 @@ func (f *studyFlags) config() factor.StudyConfig {
 	if f.rejuvenate >= 0 {
 		cfg.RejuvenateSteps = f.rejuvenate
 	}
-	return cfg
+	return cfg, nil
 }
 
 // runStudy is "trj study": it runs the pairs of its shard and writes them
@@ -147,7 +152,10 @@ func runStudy(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func study(ctx context.Context, f *studyFlags, stdout, stderr io.Writer) error {
-	cfg := f.config()
+	cfg, err := f.config()
+	if err != nil {
+		return err
+	}
 	if !f.quiet {
 		cfg.Progress = experiment.NewProgress(stderr)
 	}

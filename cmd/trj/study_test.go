@@ -14,7 +14,7 @@ import (
 )
 
 // factorData writes 143 made-up observations of six variables drawn from a
-// two-factor model, so the study runs without the shared data folder.
+// two-factor model: a small data file of known structure for -data.
 func factorData(t *testing.T) string {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(5, 0))

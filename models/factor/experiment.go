@@ -21,13 +21,10 @@ import (
 // Lopes and West (2004), the reference value of the experiment.
 const Truth2 = 0.88
 
-// DefaultDataPath is where the exchange-rate data live relative to the
-// project root.
-const DefaultDataPath = "../shared/data/exchange_rates_standardized.csv"
-
 // Config sizes the factor-analysis experiment.
 type Config struct {
-	// DataPath is the CSV file of observations (143 × 6 in the paper).
+	// DataPath is the CSV file of observations (143 × 6 in the paper);
+	// "" means the paper's data, embedded in package datasets.
 	DataPath string
 	// Seed determines every random stream of the run.
 	Seed uint64
@@ -105,7 +102,6 @@ func DefaultConfig() Config {
 	rq := flows.FactorAnalysisRQMAConfig()
 	rq.HiddenPerDim = 8
 	return Config{
-		DataPath:         DefaultDataPath,
 		Seed:             1,
 		Proposals:        ProposalTypes(),
 		PilotDraws:       4000,
@@ -473,7 +469,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	y, err := LoadData(cfg.DataPath)
+	y, dataName, err := loadConfigData(cfg.DataPath)
 	if err != nil {
 		return nil, err
 	}
@@ -505,7 +501,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.Progress.Logf("2-factor pilot: weight of the mode with positive factor-2 loadings %.3f (training set), %.3f (evaluation set)",
 		pilot.ModeWeight[0], pilot.ModeWeight[1])
 	res.Settings = map[string]any{
-		"data": cfg.DataPath, "pilot_draws": cfg.PilotDraws, "chains": cfg.Chains, "steps": cfg.Steps,
+		"data": dataName, "pilot_draws": cfg.PilotDraws, "chains": cfg.Chains, "steps": cfg.Steps,
 		"rw_scale": cfg.RWScale, "rejuvenate_steps": cfg.RejuvenateSteps, "bridge_replicates": cfg.BridgeReplicates, "eval_draws": cfg.PilotDraws,
 		"rqma_layers": cfg.RQMA.Layers, "rqma_bins": cfg.RQMA.Bins, "rqma_hidden_per_dim": cfg.RQMA.HiddenPerDim,
 		"rqma_sigmoid_scale": cfg.RQMA.SigmoidScale, "train_iterations": cfg.Train.Iterations,

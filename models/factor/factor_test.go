@@ -2,12 +2,11 @@ package factor
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -18,14 +17,12 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/models/datasets"
 )
-
-const dataPath = "../../" + DefaultDataPath
 
 func loadData(t *testing.T) *mat.Dense {
 	t.Helper()
-	needData(t)
-	y, err := LoadData(dataPath)
+	y, err := DefaultData()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,8 +349,6 @@ func TestPilotModes(t *testing.T) {
 // figures.
 func TestRunTiny(t *testing.T) {
 	cfg := DefaultConfig()
-	needData(t)
-	cfg.DataPath = dataPath
 	cfg.PilotDraws = 100
 	cfg.SMC = kernels.SMCSettings{} // the paper's faster tempering
 	cfg.RejuvenateSteps = 20
@@ -367,6 +362,9 @@ func TestRunTiny(t *testing.T) {
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := res.Settings["data"]; got != datasets.Label(datasets.ExchangeRates) {
+		t.Errorf("settings name the data %v", got)
 	}
 	if !slices.Equal(res.Models, []string{"2", "3"}) {
 		t.Errorf("labels %v", res.Models)
@@ -399,11 +397,29 @@ func TestRunTiny(t *testing.T) {
 	}
 }
 
-// needData skips t when the shared data folder beside the repository is
-// absent (a user's clone); when it exists, a missing file is a failure.
-func needData(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Dir(dataPath)); errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("shared data folder %s is absent: skipping a test that needs %s", filepath.Dir(dataPath), filepath.Base(dataPath))
+// TestLoadConfigData checks that a data file on disk and the embedded copy
+// read the same, and that each is named as what it is.
+func TestLoadConfigData(t *testing.T) {
+	raw, err := datasets.ReadFile(datasets.ExchangeRates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "data.csv")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, name, err := loadConfigData(path)
+	if err != nil || name != path {
+		t.Fatalf("from file: %v, name %q", err, name)
+	}
+	embedded, name, err := loadConfigData("")
+	if err != nil || name != "embedded:"+datasets.ExchangeRates {
+		t.Fatalf("embedded: %v, name %q", err, name)
+	}
+	if !reflect.DeepEqual(fromFile, embedded) {
+		t.Error("file and embedded data differ")
+	}
+	if _, _, err := loadConfigData(filepath.Join(t.TempDir(), "absent.csv")); err == nil {
+		t.Error("absent file: no error")
 	}
 }

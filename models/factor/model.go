@@ -15,6 +15,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/ppl"
 )
@@ -41,13 +42,48 @@ var ErrData = errors.New("factor: bad data")
 // LoadData reads a CSV file with a header row and one numeric column per
 // observed variable (the exchange-rate file of the paper has 143 rows and
 // columns x1..x6).
+// An empty path reads the paper's data embedded in package datasets
+// (DefaultData).
 func LoadData(path string) (*mat.Dense, error) {
+	if path == "" {
+		return DefaultData()
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return ReadData(f)
+}
+
+// DefaultData returns the data of the paper's example, the 143 × 6 standardised exchange rates of the paper's §4.3,
+// from the copy embedded in package datasets (datasets.ExchangeRates).
+func DefaultData() (*mat.Dense, error) {
+	r, err := datasets.Open(datasets.ExchangeRates)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return ReadData(r)
+}
+
+// loadConfigData reads the data file at path, or the embedded default
+// data when path is "", and returns them with the name of what it read.
+func loadConfigData(path string) (*mat.Dense, string, error) {
+	d, err := LoadData(path)
+	if path == "" {
+		return d, datasets.Label(datasets.ExchangeRates), err
+	}
+	return d, path, err
+}
+
+// dataBytes returns the bytes of the data file at path, or of the
+// embedded exchange-rate data when path is "".
+func dataBytes(path string) ([]byte, error) {
+	if path == "" {
+		return datasets.ReadFile(datasets.ExchangeRates)
+	}
+	return os.ReadFile(path)
 }
 
 // ReadData is LoadData from a reader.

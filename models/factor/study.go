@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -78,7 +77,7 @@ func (c *StudyConfig) PairSeed(p int) uint64 {
 // when their Settings agree. Settings that only change the speed (SMC
 // workers, progress) are left out.
 func (c *StudyConfig) Settings() (map[string]any, error) {
-	data, err := os.ReadFile(c.DataPath)
+	data, err := dataBytes(c.DataPath)
 	if err != nil {
 		return nil, fmt.Errorf("factor: %w", err)
 	}

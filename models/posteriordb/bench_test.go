@@ -10,7 +10,7 @@ import (
 func BenchmarkLogDensityGrad(b *testing.B) {
 	for _, m := range gallery {
 		b.Run(m.name, func(b *testing.B) {
-			model, err := m.build(dataPath(b, m.file))
+			model, err := m.build("")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/models/datasets"
 )
 
 // ErrData reports a missing, malformed or inconsistent data file.
@@ -21,12 +23,17 @@ type dataSet struct {
 	fields map[string]json.RawMessage
 }
 
-// readData parses the JSON object in the file at path.
-func readData(path string) (*dataSet, error) {
+// readData parses the JSON object in the file at path, or, when path is
+// "", in the embedded data set posteriordb/file of package datasets.
+func readData(path, file string) (*dataSet, error) {
+	var raw []byte
+	var err error
 	if path == "" {
-		return nil, fmt.Errorf("%w: no data file given", ErrData)
+		path = datasets.Label(embeddedDir + file)
+		raw, err = datasets.ReadFile(embeddedDir + file)
+	} else {
+		raw, err = os.ReadFile(path)
 	}
-	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("posteriordb: reading data: %w", err)
 	}
@@ -240,9 +247,14 @@ func (l *loader) matrix(name string, rows, cols int) *mat.Dense {
 	return v
 }
 
-// load opens the data file at path for a model's data section.
-func load(path string) (*loader, error) {
-	d, err := readData(path)
+// embeddedDir is the folder of the posteriordb data sets in package
+// datasets.
+const embeddedDir = "posteriordb/"
+
+// load opens the data file at path for a model's data section; an empty
+// path means the model's own data set, file, embedded in package datasets.
+func load(path, file string) (*loader, error) {
+	d, err := readData(path, file)
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,11 @@
 //
 // Each constructor takes the path of the posterior's data set, the
 // posteriordb JSON file (a JSON object of named scalars, vectors and
-// matrices in Stan's data format), and returns a *ppl.GraphModel. The
-// models follow the posteriordb Stan programs as described in the data
-// folder's MODELS.md: same parameters in the same order, same constraints
-// and the same posterior. Draws are reported on the constrained scale with
+// matrices in Stan's data format), and returns a *ppl.GraphModel. An empty
+// path means the posterior's own data set, which ships with trj in package
+// models/datasets as posteriordb/DATA-MODEL.json. The models follow the
+// posteriordb Stan programs: same parameters in the same order, same
+// constraints and the same posterior. Draws are reported on the constrained scale with
 // Stan-style names (theta.1, theta.2, …), parameters first, then
 // transformed parameters.
 //

@@ -9,8 +9,8 @@ type eightSchoolsData struct {
 	y, sigma []float64
 }
 
-func loadEightSchools(path string) (*eightSchoolsData, error) {
-	l, err := load(path)
+func loadEightSchools(path, file string) (*eightSchoolsData, error) {
+	l, err := load(path, file)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func loadEightSchools(path string) (*eightSchoolsData, error) {
 //
 // Parameters theta_trans (J), mu, tau > 0; transformed parameter theta (J).
 func EightSchoolsNoncentered(dataPath string) (*ppl.GraphModel, error) {
-	d, err := loadEightSchools(dataPath)
+	d, err := loadEightSchools(dataPath, "eight_schools-eight_schools_noncentered.json")
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func EightSchoolsNoncentered(dataPath string) (*ppl.GraphModel, error) {
 // cannot explore fully: expect divergences, and compare the lower
 // quantiles of tau with the non-centred model's.
 func EightSchoolsCentered(dataPath string) (*ppl.GraphModel, error) {
-	d, err := loadEightSchools(dataPath)
+	d, err := loadEightSchools(dataPath, "eight_schools-eight_schools_centered.json")
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 // weighted component densities. The ordering of μ identifies the
 // components. Parameters mu (2, ordered), sigma (2), theta.
 func LowDimGaussMix(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath)
+	l, err := load(dataPath, "low_dim_gauss_mix-low_dim_gauss_mix.json")
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func LowDimGaussMix(dataPath string) (*ppl.GraphModel, error) {
 // theta1, theta2 (simplexes: theta1.2 = 1 − theta1.1, so four free
 // dimensions), mu. The Viterbi generated quantities are not computed.
 func HMMExample(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath)
+	l, err := load(dataPath, "hmm_example-hmm_example.json")
 	if err != nil {
 		return nil, err
 	}

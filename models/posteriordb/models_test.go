@@ -6,15 +6,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
 
+	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/ppl"
 )
-
-// dataDir is the shared posteriordb data folder, relative to this package.
-const dataDir = "../../../shared/data/posteriordb"
 
 // gallery lists the models with their data files, as the posteriordb
 // posterior names them (data-model).
@@ -37,20 +36,10 @@ var gallery = []struct {
 	{"hmm_example", "hmm_example-hmm_example.json", HMMExample, 4},
 }
 
-// dataPath returns the path of a data file, skipping the test when the
-// shared data folder is absent.
-func dataPath(t testing.TB, file string) string {
-	t.Helper()
-	if _, err := os.Stat(dataDir); err != nil {
-		t.Skipf("posteriordb data folder %s not found (it is the repository's ../shared/data): %v", dataDir, err)
-	}
-	return filepath.Join(dataDir, file)
-}
-
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	for _, m := range gallery {
 		t.Run(m.name, func(t *testing.T) {
-			model, err := m.build(dataPath(t, m.file))
+			model, err := m.build("")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,9 +116,6 @@ func TestBadData(t *testing.T) {
 	if _, err := EightSchoolsCentered(filepath.Join(dir, "absent.json")); err == nil {
 		t.Error("absent file: no error")
 	}
-	if _, err := EightSchoolsCentered(""); !errors.Is(err, ErrData) {
-		t.Errorf("empty path: err = %v, want ErrData", err)
-	}
 	if _, err := GPPoisRegr(write("gp.json", `{"N": 2, "x": [0, 1], "k": [1, 2.5]}`)); !errors.Is(err, ErrData) {
 		t.Errorf("fractional count: err = %v, want ErrData", err)
 	}
@@ -143,5 +129,43 @@ func TestBadData(t *testing.T) {
 	// allocation of that size (N·K here would be 16 GB).
 	if _, err := Diamonds(write("d.json", `{"N": 2, "K": 1000000000, "Y": [0, 1], "X": [[1, 2], [1, 2]], "prior_only": 0}`)); !errors.Is(err, ErrData) {
 		t.Errorf("oversized K: err = %v, want ErrData", err)
+	}
+}
+
+// TestEmbeddedDataMatchFiles builds every model twice, from its embedded
+// data set and from a copy of it on disk, and checks that the two give
+// the same log density; an error from the embedded copy names it.
+func TestEmbeddedDataMatchFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, m := range gallery {
+		raw, err := datasets.ReadFile(embeddedDir + m.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, m.file)
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fromFile, err := m.build(path)
+		if err != nil {
+			t.Fatalf("%s from %s: %v", m.name, path, err)
+		}
+		embedded, err := m.build("")
+		if err != nil {
+			t.Fatalf("%s embedded: %v", m.name, err)
+		}
+		u := make([]float64, embedded.Dim())
+		if err := embedded.Init(rand.New(rand.NewPCG(1, 2)), u); err != nil {
+			t.Fatal(err)
+		}
+		a, errA := embedded.LogDensity(u)
+		b, errB := fromFile.LogDensity(u)
+		if errA != nil || errB != nil || a != b {
+			t.Errorf("%s: embedded %v (%v), file %v (%v)", m.name, a, errA, b, errB)
+		}
+	}
+	d, err := readData("", "nope.json")
+	if err == nil || !strings.Contains(err.Error(), `"posteriordb/nope.json"`) {
+		t.Errorf("missing embedded set: %v, %v", d, err)
 	}
 }

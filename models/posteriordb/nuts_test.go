@@ -103,7 +103,7 @@ func eightSchoolsExact(y, sigma []float64) (mu, tau float64, theta []float64) {
 }
 
 func TestNUTSEightSchoolsNoncentered(t *testing.T) {
-	m, err := EightSchoolsNoncentered(dataPath(t, "eight_schools-eight_schools_noncentered.json"))
+	m, err := EightSchoolsNoncentered("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,12 +186,11 @@ func blrExact(x *mat.Dense, y []float64) (beta []float64, sigma float64) {
 }
 
 func TestNUTSBLR(t *testing.T) {
-	path := dataPath(t, "sblrc-blr.json")
-	m, err := BLR(path)
+	m, err := BLR("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := load(path)
+	l, err := load("", "sblrc-blr.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/trjgo/trj/models/datasets"
 )
 
 // The reference implementations below evaluate each posterior's log
@@ -23,7 +23,7 @@ type refData map[string]json.RawMessage
 
 func readRefData(t *testing.T, file string) refData {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dataDir, file))
+	raw, err := datasets.ReadFile(embeddedDir + file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestLogDensityMatchesReference(t *testing.T) {
 	}
 	for _, m := range gallery {
 		t.Run(m.name, func(t *testing.T) {
-			model, err := m.build(dataPath(t, m.file))
+			model, err := m.build("")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ const maxFloat = math.MaxFloat64
 // years are not centred, so α and β are almost perfectly correlated a
 // posteriori. The data field xpred is not used.
 func Kilpisjarvi(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath)
+	l, err := load(dataPath, "kilpisjarvi_mod-kilpisjarvi.json")
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func Kilpisjarvi(dataPath string) (*ppl.GraphModel, error) {
 // (scores and IQ in [0, 200], hs in [0, 1]) are checked; mom_hs_new and
 // mom_iq_new are not used.
 func KidscoreInteraction(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath)
+	l, err := load(dataPath, "kidiq-kidscore_interaction.json")
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func KidscoreInteraction(dataPath string) (*ppl.GraphModel, error) {
 //
 // Parameters beta (D), sigma.
 func BLR(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath)
+	l, err := load(dataPath, "sblrc-blr.json")
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func BLR(dataPath string) (*ppl.GraphModel, error) {
 // so an evaluation costs a (K−1)² matrix–vector product instead of an
 // N×(K−1) one.
 func Diamonds(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath)
+	l, err := load(dataPath, "diamonds-diamonds.json")
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func Diamonds(dataPath string) (*ppl.GraphModel, error) {
 // Parameters alpha, beta (K), sigma. The lags form a constant design
 // matrix, so the likelihood is one matrix–vector product.
 func ArK(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath)
+	l, err := load(dataPath, "arK-arK.json")
 	if err != nil {
 		return nil, err
 	}

@@ -13,13 +13,10 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// DefaultDataPath is where the regression data live relative to the
-// project root.
-const DefaultDataPath = "../shared/data/robust_regression_vs.csv"
-
 // Config sizes the robust variable-selection experiment.
 type Config struct {
-	// DataPath is the CSV file (columns y, X.1 … X.4 used).
+	// DataPath is the CSV file (columns y, X.1 … X.4 used); "" means the
+	// paper's data, embedded in package datasets.
 	DataPath string
 	// Seed determines every random stream of the run.
 	Seed uint64
@@ -67,7 +64,6 @@ func DefaultConfig() Config {
 	ct.DoubleAt = []int{100, 200, 300}
 	ct.Workers = 1
 	return Config{
-		DataPath:         DefaultDataPath,
 		Seed:             1,
 		Proposals:        ProposalTypes(),
 		PilotDraws:       2000,
@@ -304,7 +300,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d, err := LoadData(cfg.DataPath)
+	d, dataName, err := loadConfigData(cfg.DataPath)
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +339,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		smcProb[k] = math.Exp(z - lse)
 	}
 	res.Settings = map[string]any{
-		"data": cfg.DataPath, "pilot_draws": cfg.PilotDraws, "train_draws": len(pilot.Train[0]),
+		"data": dataName, "pilot_draws": cfg.PilotDraws, "train_draws": len(pilot.Train[0]),
 		"eval_draws": len(pilot.Eval[0]), "bridge_replicates": cfg.BridgeReplicates,
 		"rqma_layers": cfg.RQMA.Layers, "rqma_bins": cfg.RQMA.Bins, "rqma_hidden_per_dim": cfg.RQMA.HiddenPerDim,
 		"train_iterations": cfg.Train.Iterations, "ctrain_iterations": cfg.CTrain.Iterations,

@@ -15,6 +15,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/ppl"
 )
@@ -63,13 +64,39 @@ type Data struct {
 // LoadData reads the paper's CSV file: a header naming the columns, the
 // response in column "y" and the design in "X.1" … "X.4" (other columns,
 // such as the row names and X.5, X.6, are ignored).
+// An empty path reads the paper's data embedded in package datasets
+// (DefaultData).
 func LoadData(path string) (*Data, error) {
+	if path == "" {
+		return DefaultData()
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return ReadData(f)
+}
+
+// DefaultData returns the data of the paper's example, the 80 rows of the paper's §5.1,
+// from the copy embedded in package datasets (datasets.RobustRegression).
+func DefaultData() (*Data, error) {
+	r, err := datasets.Open(datasets.RobustRegression)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return ReadData(r)
+}
+
+// loadConfigData reads the data file at path, or the embedded default
+// data when path is "", and returns them with the name of what it read.
+func loadConfigData(path string) (*Data, string, error) {
+	d, err := LoadData(path)
+	if path == "" {
+		return d, datasets.Label(datasets.RobustRegression), err
+	}
+	return d, path, err
 }
 
 // ReadData is LoadData from a reader.

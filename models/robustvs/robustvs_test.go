@@ -2,12 +2,11 @@ package robustvs
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,14 +14,13 @@ import (
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat/distuv"
-)
 
-const dataPath = "../../" + DefaultDataPath
+	"github.com/trjgo/trj/models/datasets"
+)
 
 func loadData(t *testing.T) *Data {
 	t.Helper()
-	needData(t)
-	d, err := LoadData(dataPath)
+	d, err := DefaultData()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,8 +189,6 @@ func TestBadInput(t *testing.T) {
 // figures.
 func TestRunTiny(t *testing.T) {
 	cfg := DefaultConfig()
-	needData(t)
-	cfg.DataPath = dataPath
 	cfg.PilotDraws = 100
 	cfg.BridgeReplicates = 2
 	for _, o := range []*int{&cfg.Train.Iterations, &cfg.CTrain.Iterations} {
@@ -205,6 +201,9 @@ func TestRunTiny(t *testing.T) {
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := res.Settings["data"]; got != datasets.Label(datasets.RobustRegression) {
+		t.Errorf("settings name the data %v", got)
 	}
 	if !slices.Equal(res.Models, []string{"1,0,0,0", "1,1,0,0", "1,0,1,1", "1,1,1,1"}) {
 		t.Errorf("labels %v", res.Models)
@@ -229,11 +228,29 @@ func TestRunTiny(t *testing.T) {
 	}
 }
 
-// needData skips t when the shared data folder beside the repository is
-// absent (a user's clone); when it exists, a missing file is a failure.
-func needData(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Dir(dataPath)); errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("shared data folder %s is absent: skipping a test that needs %s", filepath.Dir(dataPath), filepath.Base(dataPath))
+// TestLoadConfigData checks that a data file on disk and the embedded copy
+// read the same, and that each is named as what it is.
+func TestLoadConfigData(t *testing.T) {
+	raw, err := datasets.ReadFile(datasets.RobustRegression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "data.csv")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, name, err := loadConfigData(path)
+	if err != nil || name != path {
+		t.Fatalf("from file: %v, name %q", err, name)
+	}
+	embedded, name, err := loadConfigData("")
+	if err != nil || name != "embedded:"+datasets.RobustRegression {
+		t.Fatalf("embedded: %v, name %q", err, name)
+	}
+	if !reflect.DeepEqual(fromFile, embedded) {
+		t.Error("file and embedded data differ")
+	}
+	if _, _, err := loadConfigData(filepath.Join(t.TempDir(), "absent.csv")); err == nil {
+		t.Error("absent file: no error")
 	}
 }

@@ -1,0 +1,14 @@
+// Package datasets holds the data sets the gallery and the paper's
+// experiments are conditioned on, embedded in every program that imports
+// it, so that a binary built from this module runs its examples wherever it
+// is installed.
+//
+// A data set is named by its path inside this folder with forward slashes:
+// ExchangeRates and RobustRegression for the experiments, and
+// "posteriordb/DATA-MODEL.json" for the posteriordb reference posteriors.
+// README.md in this folder gives each set's source, size and licence.
+//
+// The models' own loaders read any file from a path (factor.LoadData,
+// robustvs.LoadData, the posteriordb constructors); an empty path makes
+// them use the copy embedded here.
+package datasets
