@@ -9,7 +9,7 @@
 //	           [-smc-move eigen-rwm|rwm|nuts] [-shard i/n|n]
 //	trj run sas|factor|robustvs [-paper] [-seed 1] [-out DIR] [-json FILE]
 //	           [-quiet] [-chains N -steps N (sas, factor)]
-//	           [-data FILE (factor, robustvs)]
+//	           [-data FILE (factor, robustvs)] [-shard i/n|n -o PARTIAL.json (sas)]
 //	trj summary FILE...
 //	trj study factor [-n 2000] [-pairs 10] [-reps 100] [-seed 1] [-data FILE]
 //	           [-shard i/n|n] [-o PARTIAL.json] [-out DIR] [-json FILE] [-paper]
@@ -45,5 +45,8 @@
 // writes only that, and merge combines the shards' files into the table,
 // the violin figures and the JSON an unsplit run gives, refusing files of
 // different runs (seed, settings, model or data: their fingerprints
-// differ) and missing or repeated shards.
+// differ) and missing or repeated shards. "run sas -shard i/n" likewise
+// runs the pilot and flows in full but only its block of the chains and of
+// the bridge replicates, and merge gives the whole run's table, figures
+// and JSON (apart from wall times).
 package main

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -30,6 +31,8 @@ type runOptions struct {
 	bridgeReps     int
 	trainIters     int
 	scatterSources int
+	shard          shard  // the part of a split run to compute
+	partial        string // the shard's partial result file
 }
 
 // experimentFunc runs one experiment: it returns the Result and the files
@@ -69,6 +72,9 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	fs.StringVar(&o.data, "data", "", "data `file` for factor and robustvs (default: the paper's data set, from the folder $"+dataDirEnv+" when set, else the copy built into trj)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the result as JSON to `file`")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bars on stderr")
+	var shardArg string
+	fs.StringVar(&shardArg, "shard", "", shardFlagHelp+"; sas only: a shard runs its block of the chains and bridge replicates and writes a partial result (-o) for trj merge")
+	fs.StringVar(&o.partial, "o", "", "partial result `file` of a shard (default trj-out/NAME/shard_I_of_N.json)")
 	fs.IntVar(&o.trainDraws, "train-draws", 0, "")
 	fs.IntVar(&o.evalDraws, "eval-draws", 0, "")
 	fs.IntVar(&o.bridgeReps, "bridge-reps", 0, "")
@@ -107,6 +113,23 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	case o.trainDraws < 0 || o.evalDraws < 0 || o.bridgeReps < 0 || o.trainIters < 0 || o.scatterSources < 0:
 		return "", nil, errors.New("sizes must not be negative")
 	}
+	var err error
+	if o.shard, err = parseShard(shardArg, os.Getenv); err != nil {
+		return "", nil, err
+	}
+	if o.shard.sharded() {
+		switch {
+		case !slices.Contains(shardableRuns, name):
+			return "", nil, fmt.Errorf("-shard applies to %s (for the factor study: trj study factor -shard)", strings.Join(shardableRuns, ", "))
+		case o.jsonPath != "":
+			return "", nil, errors.New("-json applies to a whole run; a shard writes its partial file (-o), and trj merge -json the result")
+		}
+		if o.partial == "" {
+			o.partial = filepath.Join("trj-out", name, fmt.Sprintf("shard_%d_of_%d.json", o.shard.Index, o.shard.Count))
+		}
+	} else if o.partial != "" {
+		return "", nil, errors.New("-o is the partial result file of a shard; give -shard, or -json for a whole run")
+	}
 	setChains, setSteps, setData := false, false, false
 	fs.Visit(func(f *flag.Flag) {
 		setChains = setChains || f.Name == "chains"
@@ -143,6 +166,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trj run: %v\n", err)
 		return exitUsage
 	}
+	if o.shard.sharded() {
+		if err := runSASShard(ctx, *o, stderr); err != nil {
+			fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
+			return exitFail
+		}
+		return exitOK
+	}
 	res, files, err := experiments[name](ctx, *o)
 	if err != nil {
 		fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
@@ -170,6 +200,16 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runSAS is the sinh-arcsinh experiment of the paper's §4.2.
 func runSAS(ctx context.Context, o runOptions) (*experiment.Result, []string, error) {
+	res, err := sas.Paper().RunExperiment(ctx, sasConfig(o))
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := res.WriteFigures(o.out)
+	return res.Result, files, err
+}
+
+// sasConfig is the SAS experiment's configuration for the flags o.
+func sasConfig(o runOptions) sas.ExperimentConfig {
 	cfg := sas.DefaultExperimentConfig()
 	if o.paper {
 		cfg = sas.PaperExperimentConfig()
@@ -187,12 +227,7 @@ func runSAS(ctx context.Context, o runOptions) (*experiment.Result, []string, er
 		cfg.Train.Iterations = o.trainIters
 		cfg.Train.DoubleAt = nil
 	}
-	res, err := sas.Paper().RunExperiment(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	files, err := res.WriteFigures(o.out)
-	return res.Result, files, err
+	return cfg
 }
 
 // setPositive overrides *dst with v when v > 0.

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -92,5 +95,63 @@ func TestRunFlagErrors(t *testing.T) {
 	code, _, stderr := runArgs("run", "-h")
 	if code != exitOK || !strings.Contains(stderr, "-paper") || !strings.Contains(stderr, "sas") || strings.Contains(stderr, "train-draws") {
 		t.Errorf("run -h: exit %d, usage %q (hidden test flags must not show)", code, stderr)
+	}
+}
+
+// TestRunSASShardsMerge splits a toy "trj run sas" into three shards (two
+// chains each, bridge replicates 1-2, 3-4 and 5-6): merged, they give the
+// whole run's JSON apart from wall times; a shard of another run is
+// refused.
+func TestRunSASShardsMerge(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	tiny := []string{"run", "sas", "-quiet", "-seed", "4", "-steps", "300", "-chains", "6", "-train-draws", "300",
+		"-eval-draws", "100", "-bridge-reps", "6", "-train-iters", "20", "-scatter-sources", "5"}
+	if code, _, stderr := runArgs(append(tiny, "-out", p("whole"), "-json", p("whole.json"))...); code != exitOK {
+		t.Fatalf("whole run: code %d, %s", code, stderr)
+	}
+	for i := 1; i <= 3; i++ {
+		sh := fmt.Sprintf("%d/3", i)
+		if code, _, stderr := runArgs(append(tiny, "-shard", sh, "-o", p(fmt.Sprintf("s%d.json", i)))...); code != exitOK {
+			t.Fatalf("shard %s: code %d, %s", sh, code, stderr)
+		}
+	}
+	code, stdout, stderr := runArgs("merge", "-quiet", "-out", p("merged"), "-json", p("merged.json"), p("s3.json"), p("s1.json"), p("s2.json"))
+	if code != exitOK {
+		t.Fatalf("merge: code %d, %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "rqma") || !strings.Contains(stdout, "over 6 chains") {
+		t.Errorf("merged table:\n%s", stdout)
+	}
+	if !reflect.DeepEqual(withoutSeconds(t, p("merged.json")), withoutSeconds(t, p("whole.json"))) {
+		a, _ := os.ReadFile(p("merged.json"))
+		b, _ := os.ReadFile(p("whole.json"))
+		t.Errorf("merged shards differ from the whole run apart from wall times:\nmerged %s\nwhole %s", a, b)
+	}
+	for _, f := range []string{"sas_running.png", "sas_bridge.svg", "sas_proposals.png"} {
+		if st, err := os.Stat(filepath.Join(p("merged"), f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	other := append(slices.Clone(tiny), "-shard", "3/3", "-o", p("other.json"))
+	other[4] = "5" // -seed
+	if code, _, stderr := runArgs(other...); code != exitOK {
+		t.Fatalf("shard of seed 5: code %d, %s", code, stderr)
+	}
+	code, _, stderr = runArgs("merge", "-quiet", "-out", p("bad"), p("s1.json"), p("s2.json"), p("other.json"))
+	if code != exitFail || !strings.Contains(stderr, "seed 4 vs 5") {
+		t.Errorf("merge with a shard of seed 5: code %d, %s", code, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "robustvs", "-shard", "1/2"}, "applies to sas"},
+		{[]string{"run", "sas", "-shard", "1/2", "-json", "x.json"}, "-json applies to a whole run"},
+		{[]string{"run", "sas", "-o", "x.json"}, "give -shard"},
+	} {
+		if code, _, stderr := runArgs(c.args...); code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: code %d, %s", c.args, code, stderr)
+		}
 	}
 }

@@ -216,6 +216,7 @@ type merger struct {
 // mergers are the mergers by partial-file kind.
 var mergers = map[string]merger{
 	studyKindFactor: {mergeFactorStudy, filepath.Join("trj-out", "factor-study")},
+	runKindSAS:      {mergeSAS, filepath.Join("trj-out", "sas")},
 }
 
 // mergeFactorStudy merges the pairs of a factor study.
@@ -292,7 +293,8 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "no messages on stderr")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: trj merge [-out DIR] [-json FILE] PARTIAL.json...\n\n"+
-			"Merges the partial result files written by the shards of one run (trj study … -shard i/n),\n"+
+			"Merges the partial result files written by the shards of one run (trj study factor -shard i/n,\n"+
+			"trj run sas -shard i/n),\n"+
 			"refusing files of different runs (seed, settings, model or data) and missing or repeated shards.\n\nflags:")
 		fs.PrintDefaults()
 	}

@@ -27,11 +27,32 @@ func BridgeReplicates(ctx context.Context, seed uint64, stage string, reps int, 
 	if reps < 1 {
 		return nil, fmt.Errorf("experiment: %d bridge replicates, need at least 1", reps)
 	}
+	all := make([]int, reps)
+	for i := range all {
+		all[i] = i
+	}
+	return BridgeReplicatesOf(ctx, seed, stage, all, jump, prior, records)
+}
+
+// BridgeReplicatesOf is BridgeReplicates for the replicates numbered reps
+// (0-based) only, each computed exactly as in a run of all of them: the
+// part of a run split over processes. Estimate i of the result is
+// replicate reps[i].
+func BridgeReplicatesOf(ctx context.Context, seed uint64, stage string, reps []int, jump [][]float64, prior []float64, records RecordsFunc) ([]kernels.BridgeEstimate, error) {
+	if len(reps) < 1 {
+		return nil, errors.New("experiment: no bridge replicates to run")
+	}
 	if records == nil {
 		return nil, errors.New("experiment: nil records function")
 	}
-	out := make([]kernels.BridgeEstimate, reps)
-	err := Parallel(ctx, reps, func(ctx context.Context, rep int) error {
+	for _, rep := range reps {
+		if rep < 0 {
+			return nil, fmt.Errorf("experiment: bridge replicate %d", rep)
+		}
+	}
+	out := make([]kernels.BridgeEstimate, len(reps))
+	err := Parallel(ctx, len(reps), func(ctx context.Context, i int) error {
+		rep := reps[i]
 		recs, err := records(ctx, rep, Stream(seed, stage, rep))
 		if err != nil {
 			return fmt.Errorf("bridge replicate %d: %w", rep, err)
@@ -40,7 +61,7 @@ func BridgeReplicates(ctx context.Context, seed uint64, stage string, reps int, 
 		if err != nil && !errors.Is(err, kernels.ErrNoJumps) {
 			return fmt.Errorf("bridge replicate %d: %w", rep, err)
 		}
-		out[rep] = est
+		out[i] = est
 		return nil
 	})
 	if err != nil {

@@ -54,6 +54,12 @@ type ExperimentConfig struct {
 	ScatterSources, ScatterAux int
 	// Progress, if non-nil, shows a bar per stage.
 	Progress *experiment.Progress
+	// ChainIndices and ReplicateIndices, when non-nil, are the chains
+	// (0 … Chains−1) and bridge replicates (0 … BridgeReplicates−1) to
+	// run, each exactly as in the whole run: the part of a run split over
+	// processes (trj run -shard). The pilot, the flows and the scatter
+	// are computed in full by every part. nil runs them all.
+	ChainIndices, ReplicateIndices []int
 }
 
 // rwScale is the classic 2.38² random-walk scaling.
@@ -125,7 +131,37 @@ func (c *ExperimentConfig) Validate() error {
 	case c.ScatterSources < 0 || c.ScatterAux < 0:
 		return errors.New("sas: negative scatter sizes")
 	}
+	if err := checkIndices("chain", c.ChainIndices, c.Chains); err != nil {
+		return err
+	}
+	if err := checkIndices("bridge replicate", c.ReplicateIndices, c.BridgeReplicates); err != nil {
+		return err
+	}
 	return experiment.CheckProposals("sas", c.Proposals, ProposalTypes())
+}
+
+// checkIndices refuses indices outside 0 … n−1 or repeated.
+func checkIndices(what string, idx []int, n int) error {
+	seen := map[int]bool{}
+	for _, i := range idx {
+		if i < 0 || i >= n || seen[i] {
+			return fmt.Errorf("sas: %s index %d repeated or outside 0 … %d", what, i, n-1)
+		}
+		seen[i] = true
+	}
+	return nil
+}
+
+// indices returns idx, or 0 … n−1 when idx is nil.
+func indices(idx []int, n int) []int {
+	if idx != nil {
+		return idx
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }
 
 // ProposalTypes lists the proposal types of the SAS experiment.
@@ -278,8 +314,8 @@ func rwCovariances(pilot [][][]float64, scale float64) ([]mat.Symmetric, error) 
 	return out, nil
 }
 
-// RunChains runs cfg.Chains TRJ chains of cfg.Steps steps with the
-// transports of set, each step a jump proposal followed by a within-model
+// RunChains runs cfg.Chains TRJ chains (those of cfg.ChainIndices when it
+// is non-nil, in its order) of cfg.Steps steps with the transports of set, each step a jump proposal followed by a within-model
 // random walk N(0, Σ_k) with Σ_k from the pilot draws. Chain c draws from
 // experiment.Stream(cfg.Seed, "chains-"+kind, c), starts in a uniformly
 // chosen model at a uniformly chosen pilot draw, and owns its target and
@@ -302,8 +338,10 @@ func (t *Target) RunChains(ctx context.Context, set *TransportSet, pilot [][][]f
 	if err != nil {
 		return nil, err
 	}
-	runs := make([]*experiment.ChainRun, cfg.Chains)
-	err = experiment.Parallel(ctx, cfg.Chains, func(ctx context.Context, c int) error {
+	chains := indices(cfg.ChainIndices, cfg.Chains)
+	runs := make([]*experiment.ChainRun, len(chains))
+	err = experiment.Parallel(ctx, len(chains), func(ctx context.Context, i int) error {
+		c := chains[i]
 		rng := experiment.Stream(cfg.Seed, "chains-"+set.Kind, c)
 		tg := t.Clone()
 		within, err := kernels.NewModelRandomWalk(tg, cov)
@@ -324,7 +362,7 @@ func (t *Target) RunChains(ctx context.Context, set *TransportSet, pilot [][][]f
 			s, info = trj.Step(rng, s)
 			return s.Model, info
 		}
-		runs[c], err = experiment.RunChain(ctx, rng, cfg.Steps, tg.NumModels(), step, false, bar.Add)
+		runs[i], err = experiment.RunChain(ctx, rng, cfg.Steps, tg.NumModels(), step, false, bar.Add)
 		return err
 	})
 	if err != nil {
@@ -347,8 +385,9 @@ func (t *Target) jumpMatrix(probs []float64) ([][]float64, error) {
 	return kernels.ProportionalJumps(probs)
 }
 
-// RunBridge computes cfg.BridgeReplicates Bartolucci bridge estimates with
-// the transports of set: replicate r draws a fresh evaluation set of
+// RunBridge computes cfg.BridgeReplicates Bartolucci bridge estimates (those
+// of cfg.ReplicateIndices when it is non-nil, in its order) with the
+// transports of set: replicate r draws a fresh evaluation set of
 // cfg.EvalDraws exact draws per model and makes one TRJ proposal from each
 // (kernels.EvaluationJumps). bar receives one unit per replicate.
 func (t *Target) RunBridge(ctx context.Context, set *TransportSet, cfg ExperimentConfig, bar *experiment.Bar) ([]kernels.BridgeEstimate, error) {
@@ -363,7 +402,11 @@ func (t *Target) RunBridge(ctx context.Context, set *TransportSet, cfg Experimen
 	for k := range prior {
 		prior[k] = t.ModelProb(k)
 	}
-	return experiment.BridgeReplicates(ctx, cfg.Seed, "bridge-"+set.Kind, cfg.BridgeReplicates, jump, prior,
+	reps := indices(cfg.ReplicateIndices, cfg.BridgeReplicates)
+	if len(reps) == 0 {
+		return nil, nil
+	}
+	return experiment.BridgeReplicatesOf(ctx, cfg.Seed, "bridge-"+set.Kind, reps, jump, prior,
 		func(ctx context.Context, rep int, rng *rand.Rand) ([]kernels.JumpRecord, error) {
 			tg := t.Clone()
 			trj, err := kernels.NewTRJ(kernels.TRJConfig{Target: tg, Transports: set.New(), Jump: jump})
@@ -440,6 +483,12 @@ type ExperimentResult struct {
 	Background [][]float64
 	// Truth is π(k=2).
 	Truth float64
+	// Runs[p] and Estimates[p] are the chains and the bridge estimates of
+	// proposal type p, in the order of ExperimentConfig.ChainIndices and
+	// ReplicateIndices (all of them when those are nil): what merging the
+	// parts of a split run needs.
+	Runs      map[string][]*experiment.ChainRun
+	Estimates map[string][]kernels.BridgeEstimate
 }
 
 // RunExperiment runs the SAS experiment on t (normally Paper()): exact
@@ -454,11 +503,13 @@ func (t *Target) RunExperiment(ctx context.Context, cfg ExperimentConfig) (*Expe
 	}
 	labels := t.ExperimentLabels()
 	res := &ExperimentResult{
-		Result:   experiment.NewResult("sas", cfg.Seed, labels),
-		Running:  map[string][][]float64{},
-		Bridge:   map[string][]float64{},
-		Proposed: map[string][][]float64{},
-		Truth:    t.ModelProb(t.NumModels() - 1),
+		Result:    experiment.NewResult("sas", cfg.Seed, labels),
+		Running:   map[string][][]float64{},
+		Bridge:    map[string][]float64{},
+		Proposed:  map[string][][]float64{},
+		Truth:     t.ModelProb(t.NumModels() - 1),
+		Runs:      map[string][]*experiment.ChainRun{},
+		Estimates: map[string][]kernels.BridgeEstimate{},
 	}
 	res.Result.Truth = map[string]experiment.Float{}
 	for k, l := range labels {
@@ -518,14 +569,17 @@ func (t *Target) RunExperiment(ctx context.Context, cfg ExperimentConfig) (*Expe
 		if err != nil {
 			return nil, err
 		}
-		p, err := experiment.SummarizeChains(runs, labels)
-		if err != nil {
-			return nil, err
+		res.Runs[kind] = runs
+		p := &experiment.ProposalResult{Estimator: "chains", Seconds: map[string]experiment.Float{}}
+		if len(runs) > 0 {
+			if p, err = experiment.SummarizeChains(runs, labels); err != nil {
+				return nil, err
+			}
 		}
 		for _, r := range runs {
 			res.Running[kind] = append(res.Running[kind], r.Running(last))
 		}
-		if cfg.BridgeReplicates > 0 {
+		if cfg.BridgeReplicates > 0 && (cfg.ReplicateIndices == nil || len(cfg.ReplicateIndices) > 0) {
 			var ests []kernels.BridgeEstimate
 			bar = cfg.Progress.Stage("bridge "+kind, cfg.BridgeReplicates)
 			err = timer.Time(experiment.StageBridge, func() error {
@@ -537,6 +591,7 @@ func (t *Target) RunExperiment(ctx context.Context, cfg ExperimentConfig) (*Expe
 			if err != nil {
 				return nil, err
 			}
+			res.Estimates[kind] = ests
 			p.Bridge = experiment.SummarizeBridge(ests, labels)
 			p.Bridge.EvalDraws = cfg.EvalDraws
 			res.Bridge[kind] = p.Bridge.Values(last)

@@ -277,3 +277,18 @@ func TestRQMABeatsAffine(t *testing.T) {
 		t.Errorf("variance ratio affine/rqma %.2f, not above F(0.999; %v, %v) = %.2f", va/vr, df, df, crit)
 	}
 }
+
+func TestExperimentIndicesValidate(t *testing.T) {
+	for _, c := range []struct{ chains, reps []int }{{[]int{5}, nil}, {[]int{1, 1}, nil}, {nil, []int{-1}}, {nil, []int{20}}} {
+		cfg := DefaultExperimentConfig()
+		cfg.ChainIndices, cfg.ReplicateIndices = c.chains, c.reps
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("chains %v, replicates %v accepted", c.chains, c.reps)
+		}
+	}
+	cfg := DefaultExperimentConfig()
+	cfg.ChainIndices, cfg.ReplicateIndices = []int{4, 0}, []int{}
+	if err := cfg.Validate(); err != nil {
+		t.Error(err)
+	}
+}
