@@ -32,10 +32,10 @@ type Bridge struct {
 // jackknife standard errors. kernel(g) gives group g its own kernel.
 func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []float64, kernel func(g int) (kernels.RJKernel, error)) (*Bridge, error) {
 	K := len(pilots)
-	G := len(pilots[0].eval)
+	G := len(pilots[0].Eval)
 	for k, p := range pilots {
-		if len(p.eval) != G {
-			return nil, fmt.Errorf("model %d has %d evaluation groups, model 0 has %d", k, len(p.eval), G)
+		if len(p.Eval) != G {
+			return nil, fmt.Errorf("model %d has %d evaluation groups, model 0 has %d", k, len(p.Eval), G)
 		}
 	}
 	if G < 2 {
@@ -50,7 +50,7 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 		}
 		draws := make([][][]float64, K)
 		for k, p := range pilots {
-			draws[k] = p.eval[g]
+			draws[k] = p.Eval[g]
 		}
 		records[g], err = kernels.EvaluationJumps(stream(seed, "bridge", g), kern, draws)
 		return err

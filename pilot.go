@@ -14,21 +14,25 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// pilot is one model's pilot: training draws for the transport, evaluation
-// draws in independent groups for the bridge estimator, and what the
-// within-model NUTS kernel of the chains reuses.
-type pilot struct {
-	train    [][]float64
-	eval     [][][]float64
-	stepSize float64
-	metric   *kernels.Metric
-	// logZ holds one log-evidence estimate per SMC run.
-	logZ []float64
+// Pilot is one model's pilot: unconstrained training draws for the
+// transport, evaluation draws in independent groups for the bridge
+// estimator, and what the chains' within-model NUTS kernel reuses.
+type Pilot struct {
+	Train [][]float64
+	Eval  [][][]float64
+	// StepSize and Metric are the adapted NUTS step size and metric.
+	StepSize float64
+	Metric   *kernels.Metric
+	// LogZ holds one log-evidence estimate per SMC run (SMC pilots only).
+	LogZ []float64
 }
 
-func (p *pilot) evalDraws() [][]float64 {
+type pilot = Pilot
+
+// EvalDraws returns the evaluation draws of every group in one list.
+func (p *Pilot) EvalDraws() [][]float64 {
 	var out [][]float64
-	for _, g := range p.eval {
+	for _, g := range p.Eval {
 		out = append(out, g...)
 	}
 	return out
@@ -38,6 +42,15 @@ func runPilot(ctx context.Context, s *Settings, space *ppl.Space, k int, progres
 	m, err := space.Model(k)
 	if err != nil {
 		return nil, err
+	}
+	if from := s.Pilot.From; from != nil {
+		if len(from.Pilots) != space.NumModels() || from.Pilots[k] == nil {
+			return nil, fmt.Errorf("Pilot.From has no pilot for model %d", k)
+		}
+		if from.Labels[k] != space.ModelLabel(k) || from.Dims[k] != m.Dim() {
+			return nil, fmt.Errorf("Pilot.From's model %d is %q of dimension %d, the space's is %q of dimension %d", k, from.Labels[k], from.Dims[k], space.ModelLabel(k), m.Dim())
+		}
+		return from.Pilots[k], nil
 	}
 	switch s.Pilot.Method {
 	case PilotNUTS:
@@ -76,13 +89,13 @@ func nutsPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress fu
 	if ps.Draws < perChain {
 		return nil, fmt.Errorf("%d draws per chain cannot make %d bridge groups per evaluation chain", ps.Draws, perChain)
 	}
-	p := &pilot{stepSize: res.Chains[0].StepSize, metric: res.Chains[0].Metric}
+	p := &pilot{StepSize: res.Chains[0].StepSize, Metric: res.Chains[0].Metric}
 	for c := range res.Chains {
 		ch := &res.Chains[c]
 		n := len(ch.Info)
 		if c < half {
 			for i := range n {
-				p.train = append(p.train, ch.Draw(i))
+				p.Train = append(p.Train, ch.Draw(i))
 			}
 			continue
 		}
@@ -94,7 +107,7 @@ func nutsPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress fu
 			for i := lo; i < hi; i++ {
 				g = append(g, ch.Draw(i))
 			}
-			p.eval = append(p.eval, g)
+			p.Eval = append(p.Eval, g)
 		}
 	}
 	return p, nil
@@ -116,22 +129,22 @@ func smcPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress fun
 	// and SMC's result does not depend on the worker count.
 	set.Workers = 1
 	runs := s.Pilot.Runs
-	p := &pilot{logZ: make([]float64, runs)}
+	p := &pilot{LogZ: make([]float64, runs)}
 	for r := range runs {
 		set.Seed = subSeed(s.Seed, fmt.Sprintf("smc/%d", k), r)
 		res, err := kernels.RunSMC(ctx, factory, &set)
 		if err != nil {
 			return nil, fmt.Errorf("SMC run %d: %w", r, err)
 		}
-		p.logZ[r] = res.LogZ
+		p.LogZ[r] = res.LogZ
 		draws := make([][]float64, set.Particles)
 		for i := range draws {
 			draws[i] = append([]float64(nil), res.Particle(i)...)
 		}
 		if r < runs/2 {
-			p.train = append(p.train, draws...)
+			p.Train = append(p.Train, draws...)
 		} else {
-			p.eval = append(p.eval, draws)
+			p.Eval = append(p.Eval, draws)
 		}
 		if progress != nil {
 			progress(r+1, runs)
@@ -191,9 +204,9 @@ func givenPilot(s *Settings, m ppl.Model, k int) (*pilot, error) {
 			return nil, fmt.Errorf("given draw %d of group %d is not finite", j, i)
 		}
 		if i < len(g)/2 {
-			p.train = append(p.train, grp...)
+			p.Train = append(p.Train, grp...)
 		} else {
-			p.eval = append(p.eval, grp)
+			p.Eval = append(p.Eval, grp)
 		}
 	}
 	return p, nil
@@ -202,17 +215,17 @@ func givenPilot(s *Settings, m ppl.Model, k int) (*pilot, error) {
 // adaptWithin runs a short NUTS warm-up from the pilot's draws for models
 // whose pilot did not adapt a NUTS kernel (SMC or given draws).
 func adaptWithin(ctx context.Context, s *Settings, m ppl.Model, k int, p *pilot) error {
-	if p.metric != nil {
+	if p.Metric != nil {
 		return nil
 	}
-	start := p.train[len(p.train)/2]
+	start := p.Train[len(p.Train)/2]
 	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil },
 		func(_ int, _ *rand.Rand, x []float64) error { copy(x, start); return nil },
 		&kernels.SampleSettings{Chains: 1, Warmup: 300, Draws: 1, Seed: subSeed(s.Seed, "within", k)})
 	if err != nil {
 		return fmt.Errorf("adapting the within-model NUTS kernel: %w", err)
 	}
-	p.stepSize, p.metric = res.Chains[0].StepSize, res.Chains[0].Metric
+	p.StepSize, p.Metric = res.Chains[0].StepSize, res.Chains[0].Metric
 	return nil
 }
 

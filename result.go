@@ -49,6 +49,8 @@ type Result struct {
 	// Chains holds the chains' model paths and jump counts (what Merge
 	// combines).
 	Chains *kernels.RJSampleResult `json:",omitempty"`
+	// Pilots are the pilot draws of every model, for Settings.Pilot.From.
+	Pilots []*Pilot `json:"-"`
 	// Fingerprint identifies the models, data and settings (but not the
 	// shard) of the run: shards of one run share it.
 	Fingerprint string
@@ -96,6 +98,9 @@ func newResult(space *ppl.Space, s *Settings) *Result {
 		Seed: s.Seed, Pilot: s.Pilot.Method.String(), Transport: s.Transport.Kind.String(), Algorithm: s.Chains.Algorithm.String(),
 		Transports: make([]TransportReport, K),
 	}
+	if s.Chains.Algorithm == CTRJ && s.Transport.Kind != TransportConditional {
+		r.Transport = "identity"
+	}
 	for k := range K {
 		r.Labels[k], r.Dims[k] = space.ModelLabel(k), space.ModelDim(k)
 		lp, _ := space.LogPrior(k)
@@ -105,14 +110,14 @@ func newResult(space *ppl.Space, s *Settings) *Result {
 }
 
 func (r *Result) setEvidence(pilots []*pilot) {
-	if len(pilots) == 0 || pilots[0].logZ == nil {
+	if len(pilots) == 0 || pilots[0].LogZ == nil {
 		return
 	}
 	K := len(pilots)
 	e := &Evidence{LogZ: make([]float64, K), LogZSE: make([]float64, K), P: make([]float64, K), SE: make([]float64, K)}
 	for k, p := range pilots {
 		var err error
-		if e.LogZ[k], e.LogZSE[k], err = logMeanExp(p.logZ); err != nil {
+		if e.LogZ[k], e.LogZSE[k], err = logMeanExp(p.LogZ); err != nil {
 			return
 		}
 	}

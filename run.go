@@ -88,12 +88,19 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	if err != nil {
 		return finish(err)
 	}
+	res.Pilots = pilots
 	res.setEvidence(pilots)
 
 	// Transports.
 	ts := make([]kernels.Transport, K)
 	var cond kernels.ConditionalTransport
 	err = res.time("transport", func() error {
+		if s.Chains.Algorithm == CTRJ && s.Transport.Kind != TransportConditional {
+			for k := range K {
+				res.Transports[k] = TransportReport{Kind: "identity"}
+			}
+			return nil
+		}
 		if s.Transport.Kind == TransportConditional {
 			f, err := fitConditional(&s, space, pilots)
 			if err != nil {
@@ -117,7 +124,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	if err != nil {
 		return finish(err)
 	}
-	kb := &kernelBuilder{space: space, ts: ts, cond: cond, alg: s.Chains.Algorithm}
+	kb := &kernelBuilder{space: space, ts: ts, cond: cond, alg: s.Chains.Algorithm, perm: s.Chains.Permutations, aux: s.Chains.Aux}
 	if kb.shared = sharedTransports(ts); !kb.shared && s.Chains.Chains > 1 && s.Transport.Kind == TransportUser {
 		return finish(errors.New("trj: a user transport has no Clone method, so it cannot serve parallel chains: add one or set Chains.Chains = 1"))
 	}
@@ -200,6 +207,8 @@ type kernelBuilder struct {
 	ts     []kernels.Transport
 	cond   kernels.ConditionalTransport
 	alg    Algorithm
+	perm   [][][]int
+	aux    kernels.AuxiliaryDensity
 	shared bool
 	mu     sync.Mutex
 	used   bool
@@ -217,7 +226,7 @@ func (b *kernelBuilder) kernel(jump [][]float64, within kernels.WithinModelKerne
 			cond = c
 		}
 		return kernels.NewCTRJ(kernels.CTRJConfig{
-			Target: space, Transport: cond, Active: space.ActiveMasks(), Jump: jump, Within: within, Alternate: true,
+			Target: space, Transport: cond, Active: space.ActiveMasks(), Jump: jump, Within: within, Alternate: true, Aux: b.aux,
 		})
 	}
 	ts := make([]kernels.Transport, len(b.ts))
@@ -237,7 +246,7 @@ func (b *kernelBuilder) kernel(jump [][]float64, within kernels.WithinModelKerne
 		}
 		ts[k] = c
 	}
-	return kernels.NewTRJ(kernels.TRJConfig{Target: space, Transports: ts, Jump: jump, Within: within, Alternate: true})
+	return kernels.NewTRJ(kernels.TRJConfig{Target: space, Transports: ts, Jump: jump, Within: within, Alternate: true, Permutations: b.perm})
 }
 
 func sharedTransports(ts []kernels.Transport) bool {
@@ -271,7 +280,7 @@ func withinKernel(space *ppl.Space, pilots []*pilot) (kernels.WithinModelKernel,
 		if err != nil {
 			return nil, err
 		}
-		if nuts[k], err = kernels.NewNUTS(m.Clone(), p.stepSize, p.metric); err != nil {
+		if nuts[k], err = kernels.NewNUTS(m.Clone(), p.StepSize, p.Metric); err != nil {
 			return nil, err
 		}
 	}
@@ -291,7 +300,7 @@ func defaultStart(probs []float64, pilots []*pilot) func(int, *rand.Rand) (int, 
 			}
 			u -= p
 		}
-		ev := pilots[k].evalDraws()
+		ev := pilots[k].EvalDraws()
 		return k, ev[rng.IntN(len(ev))], nil
 	}
 }

@@ -90,6 +90,10 @@ type PilotSettings struct {
 	// Tempered, when non-nil, gives model k's tempered form for SMC; by
 	// default a model that has a Tempered method (ppl models) provides it.
 	Tempered func(k int) (kernels.TemperedModel, error)
+	// From, when non-nil, reuses the pilots of an earlier Run on the same
+	// space (its Result): draws, NUTS adaptation and SMC evidence. Method
+	// and the other pilot fields are then ignored.
+	From *Result
 	// Draws gives, for PilotGiven, each model's unconstrained draws:
 	// Given[k][g] is group g of model k's draws (groups are independent,
 	// such as separate chains); the first half of the groups train, the
@@ -171,9 +175,11 @@ type Algorithm int
 const (
 	// TRJ is Algorithm 1 of the paper (the default).
 	TRJ Algorithm = iota
-	// CTRJ is Algorithm 2; it takes the conditional transport when
-	// TransportSettings.Kind is TransportConditional, else the identity on
-	// the saturated space.
+	// CTRJ is Algorithm 2 on the space's saturated layout; it takes the
+	// conditional transport when TransportSettings.Kind is
+	// TransportConditional, else the identity on the saturated space (the
+	// independent-auxiliary proposal of Brooks, Giudici and Roberts 2003
+	// when ChainSettings.Aux is the prior).
 	CTRJ
 )
 
@@ -206,6 +212,11 @@ type ChainSettings struct {
 	// j_k(k') = max(π̂(k'), JumpFloor) renormalised, π̂ the bridge estimate
 	// (0.1/K).
 	JumpFloor float64
+	// Permutations is TRJ's map h̄ (see kernels.TRJConfig); nil is the
+	// identity.
+	Permutations [][][]int
+	// Aux is CTRJ's auxiliary density ν (the standard normal when nil).
+	Aux kernels.AuxiliaryDensity
 	// Start, when non-nil, gives chain c's initial model and unconstrained
 	// θ; by default the model is drawn from the bridge estimate and θ from
 	// its evaluation draws.

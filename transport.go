@@ -29,7 +29,7 @@ func fitTransport(s *Settings, space *ppl.Space, k int, p *pilot) (kernels.Trans
 	if err != nil {
 		return nil, TransportReport{}, err
 	}
-	eval := p.evalDraws()
+	eval := p.EvalDraws()
 	target := m.Clone()
 	assess := func(f flows.Density) (flows.Quality, error) {
 		return flows.Assess(f, eval, nil, target.LogDensity, assessDraws, subSeed(s.Seed, "assess", k))
@@ -47,7 +47,7 @@ func fitTransport(s *Settings, space *ppl.Space, k int, p *pilot) (kernels.Trans
 		// One worker: runs are then the same at any GOMAXPROCS, and the
 		// models' flows already train in parallel.
 		opts.Workers = 1
-		f, _, err := flows.FitRQMA(p.train, cfg, opts)
+		f, _, err := flows.FitRQMA(p.Train, cfg, opts)
 		return f, err
 	}
 	switch s.Transport.Kind {
@@ -74,7 +74,7 @@ func fitTransport(s *Settings, space *ppl.Space, k int, p *pilot) (kernels.Trans
 		q, err := assess(f)
 		return f, TransportReport{Kind: "RQMA", Quality: q}, err
 	}
-	a, err := flows.FitAffine(p.train, nil)
+	a, err := flows.FitAffine(p.Train, nil)
 	if err != nil {
 		return nil, TransportReport{}, err
 	}
@@ -110,7 +110,7 @@ func fitConditional(s *Settings, space *ppl.Space, pilots []*pilot) (*flows.Cond
 	var x [][]float64
 	var models []int
 	for k, p := range pilots {
-		for _, th := range p.train {
+		for _, th := range p.Train {
 			xi := make([]float64, space.MaxDim())
 			u := make([]float64, space.MaxDim()-len(th))
 			if err := space.Concat(k, th, u, xi); err != nil {
