@@ -19,8 +19,20 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	k, _ := space.Index("100")
-	fmt.Printf("π(x₁ only | y): chains %.2f, bridge %.2f\n", res.Chain[k].P, res.Bridge.Normalized[k])
+	_ = res.String() // the table of model probabilities: fmt.Print(res)
+	best, bestB := 0, 0
+	for k := range res.Labels {
+		if res.Chain[k].P > res.Chain[best].P {
+			best = k
+		}
+		if res.Bridge.Normalized[k] > res.Bridge.Normalized[bestB] {
+			bestB = k
+		}
+	}
+	fmt.Printf("most probable: %s (chains), %s (bridge)\n", res.Labels[best], res.Labels[bestB])
+	// The table's digits depend on the platform's floating point; the
+	// ranking does not.
+
 	// Output:
-	// π(x₁ only | y): chains 0.68, bridge 0.68
+	// most probable: 100 (chains), 100 (bridge)
 }
