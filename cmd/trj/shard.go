@@ -14,6 +14,7 @@ const (
 	slurmTaskEnv = "SLURM_ARRAY_TASK_ID"
 	slurmMinEnv  = "SLURM_ARRAY_TASK_MIN"
 	slurmMaxEnv  = "SLURM_ARRAY_TASK_MAX"
+	slurmStepEnv = "SLURM_ARRAY_TASK_STEP"
 	// k8sIndexEnv is a Kubernetes Indexed Job pod's 0-based index.
 	k8sIndexEnv = "JOB_COMPLETION_INDEX"
 )
@@ -116,6 +117,9 @@ func shardFromEnv(n int, getenv func(string) string) (int, error) {
 			return 0, err
 		}
 		i = id
+		if st := strings.TrimSpace(getenv(slurmStepEnv)); st != "" && st != "1" {
+			return 0, fmt.Errorf("the Slurm array steps by %s; shards need consecutive task ids (--array=1-%d)", st, n)
+		}
 		if getenv(slurmMinEnv) != "" {
 			lo, err := envInt(slurmMinEnv)
 			if err != nil {

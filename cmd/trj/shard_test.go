@@ -31,6 +31,7 @@ func TestParseShard(t *testing.T) {
 		{"3", env(slurmTaskEnv, "3"), shard{3, 3}},
 		{"3", env(slurmTaskEnv, "0", slurmMinEnv, "0", slurmMaxEnv, "2"), shard{1, 3}},
 		{"3", env(slurmTaskEnv, "7", slurmMinEnv, "5", slurmMaxEnv, "7"), shard{3, 3}},
+		{"3", env(slurmTaskEnv, "2", slurmStepEnv, "1"), shard{2, 3}},
 	} {
 		got, err := parseShard(c.arg, c.env)
 		if err != nil || got != c.want {
@@ -53,6 +54,7 @@ func TestParseShard(t *testing.T) {
 		{"4", env(slurmTaskEnv, "one"), "not an integer"},
 		{"4", env(slurmTaskEnv, "1", slurmMinEnv, "1", slurmMaxEnv, "3"), "--array=1-4"},
 		{"4", env(slurmTaskEnv, "1", k8sIndexEnv, "0"), "both"},
+		{"4", env(slurmTaskEnv, "1", slurmStepEnv, "2"), "steps by 2"},
 	} {
 		if _, err := parseShard(c.arg, c.env); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("parseShard(%q): error %v, want one mentioning %q", c.arg, err, c.want)
