@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/trjgo/trj/shard"
 )
 
 // partialFormat identifies the layout of partial result files.
@@ -83,7 +85,7 @@ func buildRevision() string {
 
 // newPartial returns the partial file of shard sh, which computed items of
 // total, with payload encoded as JSON.
-func newPartial(kind string, settings map[string]any, sh shard, items []int, total int, seconds float64, payload any) (*partialFile, error) {
+func newPartial(kind string, settings map[string]any, sh shard.Shard, items []int, total int, seconds float64, payload any) (*partialFile, error) {
 	// Round-trip the settings through JSON so that the file's fingerprint
 	// is the one a reader recomputes.
 	b, err := json.Marshal(settings)

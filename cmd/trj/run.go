@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/models/sas"
+
+	"github.com/trjgo/trj/shard"
 )
 
 // runOptions are the flags of "trj run" that every experiment receives.
@@ -31,8 +32,8 @@ type runOptions struct {
 	bridgeReps     int
 	trainIters     int
 	scatterSources int
-	shard          shard  // the part of a split run to compute
-	partial        string // the shard's partial result file
+	sh             shard.Shard // the part of a split run to compute
+	partial        string      // the shard's partial result file
 }
 
 // experimentFunc runs one experiment: it returns the Result and the files
@@ -114,10 +115,10 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 		return "", nil, errors.New("sizes must not be negative")
 	}
 	var err error
-	if o.shard, err = parseShard(shardArg, os.Getenv); err != nil {
+	if o.sh, err = shard.Parse(shardArg); err != nil {
 		return "", nil, err
 	}
-	if o.shard.sharded() {
+	if o.sh.Split() {
 		switch {
 		case !slices.Contains(shardableRuns, name):
 			return "", nil, fmt.Errorf("-shard applies to %s (for the factor study: trj study factor -shard)", strings.Join(shardableRuns, ", "))
@@ -125,7 +126,7 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 			return "", nil, errors.New("-json applies to a whole run; a shard writes its partial file (-o), and trj merge -json the result")
 		}
 		if o.partial == "" {
-			o.partial = filepath.Join("trj-out", name, fmt.Sprintf("shard_%d_of_%d.json", o.shard.Index, o.shard.Count))
+			o.partial = filepath.Join("trj-out", name, fmt.Sprintf("shard_%d_of_%d.json", o.sh.Index, o.sh.Count))
 		}
 	} else if o.partial != "" {
 		return "", nil, errors.New("-o is the partial result file of a shard; give -shard, or -json for a whole run")
@@ -166,7 +167,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trj run: %v\n", err)
 		return exitUsage
 	}
-	if o.shard.sharded() {
+	if o.sh.Split() {
 		if err := runSASShard(ctx, *o, stderr); err != nil {
 			fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
 			return exitFail

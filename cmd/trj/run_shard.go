@@ -102,25 +102,15 @@ func sasSettings(cfg sas.ExperimentConfig) map[string]any {
 	}
 }
 
-// blockIndices returns the 0-based indices of s's block of total items.
-func blockIndices(s shard, total int) []int {
-	lo, hi := s.block(total)
-	out := make([]int, 0, hi-lo)
-	for i := lo; i < hi; i++ {
-		out = append(out, i)
-	}
-	return out
-}
-
-// runSASShard runs shard o.shard of "trj run sas": the pilot and flows in
+// runSASShard runs shard o.sh of "trj run sas": the pilot and flows in
 // full, its block of the chains and of the bridge replicates, and writes
 // them as a partial result file for trj merge.
 func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 	cfg := sasConfig(o)
-	if err := o.shard.check(cfg.Chains, "chains"); err != nil {
+	if err := o.sh.Check(cfg.Chains, "chains"); err != nil {
 		return err
 	}
-	chains, reps := blockIndices(o.shard, cfg.Chains), blockIndices(o.shard, cfg.BridgeReplicates)
+	chains, reps := o.sh.Indices(cfg.Chains), o.sh.Indices(cfg.BridgeReplicates)
 	settings := sasSettings(cfg)
 	cfg.ChainIndices, cfg.ReplicateIndices = chains, reps
 	first := chains[0] == 0
@@ -161,7 +151,7 @@ func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 	for _, r := range reps {
 		items = append(items, cfg.Chains+r+1)
 	}
-	p, err := newPartial(runKindSAS, settings, o.shard, items, cfg.Chains+cfg.BridgeReplicates, time.Since(start).Seconds(), part)
+	p, err := newPartial(runKindSAS, settings, o.sh, items, cfg.Chains+cfg.BridgeReplicates, time.Since(start).Seconds(), part)
 	if err != nil {
 		return err
 	}
@@ -173,7 +163,7 @@ func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 	}
 	if !o.quiet {
 		fmt.Fprintf(stderr, "shard %s: chains %d-%d of %d, %d of %d bridge replicates in %.1f s; wrote %s\n",
-			o.shard, chains[0]+1, chains[len(chains)-1]+1, cfg.Chains, len(reps), cfg.BridgeReplicates, p.Seconds, o.partial)
+			o.sh, chains[0]+1, chains[len(chains)-1]+1, cfg.Chains, len(reps), cfg.BridgeReplicates, p.Seconds, o.partial)
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl/draws"
+
+	"github.com/trjgo/trj/shard"
 )
 
 // Model is what the CLI needs of a gallery model; the samplers receive it
@@ -116,7 +118,7 @@ type sampleFlags struct {
 	metric, smcMove           string
 	adaptDelta                float64
 	shardArg                  string
-	shard                     shard
+	sh                        shard.Shard
 }
 
 // smcMoveNames are the -smc-move values (kernels.SMCMove names).
@@ -148,7 +150,7 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 		return nil, err
 	}
 	var err error
-	if f.shard, err = parseShard(f.shardArg, os.Getenv); err != nil {
+	if f.sh, err = shard.Parse(f.shardArg); err != nil {
 		return nil, err
 	}
 	switch {
@@ -171,14 +173,14 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 	case !(f.adaptDelta > 0 && f.adaptDelta < 1):
 		return nil, fmt.Errorf("-adapt-delta %v: want a number in (0, 1)", f.adaptDelta)
 	}
-	if f.shard.sharded() {
+	if f.sh.Split() {
 		switch {
 		case oneChain(f.sampler):
 			return nil, fmt.Errorf("-shard: -sampler %s runs one population, which cannot be split", f.sampler)
 		case f.out == "":
 			return nil, errors.New("-shard needs -o: a shard's draws are kept only in its files")
 		}
-		if err := f.shard.check(f.chains, "chains"); err != nil {
+		if err := f.sh.Check(f.chains, "chains"); err != nil {
 			return nil, err
 		}
 	}
@@ -218,7 +220,7 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 	if !ok {
 		return fmt.Errorf("sampler %q is not available in this build", f.sampler)
 	}
-	lo, hi := f.shard.block(f.chains)
+	lo, hi := f.sh.Block(f.chains)
 	cfg := SampleConfig{Chains: hi - lo, FirstChain: lo, Warmup: f.warmup, Draws: f.draws, Seed: f.seed, Metric: f.metric, AdaptDelta: f.adaptDelta, SMCMove: f.smcMove}
 	if oneChain(f.sampler) {
 		f.chains, f.warmup = 1, 0
@@ -366,7 +368,7 @@ func writeDraws(d *draws.Draws, f *sampleFlags, dataUsed string, adapted []draws
 		config = append(config, draws.Setting{Key: "data_file", Value: dataUsed})
 	}
 	config = append(config, adapted...)
-	if f.shard.sharded() {
+	if f.sh.Split() {
 		return writeShardFiles(d, f, config)
 	}
 	if d.Chains() > 1 {
@@ -386,17 +388,17 @@ func writeDraws(d *draws.Draws, f *sampleFlags, dataUsed string, adapted []draws
 	return []string{f.out}, nil
 }
 
-// writeShardFiles writes the chains of shard f.shard to the files the whole
+// writeShardFiles writes the chains of shard f.sh to the files the whole
 // run would write them to (path_3.csv for chain 3), each with its chain_id
 // and the shard it came from.
 func writeShardFiles(d *draws.Draws, f *sampleFlags, config []draws.Setting) ([]string, error) {
-	lo, _ := f.shard.block(f.chains)
+	lo, _ := f.sh.Block(f.chains)
 	all := draws.ChainFileNames(f.out, f.chains)
 	var names []string
 	for k := range d.Chains() {
 		name := all[lo+k]
 		cfg := append(config[:len(config):len(config)],
-			draws.Setting{Key: "shard", Value: f.shard.String()},
+			draws.Setting{Key: "shard", Value: f.sh.String()},
 			draws.Setting{Key: "chain_id", Value: strconv.Itoa(lo + k + 1)})
 		file, err := os.Create(name)
 		if err != nil {

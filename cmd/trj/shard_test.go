@@ -8,80 +8,8 @@ import (
 	"testing"
 
 	"github.com/trjgo/trj/ppl/draws"
+	"github.com/trjgo/trj/shard"
 )
-
-func TestParseShard(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
-	}
-	for _, c := range []struct {
-		arg  string
-		env  func(string) string
-		want shard
-	}{
-		{"", env(), shard{1, 1}},
-		{"2/4", env(), shard{2, 4}},
-		{"4/4", env(slurmTaskEnv, "1"), shard{4, 4}},
-		{"3", env(k8sIndexEnv, "0"), shard{1, 3}},
-		{"3", env(k8sIndexEnv, "2"), shard{3, 3}},
-		{"3", env(slurmTaskEnv, "3"), shard{3, 3}},
-		{"3", env(slurmTaskEnv, "0", slurmMinEnv, "0", slurmMaxEnv, "2"), shard{1, 3}},
-		{"3", env(slurmTaskEnv, "7", slurmMinEnv, "5", slurmMaxEnv, "7"), shard{3, 3}},
-		{"3", env(slurmTaskEnv, "2", slurmStepEnv, "1"), shard{2, 3}},
-	} {
-		got, err := parseShard(c.arg, c.env)
-		if err != nil || got != c.want {
-			t.Errorf("parseShard(%q) = %v, %v; want %v", c.arg, got, err, c.want)
-		}
-	}
-	for _, c := range []struct {
-		arg  string
-		env  func(string) string
-		want string
-	}{
-		{"0/4", env(), "1 ≤ i ≤ n"},
-		{"5/4", env(), "1 ≤ i ≤ n"},
-		{"a/4", env(), "1 ≤ i ≤ n"},
-		{"2/0", env(), "positive integer"},
-		{"x", env(), "positive integer"},
-		{"4", env(), "neither"},
-		{"4", env(k8sIndexEnv, "4"), "outside 1 … 4"},
-		{"4", env(slurmTaskEnv, "0"), "outside 1 … 4"},
-		{"4", env(slurmTaskEnv, "one"), "not an integer"},
-		{"4", env(slurmTaskEnv, "1", slurmMinEnv, "1", slurmMaxEnv, "3"), "--array=1-4"},
-		{"4", env(slurmTaskEnv, "1", k8sIndexEnv, "0"), "both"},
-		{"4", env(slurmTaskEnv, "1", slurmStepEnv, "2"), "steps by 2"},
-	} {
-		if _, err := parseShard(c.arg, c.env); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("parseShard(%q): error %v, want one mentioning %q", c.arg, err, c.want)
-		}
-	}
-}
-
-func TestShardBlocks(t *testing.T) {
-	for _, total := range []int{1, 4, 7, 10} {
-		for n := 1; n <= total; n++ {
-			next := 0
-			for i := 1; i <= n; i++ {
-				lo, hi := shard{i, n}.block(total)
-				if lo != next || hi <= lo {
-					t.Fatalf("%d items, shard %d/%d: block [%d, %d) after %d", total, i, n, lo, hi, next)
-				}
-				next = hi
-			}
-			if next != total {
-				t.Errorf("%d items in %d shards cover %d", total, n, next)
-			}
-		}
-	}
-	if err := (shard{1, 5}).check(4, "chains"); err == nil {
-		t.Error("5 shards of 4 chains accepted")
-	}
-}
 
 // eightSchools writes the eight-schools data, so the test runs without
 // the shared data folder.
@@ -130,9 +58,9 @@ func TestSampleShardsMatchWholeRun(t *testing.T) {
 			t.Fatalf("shard %s: code %d, %s", sh, code, stderr)
 		}
 	}
-	t.Setenv(k8sIndexEnv, "2")
+	t.Setenv(shard.IndexedJobEnv, "2")
 	if code, _, stderr := runDefault(append(common, "-o", part, "-shard", "4")...); code != exitOK {
-		t.Fatalf("shard 4 from %s=2: code %d, %s", k8sIndexEnv, code, stderr)
+		t.Fatalf("shard 4 from %s=2: code %d, %s", shard.IndexedJobEnv, code, stderr)
 	}
 	wholeFiles, partFiles := draws.ChainFileNames(whole, 4), draws.ChainFileNames(part, 4)
 	for c := range 4 {

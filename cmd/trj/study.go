@@ -15,6 +15,8 @@ import (
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/models/factor"
+
+	"github.com/trjgo/trj/shard"
 )
 
 // studyKindFactor is the partial-file kind of "trj study factor".
@@ -25,7 +27,7 @@ type studyFlags struct {
 	n, pairs, reps int
 	seed           uint64
 	data           string
-	shard          shard
+	sh             shard.Shard
 	out, partial   string
 	jsonPath       string
 	paper, quiet   bool
@@ -91,17 +93,17 @@ func parseStudyFlags(args []string, stderr io.Writer) (*studyFlags, error) {
 	case f.trainIters < 0:
 		return nil, errors.New("-train-iters must not be negative")
 	}
-	if f.shard, err = parseShard(shardArg, os.Getenv); err != nil {
+	if f.sh, err = shard.Parse(shardArg); err != nil {
 		return nil, err
 	}
-	if err := f.shard.check(f.pairs, "pairs"); err != nil {
+	if err := f.sh.Check(f.pairs, "pairs"); err != nil {
 		return nil, err
 	}
-	if f.shard.sharded() && (f.out != "" || f.jsonPath != "") {
+	if f.sh.Split() && (f.out != "" || f.jsonPath != "") {
 		return nil, errors.New("-out and -json apply to a whole run; a shard writes only its partial file (-o), for trj merge")
 	}
 	if f.partial == "" {
-		f.partial = filepath.Join("trj-out", "factor-study", fmt.Sprintf("shard_%d_of_%d.json", f.shard.Index, f.shard.Count))
+		f.partial = filepath.Join("trj-out", "factor-study", fmt.Sprintf("shard_%d_of_%d.json", f.sh.Index, f.sh.Count))
 	}
 	if f.out == "" {
 		f.out = filepath.Join("trj-out", "factor-study")
@@ -171,7 +173,7 @@ func study(ctx context.Context, f *studyFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	lo, hi := f.shard.block(cfg.Pairs)
+	lo, hi := f.sh.Block(cfg.Pairs)
 	var pairs []*factor.PairResult
 	var items []int
 	for p := lo + 1; p <= hi; p++ {
@@ -185,7 +187,7 @@ func study(ctx context.Context, f *studyFlags, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "pair %d done in %.1f s\n", p, float64(r.Seconds["total"]))
 		}
 	}
-	part, err := newPartial(studyKindFactor, settings, f.shard, items, cfg.Pairs, time.Since(start).Seconds(), pairs)
+	part, err := newPartial(studyKindFactor, settings, f.sh, items, cfg.Pairs, time.Since(start).Seconds(), pairs)
 	if err != nil {
 		return err
 	}
@@ -196,9 +198,9 @@ func study(ctx context.Context, f *studyFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !f.quiet {
-		fmt.Fprintf(stderr, "shard %s: pairs %d-%d of %d in %.1f s; wrote %s\n", f.shard, lo+1, hi, cfg.Pairs, part.Seconds, f.partial)
+		fmt.Fprintf(stderr, "shard %s: pairs %d-%d of %d in %.1f s; wrote %s\n", f.sh, lo+1, hi, cfg.Pairs, part.Seconds, f.partial)
 	}
-	if f.shard.sharded() {
+	if f.sh.Split() {
 		return nil
 	}
 	return mergeParts([]string{f.partial}, []*partialFile{part}, f.out, f.jsonPath, stdout, stderr, f.quiet)

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/trjgo/trj/shard"
 )
 
 // factorData writes 143 made-up observations of six variables drawn from a
@@ -100,9 +102,9 @@ func TestStudyShardsMerge(t *testing.T) {
 	if code, _, stderr := runStudyArgs(append(tiny, "-shard", "1/2", "-o", p("s1.json"))...); code != exitOK {
 		t.Fatalf("shard 1/2: code %d, %s", code, stderr)
 	}
-	t.Setenv(k8sIndexEnv, "1")
+	t.Setenv(shard.IndexedJobEnv, "1")
 	if code, _, stderr := runStudyArgs(append(tiny, "-shard", "2", "-o", p("s2.json"))...); code != exitOK {
-		t.Fatalf("shard 2 of 2 from %s: code %d, %s", k8sIndexEnv, code, stderr)
+		t.Fatalf("shard 2 of 2 from %s: code %d, %s", shard.IndexedJobEnv, code, stderr)
 	}
 	code, merged, stderr := runStudyArgs("merge", "-quiet", "-out", p("merged"), "-json", p("merged.json"), p("s2.json"), p("s1.json"))
 	if code != exitOK {
