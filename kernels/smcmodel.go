@@ -8,7 +8,9 @@ import (
 
 // SplitModel is a TemperedModel made of two Targets, the log prior and
 // the log likelihood (two compiled ad.Programs, say), and a prior sampler.
-// It keeps scratch space, so each SMC worker needs its own.
+// It keeps scratch space, so each SMC worker needs its own. A model built
+// with ppl needs none of this: (*ppl.GraphModel).Tempered returns its
+// TemperedModel, prior sampler included.
 type SplitModel struct {
 	prior, lik Target
 	sample     func(rng *rand.Rand, x []float64) error

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -29,9 +30,21 @@ type Builder struct {
 	params  []*param
 	names   map[string]string // every declared name → what it is
 	terms   []*gorgonia.Node
+	origins []termOrigin // parallel to terms: where each term came from
 	reports []report
 	offset  float64 // sum of the terms in which no parameter appears
 	err     error
+	// graphMu serialises the compilations of tempered forms (see
+	// GraphModel.Tempered), which add gradient nodes to g.
+	graphMu *sync.Mutex
+}
+
+// termOrigin records where a log-density term came from, which decides its
+// part in the model's tempered form: a Sample whose observation depends on
+// a parameter is prior, anything else likelihood.
+type termOrigin struct {
+	dist Distribution   // nil for AddLogDensity
+	x    *gorgonia.Node // the observation node of a Sample, or nil
 }
 
 type report struct {
@@ -42,7 +55,7 @@ type report struct {
 
 // NewBuilder returns an empty model builder with its own graph.
 func NewBuilder() *Builder {
-	return &Builder{g: gorgonia.NewGraph(), names: map[string]string{}}
+	return &Builder{g: gorgonia.NewGraph(), names: map[string]string{}, graphMu: &sync.Mutex{}}
 }
 
 // Graph returns the builder's expression graph, for building expressions
@@ -345,13 +358,15 @@ func (b *Builder) DataMatrix(name string, m mat.Matrix) *gorgonia.Node {
 }
 
 // AddLogDensity adds a term to the log-density, like Stan's target +=; a
-// non-scalar term is summed.
+// non-scalar term is summed. In the model's tempered form (see
+// GraphModel.Tempered) such a term belongs to the likelihood part; priors
+// are Sample statements on parameters.
 func (b *Builder) AddLogDensity(term *gorgonia.Node) {
 	if term == nil {
 		b.setErr(errors.New("ppl: AddLogDensity: nil term"))
 		return
 	}
-	b.addTerm("AddLogDensity", term)
+	b.addTerm("AddLogDensity", term, termOrigin{})
 }
 
 // Add is the former name of AddLogDensity.
@@ -362,7 +377,7 @@ func (b *Builder) Add(term *gorgonia.Node) { b.AddLogDensity(term) }
 // addTerm adds a log-density term: summed if not scalar, folded into the
 // constant offset if no parameter appears in it. Constants are kept, not
 // dropped, because model comparison needs normalised densities.
-func (b *Builder) addTerm(what string, term *gorgonia.Node) {
+func (b *Builder) addTerm(what string, term *gorgonia.Node, origin termOrigin) {
 	if v, ok := constValues(term); ok {
 		for _, x := range v {
 			b.offset += x
@@ -382,10 +397,14 @@ func (b *Builder) addTerm(what string, term *gorgonia.Node) {
 		term = s
 	}
 	b.terms = append(b.terms, term)
+	b.origins = append(b.origins, origin)
 }
 
 // Sample adds the log-density of x under d, like Stan's x ~ d. x is a
 // parameter or data node, or constant observations (float64, []float64).
+// In the model's tempered form (see GraphModel.Tempered) a Sample on an x
+// that depends on parameters is a prior term and any other a likelihood
+// term.
 func (b *Builder) Sample(d Distribution, x Operand) {
 	if d == nil {
 		b.setErr(errors.New("ppl: Sample: nil distribution"))
@@ -397,7 +416,10 @@ func (b *Builder) Sample(d Distribution, x Operand) {
 		return
 	}
 	n, ok := x.(*gorgonia.Node)
-	if !ok {
+	origin := termOrigin{dist: d}
+	if ok {
+		origin.x = n
+	} else {
 		n = constNode(o.val, o.shape)
 	}
 	lp, err := d.LogProb(n)
@@ -405,7 +427,7 @@ func (b *Builder) Sample(d Distribution, x Operand) {
 		b.setErr(err)
 		return
 	}
-	b.addTerm("Sample", lp)
+	b.addTerm("Sample", lp, origin)
 }
 
 // Report records a derived quantity (Stan's transformed parameters or

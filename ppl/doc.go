@@ -60,6 +60,15 @@
 // put covariances together, e.g. separate priors on the diagonal and the
 // lower triangle of factor loadings B and Σ = BBᵀ + diag(λ).
 //
+// # Prior and likelihood
+//
+// GraphModel.Tempered splits a model's log-density into a prior part (the
+// Sample statements on parameters and the log-Jacobians) and a likelihood
+// part (everything else), with a sampler of the prior part, which is what
+// sequential Monte Carlo (kernels.RunSMC) needs to estimate the evidence.
+// When the priors cannot be drawn from directly, the prior part is a
+// reference distribution instead; TemperedModel documents both forms.
+//
 // # Model spaces
 //
 // A Space is a finite set of Models with prior model probabilities and

@@ -61,6 +61,30 @@ type modelLayout struct {
 	boundLen []int
 	dim      int
 	index    map[string]int // parameter name → index in params
+	temper   *temperSource  // what Tempered compiles from
+}
+
+// sumTerms returns offset plus the sum of the scalar terms as one node of
+// g. Every wrt input must reach the output for gorgonia.Grad, so an input
+// that appears in no term (a flat prior, an unused parameter, a part of a
+// tempered model) gets an explicit zero term.
+func sumTerms(g *gorgonia.ExprGraph, terms, wrt []*gorgonia.Node, offset float64) (*gorgonia.Node, error) {
+	e := &expr{}
+	terms = append([]*gorgonia.Node(nil), terms...)
+	reach := reachable(g, terms)
+	for _, w := range wrt {
+		if !reach[w.ID()] {
+			terms = append(terms, e.mul(e.c(0), e.sum(w)))
+		}
+	}
+	out := terms[0]
+	for _, t := range terms[1:] {
+		out = e.add(out, t)
+	}
+	if offset != 0 {
+		out = e.add(out, e.c(offset))
+	}
+	return out, e.err
 }
 
 // Model compiles the graph: the log-density is the sum of all added terms
@@ -77,7 +101,6 @@ func (b *Builder) model(compile compileFunc) (*GraphModel, error) {
 	if len(b.params) == 0 {
 		return nil, errors.New("ppl: the model has no parameters")
 	}
-	e := &expr{}
 	var wrt, outputs []*gorgonia.Node
 	lay := &modelLayout{index: map[string]int{}}
 	terms := append([]*gorgonia.Node(nil), b.terms...)
@@ -116,23 +139,15 @@ func (b *Builder) model(compile compileFunc) (*GraphModel, error) {
 		}
 	}
 	lay.params = b.params
-	// Every input must reach the output for gorgonia.Grad; a parameter
-	// that appears nowhere (flat prior, unused) gets an explicit zero term.
-	reach := reachable(b.g, terms)
-	for _, w := range wrt {
-		if !reach[w.ID()] {
-			terms = append(terms, e.mul(e.c(0), e.sum(w)))
-		}
+	out, err := sumTerms(b.g, terms, wrt, b.offset)
+	if err != nil {
+		return nil, err
 	}
-	out := terms[0]
-	for _, t := range terms[1:] {
-		out = e.add(out, t)
-	}
-	if b.offset != 0 {
-		out = e.add(out, e.c(b.offset))
-	}
-	if e.err != nil {
-		return nil, e.err
+	lay.temper = &temperSource{mu: b.graphMu, g: b.g, wrt: wrt, offset: b.offset,
+		terms:   append([]*gorgonia.Node(nil), b.terms...),
+		origins: append([]termOrigin(nil), b.origins...)}
+	if err := resetDerivatives(b.g); err != nil {
+		return nil, err
 	}
 	ev, err := compile(b.g, out, wrt, outputs)
 	if err != nil {

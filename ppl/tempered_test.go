@@ -1,0 +1,404 @@
+package ppl
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+	"gorgonia.org/gorgonia"
+
+	"github.com/trjgo/trj/kernels"
+)
+
+// A TemperedModel is a kernels.TemperedModel.
+var _ kernels.TemperedModel = (*TemperedModel)(nil)
+
+// checkParts checks at u that logPrior + logLik is the model's log-density
+// and that both parts' gradients match finite differences.
+func checkParts(t *testing.T, m *GraphModel, tm *TemperedModel, u []float64) {
+	t.Helper()
+	n := m.Dim()
+	gp, gl := make([]float64, n), make([]float64, n)
+	lp, ll, err := tm.LogPriorLik(u, gp, gl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp0, ll0, err := tm.LogPriorLik(u, nil, nil)
+	if err != nil || !near(lp0, lp, 1e-12) || !near(ll0, ll, 1e-12) {
+		t.Errorf("values without gradients %v, %v (%v); with %v, %v", lp0, ll0, err, lp, ll)
+	}
+	want, err := m.LogDensity(u)
+	if err != nil || !near(lp+ll, want, 1e-10) {
+		t.Errorf("logPrior + logLik = %v + %v = %v, model log-density %v (%v)", lp, ll, lp+ll, want, err)
+	}
+	for part, grad := range [][]float64{gp, gl} {
+		f := func(x []float64) float64 {
+			a, b, err := tm.LogPriorLik(x, nil, nil)
+			if err != nil {
+				return math.NaN()
+			}
+			return [2]float64{a, b}[part]
+		}
+		fdg := fd.Gradient(nil, f, u, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+		for i := range grad {
+			if !near(grad[i], fdg[i], 1e-6) {
+				t.Errorf("part %d: gradient[%d] = %.10g, finite differences %.10g", part, i, grad[i], fdg[i])
+			}
+		}
+	}
+}
+
+// hierarchical is a model whose priors can all be drawn, one of them
+// depending on other parameters, declared before them.
+func hierarchical(b *Builder) {
+	theta := b.Real("theta", 3)
+	mu, tau := b.Real("mu"), b.Positive("tau")
+	sigma := b.Positive("sigma")
+	w := b.Interval("w", 0, 1)
+	v := b.Interval("v", -1, 2, 2)
+	b.Sample(Normal{Mu: mu, Sigma: tau}, theta)
+	b.Sample(Normal{Mu: 0, Sigma: 5}, mu)
+	b.Sample(HalfCauchy{Scale: 2.5}, tau)
+	b.Sample(Gamma{Shape: 3, Rate: 2}, sigma)
+	b.Sample(Beta{Alpha: 2, Beta: 3}, w)
+	b.Sample(Uniform{Min: -1, Max: 2}, v)
+	y := b.Data("y", []float64{1.5, -0.3, 2.2})
+	b.Sample(Normal{Mu: theta, Sigma: sigma}, y)
+	b.Sample(Normal{Mu: b.Check(gorgonia.Mul(w, gorgonia.NewConstant(3.0))), Sigma: 1}, 0.7)
+	b.AddLogDensity(b.Check(gorgonia.Neg(b.Check(gorgonia.Sum(b.Check(gorgonia.Square(v)))))))
+}
+
+func TestTemperedPriorForm(t *testing.T) {
+	b := NewBuilder()
+	hierarchical(b)
+	m, err := b.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := m.Tempered()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tm.FromPrior() || tm.Reason() != "" {
+		t.Fatalf("reference form: %s", tm.Reason())
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	u := make([]float64, m.Dim())
+	for range 5 {
+		if err := tm.SamplePrior(rng, u); err != nil {
+			t.Fatal(err)
+		}
+		checkParts(t, m, tm, u)
+	}
+	// The model's own gradient is still right after the parts were
+	// compiled on its graph.
+	checkGradient(t, m, u, 1e-6)
+}
+
+// TestSamplePriorMoments checks the ancestral prior draws: the marginal
+// means and variances of mu, tau's log-median-free quantities and theta −
+// mu, all against their exact values within 4 standard errors.
+func TestSamplePriorMoments(t *testing.T) {
+	b := NewBuilder()
+	hierarchical(b)
+	m, err := b.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := m.Tempered()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4000
+	rng := rand.New(rand.NewPCG(3, 4))
+	u := make([]float64, m.Dim())
+	c := make([]float64, len(m.ParamNames()))
+	cols := map[string][]float64{}
+	for range n {
+		if err := tm.SamplePrior(rng, u); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Constrain(u, c); err != nil {
+			t.Fatal(err)
+		}
+		for j, name := range m.ParamNames() {
+			cols[name] = append(cols[name], c[j])
+		}
+		// theta.1 − mu, scaled by tau, is N(0, 1).
+		cols["z"] = append(cols["z"], (c[0]-c[3])/c[4])
+	}
+	for _, want := range []struct {
+		name           string
+		mean, variance float64
+	}{
+		{"mu", 0, 25},
+		{"z", 0, 1},
+		{"sigma", 1.5, 0.75},
+		{"w", 0.4, 0.04},
+		{"v.2", 0.5, 0.75},
+	} {
+		x := cols[want.name]
+		mean, sd := stat.MeanStdDev(x, nil)
+		if se := math.Sqrt(want.variance / n); math.Abs(mean-want.mean) > 4*se {
+			t.Errorf("%s: mean %.4f, want %.4f ± %.4f", want.name, mean, want.mean, se)
+		}
+		// The variance's standard error, from the sample fourth moment.
+		m4 := 0.0
+		for _, xi := range x {
+			m4 += math.Pow(xi-mean, 4) / n
+		}
+		if se := math.Sqrt((m4 - want.variance*want.variance) / n); math.Abs(sd*sd-want.variance) > 4*se {
+			t.Errorf("%s: variance %.4f, want %.4f ± %.4f", want.name, sd*sd, want.variance, se)
+		}
+	}
+	// HalfCauchy(2.5): the median of tau is 2.5.
+	below := 0
+	for _, x := range cols["tau"] {
+		if x < 2.5 {
+			below++
+		}
+	}
+	if p := float64(below) / n; math.Abs(p-0.5) > 4*math.Sqrt(0.25/n) {
+		t.Errorf("P(tau < 2.5) = %.4f, want 0.5", p)
+	}
+}
+
+func TestTemperedReferenceForm(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		build        func(b *Builder)
+	}{
+		{"flat", `"x" has no prior`, func(b *Builder) {
+			x := b.Real("x")
+			b.Sample(Normal{Mu: x, Sigma: 1}, 0.5)
+		}},
+		{"expression", "expression of parameters", func(b *Builder) {
+			x := b.Real("x", 2)
+			b.Sample(Normal{Mu: 0, Sigma: 1}, b.Check(gorgonia.Mul(x, gorgonia.NewConstant(2.0))))
+		}},
+		{"support", "support", func(b *Builder) {
+			x := b.Real("x")
+			b.Sample(Gamma{Shape: 2, Rate: 1}, x)
+		}},
+		{"shifted", "support", func(b *Builder) {
+			x := b.Lower("x", 1.0)
+			b.Sample(Exponential{Rate: 1}, x)
+		}},
+		{"twice", "two Sample", func(b *Builder) {
+			x := b.Real("x")
+			b.Sample(Normal{Mu: 0, Sigma: 1}, x)
+			b.Sample(Normal{Mu: 0, Sigma: 2}, x)
+		}},
+		{"cycle", "cycle", func(b *Builder) {
+			x, y := b.Real("x"), b.Positive("y")
+			b.Sample(Normal{Mu: 0, Sigma: y}, x)
+			b.Sample(LogNormal{Mu: x, Sigma: 1}, y)
+		}},
+		{"ordered", "no sampler", func(b *Builder) {
+			x := b.Ordered("x", 3)
+			b.Sample(MvNormal{Mu: []float64{0, 0, 0}, Sigma: mat.NewDiagDense(3, []float64{1, 1, 1})}, x)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := NewBuilder()
+			c.build(b)
+			m, err := b.Model()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tm, err := m.Tempered()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tm.FromPrior() || !strings.Contains(tm.Reason(), c.reason) {
+				t.Fatalf("FromPrior %v, reason %q; want the reference form because of %q", tm.FromPrior(), tm.Reason(), c.reason)
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			u := make([]float64, m.Dim())
+			if err := tm.Clone().SamplePrior(rng, u); err != nil {
+				t.Fatal(err)
+			}
+			checkParts(t, m, tm, u)
+		})
+	}
+	b := NewBuilder()
+	hierarchical(b)
+	m, err := b.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := m.Dim()
+	if _, err := m.TemperedReference(make([]float64, n-1), nil); err == nil {
+		t.Error("a mean of the wrong length was accepted")
+	}
+	scale := make([]float64, n)
+	if _, err := m.TemperedReference(nil, scale); err == nil {
+		t.Error("a zero scale was accepted")
+	}
+	for i := range scale {
+		scale[i] = 0.5 + 0.1*float64(i)
+	}
+	tm, err := m.TemperedReference(nil, scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := make([]float64, n)
+	if err := tm.SamplePrior(rand.New(rand.NewPCG(7, 8)), u); err != nil {
+		t.Fatal(err)
+	}
+	checkParts(t, m, tm, u)
+}
+
+// linearRegression is y = Xβ + ε, ε ~ N(0, σ²I) with σ known and β ~ N(0,
+// τ²I), whose evidence is the N(0, σ²I + τ²XXᵀ) density of y. With
+// priorAsTerm the prior is written with AddLogDensity, which forces the
+// reference form.
+type linearRegression struct {
+	x          *mat.Dense
+	y          []float64
+	sigma, tau float64
+}
+
+func newLinearRegression(n, p int, seed uint64) *linearRegression {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	l := &linearRegression{x: mat.NewDense(n, p, nil), y: make([]float64, n), sigma: 0.7, tau: 1.5}
+	beta := []float64{1, -0.5, 0.25, 2}
+	for i := 0; i < n; i++ {
+		for j := 0; j < p; j++ {
+			l.x.Set(i, j, rng.NormFloat64())
+			l.y[i] += l.x.At(i, j) * beta[j%len(beta)]
+		}
+		l.y[i] += l.sigma * rng.NormFloat64()
+	}
+	return l
+}
+
+func (l *linearRegression) logEvidence(t *testing.T) float64 {
+	n, _ := l.x.Dims()
+	var cov mat.SymDense
+	cov.SymOuterK(l.tau*l.tau, l.x)
+	for i := 0; i < n; i++ {
+		cov.SetSym(i, i, cov.At(i, i)+l.sigma*l.sigma)
+	}
+	return gaussianLogProb(t, &cov, l.y)
+}
+
+// gaussianLogProb is the N(0, cov) log-density of y.
+func gaussianLogProb(t *testing.T, cov *mat.SymDense, y []float64) float64 {
+	t.Helper()
+	var ch mat.Cholesky
+	if !ch.Factorize(cov) {
+		t.Fatal("covariance is not positive definite")
+	}
+	z := mat.NewVecDense(len(y), nil)
+	if err := ch.SolveVecTo(z, mat.NewVecDense(len(y), y)); err != nil {
+		t.Fatal(err)
+	}
+	return -0.5*mat.Dot(z, mat.NewVecDense(len(y), y)) - 0.5*ch.LogDet() - float64(len(y))*0.5*math.Log(2*math.Pi)
+}
+
+func (l *linearRegression) model(t *testing.T, priorAsTerm bool) *GraphModel {
+	_, p := l.x.Dims()
+	b := NewBuilder()
+	beta := b.Real("beta", p)
+	if priorAsTerm {
+		lp, err := Normal{Mu: 0, Sigma: l.tau}.LogProb(beta)
+		b.AddLogDensity(b.Check(lp, err))
+	} else {
+		b.Sample(Normal{Mu: 0, Sigma: l.tau}, beta)
+	}
+	b.Sample(Normal{Mu: b.Check(gorgonia.Mul(b.DataMatrix("X", l.x), beta)), Sigma: l.sigma}, b.Data("y", l.y))
+	m, err := b.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// checkEvidence runs SMC with several seeds and checks that the mean log Z
+// is within 3 standard errors of the exact log evidence.
+func checkEvidence(t *testing.T, tm *TemperedModel, exact float64) {
+	t.Helper()
+	runs, particles := 6, 400
+	if testing.Short() {
+		runs, particles = 4, 200
+	}
+	logZ := make([]float64, runs)
+	for r := range logZ {
+		res, err := kernels.RunSMC(context.Background(), func(int) (kernels.TemperedModel, error) { return tm.Clone(), nil },
+			&kernels.SMCSettings{Particles: particles, Seed: uint64(r + 1), Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logZ[r] = res.LogZ
+	}
+	mean, sd := stat.MeanStdDev(logZ, nil)
+	se := sd / math.Sqrt(float64(runs))
+	t.Logf("log Z %.4f ± %.4f over %d runs (%v), exact %.4f", mean, se, runs, logZ, exact)
+	if math.Abs(mean-exact) > 3*se {
+		t.Errorf("log Z %.4f ± %.4f, exact %.4f: %.1f standard errors off", mean, se, exact, math.Abs(mean-exact)/se)
+	}
+}
+
+func TestTemperedEvidence(t *testing.T) {
+	l := newLinearRegression(20, 3, 1)
+	exact := l.logEvidence(t)
+	t.Run("prior", func(t *testing.T) {
+		tm, err := l.model(t, false).Tempered()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tm.FromPrior() {
+			t.Fatalf("reference form: %s", tm.Reason())
+		}
+		checkEvidence(t, tm, exact)
+	})
+	t.Run("reference", func(t *testing.T) {
+		m := l.model(t, true)
+		tm, err := m.Tempered()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tm.FromPrior() {
+			t.Fatal("prior form for a prior written with AddLogDensity")
+		}
+		checkEvidence(t, tm, exact)
+	})
+	t.Run("hierarchical", func(t *testing.T) {
+		// mu ~ N(0, 3²), theta_i ~ N(mu, 1), y_i ~ N(theta_i, 1): y ~
+		// N(0, 2I + 9·11ᵀ). theta is declared first, so the prior is drawn
+		// out of declaration order.
+		y := []float64{0.8, 2.1, -0.4, 1.7}
+		b := NewBuilder()
+		theta := b.Real("theta", len(y))
+		mu := b.Real("mu")
+		b.Sample(Normal{Mu: mu, Sigma: 1}, theta)
+		b.Sample(Normal{Mu: 0, Sigma: 3}, mu)
+		b.Sample(Normal{Mu: theta, Sigma: 1}, y)
+		m, err := b.Model()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm, err := m.Tempered()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tm.FromPrior() {
+			t.Fatalf("reference form: %s", tm.Reason())
+		}
+		cov := mat.NewSymDense(len(y), nil)
+		for i := range y {
+			for j := range y {
+				cov.SetSym(i, j, 9)
+			}
+			cov.SetSym(i, i, 11)
+		}
+		checkEvidence(t, tm, gaussianLogProb(t, cov, y))
+	})
+}
