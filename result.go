@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/diag"
@@ -49,6 +50,8 @@ type Result struct {
 	// Chains holds the chains' model paths and jump counts (what Merge
 	// combines).
 	Chains *kernels.RJSampleResult `json:",omitempty"`
+	transports  []kernels.Transport
+	conditional *flows.ConditionalRQMA
 	// Pilots are the pilot draws of every model, for Settings.Pilot.From.
 	Pilots []*Pilot `json:"-"`
 	// Fingerprint identifies the models, data and settings (but not the

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -95,6 +96,25 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	ts := make([]kernels.Transport, K)
 	var cond kernels.ConditionalTransport
 	err = res.time("transport", func() error {
+		if s.Transport.Load != nil {
+			var c *flows.ConditionalRQMA
+			var err error
+			if ts, c, err = loadTransports(s.Transport.Load, space); err != nil {
+				return err
+			}
+			if c != nil {
+				cond = c
+				res.conditional = c
+			}
+			if (c != nil) != (s.Chains.Algorithm == CTRJ) {
+				return errors.New("trj: a saved conditional transport goes with CTRJ, saved per-model transports with TRJ (Chains.Algorithm)")
+			}
+			for k := range K {
+				res.Transports[k] = TransportReport{Kind: "loaded"}
+			}
+			res.transports = ts
+			return nil
+		}
 		if s.Chains.Algorithm == CTRJ && s.Transport.Kind != TransportConditional {
 			for k := range K {
 				res.Transports[k] = TransportReport{Kind: "identity"}
@@ -107,6 +127,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 				return fmt.Errorf("trj: conditional flow: %w", err)
 			}
 			cond = f
+			res.conditional = f
 			for k := range K {
 				res.Transports[k] = TransportReport{Kind: "conditional RQMA"}
 			}
@@ -123,6 +144,9 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	})
 	if err != nil {
 		return finish(err)
+	}
+	if res.conditional == nil && ts[0] != nil {
+		res.transports = ts
 	}
 	kb := &kernelBuilder{space: space, ts: ts, cond: cond, alg: s.Chains.Algorithm, perm: s.Chains.Permutations, aux: s.Chains.Aux}
 	if kb.shared = sharedTransports(ts); !kb.shared && s.Chains.Chains > 1 && s.Transport.Kind == TransportUser {

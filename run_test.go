@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/flows"
 )
 
 // smallSettings keep a run of the eight-model space to about a second.
@@ -88,5 +89,48 @@ func TestShardsMerge(t *testing.T) {
 	}
 	if _, err := trj.Merge(parts[0], parts[0]); err == nil {
 		t.Error("merging a shard with itself: no error")
+	}
+}
+
+func TestSavedTransports(t *testing.T) {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := smallSettings(5)
+	s.Transport.Kind = trj.TransportRQMA
+	train := flows.DefaultTrainOptions()
+	train.Iterations = 30
+	s.Transport.Train = &train
+	first, err := trj.Run(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := first.SaveTransports(&buf); err != nil {
+		t.Fatal(err)
+	}
+	saved := buf.Bytes()
+	s2 := smallSettings(5)
+	s2.Transport.Load = bytes.NewReader(saved)
+	again, err := trj.Run(context.Background(), space, s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range first.Labels {
+		if first.Bridge.Normalized[k] != again.Bridge.Normalized[k] {
+			t.Errorf("model %d: bridge %v with fitted transports, %v with the saved ones", k, first.Bridge.Normalized[k], again.Bridge.Normalized[k])
+		}
+	}
+	// A set saved for other models is refused, naming the model.
+	bad := bytes.Replace(saved, []byte(`"Label":"100"`), []byte(`"Label":"xyz"`), 1)
+	s3 := smallSettings(5)
+	s3.Transport.Load = bytes.NewReader(bad)
+	if _, err := trj.Run(context.Background(), space, s3); err == nil || !strings.Contains(err.Error(), `"xyz"`) {
+		t.Errorf("loading a set for other models: err = %v", err)
+	}
+	s3.Transport.Load = strings.NewReader("trj transport set v9\n[]\n")
+	if _, err := trj.Run(context.Background(), space, s3); err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("loading a set of another version: err = %v", err)
 	}
 }
