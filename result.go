@@ -49,7 +49,7 @@ type Result struct {
 	Timings []StageTime
 	// Chains holds the chains' model paths and jump counts (what Merge
 	// combines).
-	Chains *kernels.RJSampleResult `json:",omitempty"`
+	Chains      *kernels.RJSampleResult `json:",omitempty"`
 	transports  []kernels.Transport
 	conditional *flows.ConditionalRQMA
 	// Pilots are the pilot draws of every model, for Settings.Pilot.From.
