@@ -134,3 +134,32 @@ func TestSavedTransports(t *testing.T) {
 		t.Errorf("loading a set of another version: err = %v", err)
 	}
 }
+
+// TestRunSMCPilots uses SMC pilots on ppl models with no hand-written prior
+// sampler: the evidence probabilities, the bridge and the chains against the
+// exact answer.
+func TestRunSMCPilots(t *testing.T) {
+	space, exact, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := smallSettings(2)
+	s.Pilot.Method = trj.PilotSMC
+	s.Pilot.Runs = 8
+	res, err := trj.Run(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("exact %.4f\n%s", exact, res)
+	for k, p := range exact {
+		if e := res.Evidence; math.Abs(e.P[k]-p) > 4*e.SE[k] {
+			t.Errorf("model %s: evidence %.4f ± %.4f, exact %.4f", res.Labels[k], e.P[k], e.SE[k], p)
+		}
+		if b, se := res.Bridge.Normalized[k], res.Bridge.NormalizedSE[k]; math.Abs(b-p) > 4*se {
+			t.Errorf("model %s: bridge %.4f ± %.4f, exact %.4f", res.Labels[k], b, se, p)
+		}
+		if c := res.Chain[k]; !c.Mixed || math.Abs(c.P-p) > 4*c.MCSE {
+			t.Errorf("model %s: chains %.4f ± %.4f, exact %.4f", res.Labels[k], c.P, c.MCSE, p)
+		}
+	}
+}
