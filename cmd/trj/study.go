@@ -296,7 +296,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: trj merge [-out DIR] [-json FILE] PARTIAL.json...\n\n"+
 			"Merges the partial result files written by the shards of one run (trj study factor -shard i/n,\n"+
-			"trj run sas -shard i/n),\n"+
+			"trj run sas -shard i/n, or trj.Run results of Settings.Chains.Shard written by Result.WriteJSON),\n"+
 			"refusing files of different runs (seed, settings, model or data) and missing or repeated shards.\n\nflags:")
 		fs.PrintDefaults()
 	}
@@ -311,6 +311,30 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	paths := fs.Args()
+	docs := make([][]byte, len(paths))
+	results := 0
+	for i, p := range paths {
+		var err error
+		if docs[i], err = os.ReadFile(p); err != nil {
+			fmt.Fprintf(stderr, "trj merge: %v\n", err)
+			return exitFail
+		}
+		if isTRJResult(docs[i]) {
+			results++
+		}
+	}
+	switch results {
+	case len(paths):
+		if err := mergeTRJResults(paths, docs, *out, *jsonPath, stdout, stderr, *quiet); err != nil {
+			fmt.Fprintf(stderr, "trj merge: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	case 0:
+	default:
+		fmt.Fprintln(stderr, "trj merge: some files are trj.Run results and some partial files of trj commands; merge the shards of one run")
+		return exitFail
+	}
 	parts := make([]*partialFile, len(paths))
 	for i, p := range paths {
 		var err error
