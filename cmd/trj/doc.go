@@ -29,6 +29,17 @@
 // -sampler smc, -draws is the number of particles, reported as one chain,
 // and the log evidence is printed.
 //
+// Output paths (-o, -json, -out) are checked writable before any work.
+// sample writes each draw as it is made, as CmdStan does: every file is
+// valid CSV at any moment, holds every draw but those of the last second,
+// and carries CmdStan's adaptation block (step size, inverse metric) after
+// the warm-up and its elapsed-time block at the end. On SIGINT or SIGTERM
+// the chains finish their iteration, the files of chains cut short are
+// completed and marked "# interrupted = interrupted", the summary of the
+// draws kept so far is printed, and trj exits with status 130 after
+// saying "interrupted"; a second signal ends it at once. run writes the
+// JSON of what finished, marked "incomplete".
+//
 // With -shard i/n, sample runs only the i-th of n contiguous blocks of the
 // chains, each chain seeded as in the whole run, and writes their files
 // under the whole run's names (draws_3.csv for chain 3), so that n shard

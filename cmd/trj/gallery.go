@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models"
@@ -117,16 +116,14 @@ func pplModel(m Model) (ppl.Model, error) {
 // mcmcSampler runs kernels.Sample with NUTS or RWM, one goroutine and one
 // model clone per chain, and returns the constrained draws with the
 // sampler's diagnostic columns (CmdStan's for NUTS; lp__, accept_stat__
-// and stepsize__, the proposal scale, for RWM).
+// and stepsize__, the proposal scale, for RWM). With cfg.Stream it writes
+// each chain's draws as they are made, its adaptation block and its
+// gradient counts. Cancelled, it returns the draws made so far.
 func mcmcSampler(alg kernels.Algorithm) Sampler {
 	return func(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, []draws.Setting, error) {
 		pm, err := pplModel(m)
 		if err != nil {
 			return nil, nil, err
-		}
-		clones := make([]ppl.Model, cfg.Chains)
-		for c := range clones {
-			clones[c] = pm.Clone()
 		}
 		warmup := cfg.Warmup
 		if warmup == 0 {
@@ -144,63 +141,57 @@ func mcmcSampler(alg kernels.Algorithm) Sampler {
 			return nil, nil, fmt.Errorf("unknown metric %q", cfg.Metric)
 		}
 		// The kernels number chains as in the whole run (cfg.FirstChain
-		// onwards); clones, d and res.Chains count from 0.
+		// onwards); clones, d and res.Chains count from 0. Each chain
+		// makes its clone in its own goroutine, after Sample has checked
+		// that the run fits in memory.
 		first := cfg.FirstChain
+		clones := make([]ppl.Model, cfg.Chains)
+		set := &kernels.SampleSettings{
+			Algorithm: alg, Chains: cfg.Chains, FirstChain: first, Warmup: warmup, Draws: cfg.Draws, Seed: cfg.Seed,
+			NUTSAdapt: adapt, Progress: cfg.Progress,
+		}
+		if cfg.Stream != nil {
+			layout := draws.Layout{Diagnostics: kernels.DiagnosticColumns(alg), Params: pm.ParamNames()}
+			set.Output = func(c int) (kernels.ChainOutput, error) {
+				s, err := cfg.Stream(c-first, layout)
+				if err != nil {
+					return nil, err
+				}
+				return &chainStream{CmdStanOutput: kernels.CmdStanOutput{Model: clones[c-first], Algorithm: alg, Stream: s}}, nil
+			}
+		}
 		res, err := kernels.Sample(ctx,
-			func(c int) (kernels.Target, error) { return clones[c-first], nil },
+			func(c int) (kernels.Target, error) {
+				clones[c-first] = pm.Clone()
+				return clones[c-first], nil
+			},
 			func(c int, rng *rand.Rand, x []float64) error { return clones[c-first].Init(rng, x) },
-			&kernels.SampleSettings{
-				Algorithm: alg, Chains: cfg.Chains, FirstChain: first, Warmup: warmup, Draws: cfg.Draws, Seed: cfg.Seed,
-				NUTSAdapt: adapt, Progress: cfg.Progress,
-			})
-		if err != nil {
+			set)
+		if res == nil {
 			return nil, nil, err
 		}
-		d, err := res.ToDraws(func(c int) kernels.Constrainer { return clones[c] })
-		if err != nil {
-			return nil, nil, err
+		d, cerr := res.ToDraws(func(c int) kernels.Constrainer { return clones[c] })
+		if cerr != nil {
+			return nil, nil, cerr
 		}
-		return d, chainSettings(res), nil
+		return d, nil, err
 	}
 }
 
-// chainSettings records what each chain adapted and what it cost, keyed
-// by chain since the CSV header is shared by all files.
-func chainSettings(res *kernels.SampleResult) []draws.Setting {
-	var out []draws.Setting
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	for c, ch := range res.Chains {
-		p := fmt.Sprintf("chain_%d_", res.Settings.FirstChain+c+1)
-		switch res.Settings.Algorithm {
-		case kernels.AlgNUTS:
-			out = append(out, draws.Setting{Key: p + "step_size", Value: f(ch.StepSize)})
-			if ch.Metric != nil && ch.Metric.Kind() == kernels.DenseMetric {
-				var s []string
-				inv := ch.Metric.InvMass()
-				n, _ := inv.Dims()
-				for i := 0; i < n; i++ {
-					for j := 0; j < n; j++ {
-						s = append(s, f(inv.At(i, j)))
-					}
-				}
-				out = append(out, draws.Setting{Key: p + "inv_metric_dense", Value: strings.Join(s, " ")})
-			} else if ch.Metric != nil {
-				var s []string
-				for _, v := range ch.Metric.InvMassDiag() {
-					s = append(s, f(v))
-				}
-				out = append(out, draws.Setting{Key: p + "inv_metric_diag", Value: strings.Join(s, " ")})
-			}
-		case kernels.AlgRWM:
-			out = append(out, draws.Setting{Key: p + "rwm_scale", Value: f(ch.RWMScale)})
-		}
-		out = append(out,
-			draws.Setting{Key: p + "warmup_seconds", Value: f(ch.WarmupTime.Seconds())},
-			draws.Setting{Key: p + "sampling_seconds", Value: f(ch.SampleTime.Seconds())},
-			draws.Setting{Key: p + "warmup_grad_evals", Value: strconv.Itoa(ch.WarmupGradEvals)},
-			draws.Setting{Key: p + "sampling_grad_evals", Value: strconv.Itoa(ch.SampleGradEvals)})
-	}
-	return out
+// chainStream writes a chain to its stream as kernels.CmdStanOutput does
+// but leaves the stream open for the caller, with the chain's gradient
+// counts as settings at its end.
+type chainStream struct {
+	kernels.CmdStanOutput
+}
+
+// Close implements kernels.ChainOutput.
+func (o *chainStream) Close(ch *kernels.Chain, stopped error) error {
+	o.Stream.SetElapsed(ch.WarmupTime, ch.SampleTime)
+	return o.Stream.WriteSettings([]draws.Setting{
+		{Key: "warmup_grad_evals", Value: strconv.Itoa(ch.WarmupGradEvals)},
+		{Key: "sampling_grad_evals", Value: strconv.Itoa(ch.SampleGradEvals)},
+	})
 }
 
 // smcReferenceScale is the standard deviation of the Gaussian reference on

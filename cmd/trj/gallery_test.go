@@ -59,9 +59,21 @@ func TestGalleryNUTSEndToEnd(t *testing.T) {
 			t.Errorf("data_file %q", s.Value)
 		}
 	}
-	for _, k := range []string{"chain_1_step_size", "chain_2_inv_metric_diag", "num_warmup", "data_file"} {
+	for _, k := range []string{"Step size", "warmup_grad_evals", "sampling_grad_evals", "num_warmup", "data_file", "chain_id"} {
 		if !keys[k] {
-			t.Errorf("CSV header lacks %s", k)
+			t.Errorf("CSV comments lack %s", k)
+		}
+	}
+	// Each chain's file holds its own adaptation block and elapsed times.
+	for _, name := range draws.ChainFileNames(out, 2) {
+		raw, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"\n# Adaptation terminated\n# Step size = ", "\n# Diagonal elements of inverse mass matrix:\n# ", "seconds (Sampling)\n"} {
+			if !strings.Contains(string(raw), want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
 		}
 	}
 	// theta = theta_trans·tau + mu in every draw.
@@ -192,8 +204,19 @@ func TestGalleryMetricFlags(t *testing.T) {
 	for _, s := range config {
 		got[s.Key] = s.Value
 	}
-	if got["metric"] != "dense_e" || got["delta"] != "0.9" || len(strings.Fields(got["chain_1_inv_metric_dense"])) != 100 {
-		t.Errorf("header: metric %q, delta %q, dense metric %q", got["metric"], got["delta"], got["chain_1_inv_metric_dense"])
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(raw), "# Elements of inverse mass matrix:\n")
+	rows := strings.Split(block, "\n")[:10]
+	for i, r := range rows {
+		if !strings.HasPrefix(r, "# ") || len(strings.Split(r, ",")) != 10 {
+			t.Errorf("dense metric row %d: %q", i, r)
+		}
+	}
+	if got["metric"] != "dense_e" || got["delta"] != "0.9" {
+		t.Errorf("header: metric %q, delta %q", got["metric"], got["delta"])
 	}
 	for _, args := range [][]string{{"-metric", "dense"}, {"-adapt-delta", "1"}, {"-adapt-delta", "0"}, {"-smc-move", "hmc"}} {
 		code, _, stderr := runDefault(append([]string{"sample", "-model", "blr"}, args...)...)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
 // Exit codes: success, a failure while running, and a command-line error.
@@ -15,11 +16,26 @@ const (
 	exitUsage = 2
 )
 
+// main runs the command line. The first SIGINT or SIGTERM cancels the
+// run: the chains finish their iteration, the files are completed and
+// marked interrupted, and the summary of what exists is printed; a second
+// signal kills the process at once.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signalContext()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, defaultBackend())
 	stop()
 	os.Exit(code)
+}
+
+// signalContext returns a context cancelled by the first SIGINT or
+// SIGTERM, after which the signals' default action (exit) is restored.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }
 
 const usage = `usage: trj <command> [flags]

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -137,8 +139,15 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 		setSteps = setSteps || f.Name == "steps"
 		setData = setData || f.Name == "data"
 	})
-	if (setChains && o.chains == 0) || (setSteps && o.steps == 0) {
-		return "", nil, errors.New("-chains and -steps need at least 1")
+	// One replicate chain has no standard error across chains and a chain
+	// of one step makes no move: both would print NaN.
+	switch {
+	case setChains && o.chains < 2:
+		return "", nil, fmt.Errorf("-chains %d: need at least 2 replicate chains for a standard error", o.chains)
+	case setSteps && o.steps < 2:
+		return "", nil, fmt.Errorf("-steps %d: need at least 2 steps for a chain to make a move", o.steps)
+	case o.bridgeReps == 1:
+		return "", nil, errors.New("-bridge-reps 1: need at least 2 replicates for a standard deviation")
 	}
 	// Flags an experiment would silently ignore are usage errors.
 	switch {
@@ -159,6 +168,15 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 // runRun is "trj run": it runs an experiment, prints its table on stdout,
 // writes its figures into -out and its Result to -json.
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runExperiment(ctx, args, stdout, stderr, experiments)
+}
+
+// runExperiment is runRun with the experiments to choose from. The outputs
+// are checked writable first. When ctx is cancelled (SIGINT, SIGTERM), it
+// writes the table and JSON of what the experiment returned as finished,
+// the JSON marked "incomplete", says "interrupted" and returns
+// exitInterrupted.
+func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer, exps map[string]experimentFunc) int {
 	name, o, err := parseRunFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -167,42 +185,102 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trj run: %v\n", err)
 		return exitUsage
 	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
+		return exitFail
+	}
+	for _, p := range []struct{ flag, path string }{{"-json", o.jsonPath}, {"-o", o.partial}} {
+		if p.path != "" {
+			if err := checkWritable(p.path); err != nil {
+				return fail(fmt.Errorf("%s: %w", p.flag, err))
+			}
+		}
+	}
 	if o.sh.Split() {
 		if err := runSASShard(ctx, *o, stderr); err != nil {
-			fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
-			return exitFail
+			return fail(err)
 		}
 		return exitOK
 	}
-	res, files, err := experiments[name](ctx, *o)
-	if err != nil {
-		fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
-		return exitFail
+	if err := checkWritableDir(o.out); err != nil {
+		return fail(fmt.Errorf("-out: %w", err))
+	}
+	exp := exps[name]
+	if exp == nil {
+		return fail(errors.New("not available in this build"))
+	}
+	res, files, err := exp(ctx, *o)
+	interrupted := err != nil && ctx.Err() != nil
+	if err != nil && !interrupted {
+		return fail(err)
+	}
+	if interrupted {
+		if res == nil {
+			res = experiment.NewResult(name, o.seed, nil)
+		}
+		fmt.Fprintln(stderr, "interrupted: the results below are of the stages that finished")
 	}
 	if d, ok := res.Settings["data"]; ok {
 		fmt.Fprintf(stdout, "data: %v\n", d)
 	}
-	if err := res.WriteTable(stdout); err != nil {
-		fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
-		return exitFail
+	if len(res.Proposals) > 0 {
+		if err := res.WriteTable(stdout); err != nil {
+			return fail(err)
+		}
 	}
 	if o.jsonPath != "" {
-		if err := res.WriteJSONFile(o.jsonPath); err != nil {
-			fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
-			return exitFail
+		if interrupted {
+			err = writeIncompleteJSON(o.jsonPath, res, "interrupted")
+		} else {
+			err = res.WriteJSONFile(o.jsonPath)
+		}
+		if err != nil {
+			return fail(err)
 		}
 		files = append(files, o.jsonPath)
 	}
 	if !o.quiet && len(files) > 0 {
 		fmt.Fprintf(stderr, "wrote %s\n", strings.Join(files, ", "))
 	}
+	if interrupted {
+		fmt.Fprintf(stderr, "trj run %s: interrupted\n", name)
+		return exitInterrupted
+	}
 	return exitOK
+}
+
+// incompleteResult is the JSON of an experiment stopped before its end:
+// the Result of the stages that finished, with "incomplete": true and why
+// it stopped.
+type incompleteResult struct {
+	*experiment.Result
+	Incomplete bool   `json:"incomplete"`
+	Stopped    string `json:"stopped"`
+}
+
+// writeIncompleteJSON writes res to path marked incomplete.
+func writeIncompleteJSON(path string, res *experiment.Result, why string) error {
+	b, err := json.MarshalIndent(incompleteResult{Result: res, Incomplete: true, Stopped: why}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding result: %w", err)
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// finishedPart returns what an experiment that failed or was interrupted
+// finished: its Result when it returned one (r, nil or not), without
+// figures.
+func finishedPart(r *experiment.Result, err error) (*experiment.Result, []string, error) {
+	return r, nil, err
 }
 
 // runSAS is the sinh-arcsinh experiment of the paper's §4.2.
 func runSAS(ctx context.Context, o runOptions) (*experiment.Result, []string, error) {
 	res, err := sas.Paper().RunExperiment(ctx, sasConfig(o))
 	if err != nil {
+		if res != nil {
+			return finishedPart(res.Result, err)
+		}
 		return nil, nil, err
 	}
 	files, err := res.WriteFigures(o.out)

@@ -33,6 +33,9 @@ func runFactor(ctx context.Context, o runOptions) (*experiment.Result, []string,
 	}
 	res, err := factor.Run(ctx, cfg)
 	if err != nil {
+		if res != nil {
+			return finishedPart(res.Result, err)
+		}
 		return nil, nil, err
 	}
 	files, err := res.WriteFigures(o.out)
@@ -64,6 +67,9 @@ func runRobustVS(ctx context.Context, o runOptions) (*experiment.Result, []strin
 	}
 	res, err := robustvs.Run(ctx, cfg)
 	if err != nil {
+		if res != nil {
+			return finishedPart(res.Result, err)
+		}
 		return nil, nil, err
 	}
 	files, err := res.WriteFigures(o.out)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/trjgo/trj/models/experiment"
 )
 
 // tinySAS shrinks "trj run sas" with the hidden size flags.
@@ -75,7 +79,10 @@ func TestRunFlagErrors(t *testing.T) {
 	}{
 		{[]string{"run"}, exitUsage, "no experiment given"},
 		{[]string{"run", "nope"}, exitUsage, `unknown experiment "nope"`},
-		{[]string{"run", "sas", "-chains", "0"}, exitUsage, "need at least 1"},
+		{[]string{"run", "sas", "-chains", "0"}, exitUsage, "need at least 2"},
+		{[]string{"run", "sas", "-chains", "1"}, exitUsage, "need at least 2 replicate chains"},
+		{[]string{"run", "sas", "-steps", "1"}, exitUsage, "need at least 2 steps"},
+		{[]string{"run", "sas", "-bridge-reps", "1"}, exitUsage, "need at least 2 replicates"},
 		{[]string{"run", "sas", "-steps", "-4"}, exitUsage, "-steps"},
 		{[]string{"run", "sas", "extra"}, exitUsage, "unexpected argument"},
 		{[]string{"run", "sas", "-bogus"}, exitUsage, "not defined"},
@@ -153,5 +160,87 @@ func TestRunSASShardsMerge(t *testing.T) {
 		if code, _, stderr := runArgs(c.args...); code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: code %d, %s", c.args, code, stderr)
 		}
+	}
+}
+
+// fakeExperiments holds one experiment, "fake", that cancels ctx after
+// finishing its first stage and returns that stage's result with ctx's
+// error, as an experiment interrupted by SIGINT does.
+func fakeExperiments(called *bool, cancel context.CancelFunc) map[string]experimentFunc {
+	return map[string]experimentFunc{"sas": func(ctx context.Context, o runOptions) (*experiment.Result, []string, error) {
+		*called = true
+		res := experiment.NewResult("sas", o.seed, []string{"M1", "M2"})
+		res.Add(experiment.ProposalExact, &experiment.ProposalResult{
+			ModelProbabilities: map[string]experiment.Float{"M1": 0.25, "M2": 0.75},
+			Stderr:             map[string]experiment.Float{"M1": 0.01, "M2": 0.01},
+			AcceptanceRate:     1,
+		})
+		if cancel == nil {
+			return res, nil, nil
+		}
+		cancel()
+		return res, nil, ctx.Err()
+	}}
+}
+
+// TestRunInterruptedWritesPartialJSON checks that an interrupted "trj
+// run" prints and writes the stages that finished, the JSON marked
+// incomplete, and exits with exitInterrupted.
+func TestRunInterruptedWritesPartialJSON(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "r.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var called bool
+	var out, errb bytes.Buffer
+	code := runExperiment(ctx, []string{"sas", "-quiet", "-out", dir, "-json", js}, &out, &errb, fakeExperiments(&called, cancel))
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") || !strings.Contains(out.String(), "exact") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	props, _ := m["proposals"].(map[string]any)
+	if m["incomplete"] != true || m["stopped"] != "interrupted" || m["experiment"] != "sas" || len(props) != 1 {
+		t.Errorf("partial JSON: %s", b)
+	}
+	// The real experiment, cancelled before it starts, still leaves a JSON
+	// file marked incomplete.
+	var out2, errb2 bytes.Buffer
+	code = runExperiment(ctx, append([]string{"sas", "-quiet", "-out", dir, "-json", js}, tinySAS...), &out2, &errb2, experiments)
+	b, _ = os.ReadFile(js)
+	if code != exitInterrupted || !bytes.Contains(b, []byte(`"incomplete": true`)) {
+		t.Errorf("cancelled sas: exit %d, stderr %q, JSON %s", code, errb2.String(), b)
+	}
+}
+
+// TestRunChecksOutputsFirst gives unwritable -json and -out paths: the
+// experiment must not run.
+func TestRunChecksOutputsFirst(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"sas", "-quiet", "-out", dir, "-json", filepath.Join(dir, "missing", "r.json")},
+		{"sas", "-quiet", "-out", filepath.Join(file, "sub")},
+	} {
+		var called bool
+		var out, errb bytes.Buffer
+		code := runExperiment(context.Background(), args, &out, &errb, fakeExperiments(&called, nil))
+		if code != exitFail || called {
+			t.Errorf("%v: exit %d, experiment ran: %v, stderr %q", args, code, called, errb.String())
+		}
+	}
+	var called bool
+	var out, errb bytes.Buffer
+	if code := runExperiment(context.Background(), []string{"sas", "-quiet", "-out", dir}, &out, &errb, fakeExperiments(&called, nil)); code != exitOK || !called {
+		t.Errorf("writable outputs: exit %d, stderr %q", code, errb.String())
 	}
 }

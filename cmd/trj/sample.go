@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,11 +77,20 @@ type SampleConfig struct {
 	// SMCMove is the SMC rejuvenation move by kernels.SMCMove's name;
 	// "" means eigen-rwm.
 	SMCMove string
+	// Stream, when non-nil, gives the stream to which a sampler that
+	// streams writes chain k's draws (k counts from 0 in this run) as it
+	// makes them, with layout l, then the chain's adaptation block and
+	// settings; the caller closes the streams. A sampler calls it at most
+	// once per chain, from any goroutine; chains it does not stream are
+	// written from the returned draws.
+	Stream func(k int, l draws.Layout) (*draws.Stream, error)
 }
 
 // Sampler runs the chains of one algorithm. It returns the kept draws
 // (constrained parameters with their sampler diagnostics) and any settings
-// it adapted or chose (step size, metric, …) to record in the CSV files.
+// it adapted or chose (log evidence, …) to record in the CSV files. When
+// ctx is cancelled it returns the draws kept so far, if any (chains may
+// differ in length), with ctx's error.
 type Sampler func(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, []draws.Setting, error)
 
 // backend is what sample and models run against: defaultBackend for the
@@ -198,13 +206,30 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer, b b
 	}
 	if err := sample(ctx, f, stdout, stderr, b); err != nil {
 		fmt.Fprintf(stderr, "trj sample: %v\n", err)
+		if errors.Is(err, errInterrupted) {
+			return exitInterrupted
+		}
 		return exitFail
 	}
 	return exitOK
 }
 
+// errInterrupted reports a run stopped by a signal after it kept (and
+// wrote) what it had.
+var errInterrupted = errors.New("interrupted")
+
 // sample runs the command described by f.
 func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b backend) error {
+	if oneChain(f.sampler) {
+		f.chains, f.warmup = 1, 0
+	}
+	files := outputFiles(f)
+	// Refuse an output that cannot be written before any work.
+	for _, name := range files {
+		if err := checkWritable(name); err != nil {
+			return fmt.Errorf("-o: %w", err)
+		}
+	}
 	m, err := b.models.Model(f.model, f.data)
 	if err != nil {
 		if names := b.models.Names(); len(names) > 0 && !slices.Contains(names, f.model) {
@@ -222,30 +247,42 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 	}
 	lo, hi := f.sh.Block(f.chains)
 	cfg := SampleConfig{Chains: hi - lo, FirstChain: lo, Warmup: f.warmup, Draws: f.draws, Seed: f.seed, Metric: f.metric, AdaptDelta: f.adaptDelta, SMCMove: f.smcMove}
-	if oneChain(f.sampler) {
-		f.chains, f.warmup = 1, 0
-		cfg.Chains, cfg.Warmup = 1, 0
-	}
 	if !f.quiet {
 		cfg.Progress = newProgress(stderr, f.chains, cfg.Warmup, f.draws).report
 		cfg.Tempering = temperingProgress(stderr)
 	}
+	out := &chainFiles{names: files, config: csvConfig(f, dataUsed), sh: f.sh, first: lo, streams: make([]*draws.Stream, cfg.Chains)}
+	if files != nil {
+		cfg.Stream = out.create
+	}
 	start := time.Now()
 	d, adapted, err := sampler(ctx, m, cfg)
-	if err != nil {
+	elapsed := time.Since(start)
+	interrupted := err != nil && ctx.Err() != nil
+	if err != nil && !interrupted {
+		out.abandon(err)
 		return fmt.Errorf("%s on %s: %w", f.sampler, f.model, err)
 	}
-	elapsed := time.Since(start)
-	if d.Chains() != cfg.Chains {
+	if d != nil && d.Chains() != cfg.Chains {
+		out.abandon(errors.New("wrong number of chains"))
 		return fmt.Errorf("%s returned %d chains, want %d", f.sampler, d.Chains(), cfg.Chains)
 	}
-	if f.out != "" {
-		names, err := writeDraws(d, f, dataUsed, adapted)
-		if err != nil {
-			return err
+	var stopped error
+	if interrupted {
+		stopped = errInterrupted
+	}
+	if files != nil {
+		names, werr := out.finish(d, adapted, stopped, cfg.Draws)
+		if werr != nil {
+			return werr
 		}
-		if !f.quiet {
+		if !f.quiet && len(names) > 0 {
 			fmt.Fprintf(stderr, "wrote %s\n", strings.Join(names, ", "))
+		}
+	}
+	if interrupted {
+		if d, err = keptSoFar(d, lo, stderr); err != nil {
+			return err
 		}
 	}
 	s, err := draws.Summarize(d)
@@ -266,7 +303,43 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 	if !f.quiet {
 		fmt.Fprintf(stderr, "wall time: %.2f s\n", elapsed.Seconds())
 	}
+	if interrupted {
+		return errInterrupted
+	}
 	return nil
+}
+
+// keptSoFar returns what an interrupted run can summarize: the first n
+// draws of every chain that kept any, n the length of the shortest; it
+// says on w what it leaves out. first is the run's number of chain 0.
+func keptSoFar(d *draws.Draws, first int, w io.Writer) (*draws.Draws, error) {
+	if d == nil {
+		fmt.Fprintln(w, "no draw was kept before the interruption")
+		return nil, errInterrupted
+	}
+	var some []int
+	var none []string
+	for c := range d.Chains() {
+		if d.Len(c) > 0 {
+			some = append(some, c)
+		} else {
+			none = append(none, strconv.Itoa(first+c+1))
+		}
+	}
+	if len(some) == 0 {
+		fmt.Fprintln(w, "no draw was kept before the interruption")
+		return nil, errInterrupted
+	}
+	if len(none) > 0 {
+		fmt.Fprintf(w, "chains %s kept no draw before the interruption\n", strings.Join(none, ", "))
+	}
+	sub, err := d.Subset(some...)
+	if err != nil {
+		return nil, err
+	}
+	n := sub.MinLen()
+	fmt.Fprintf(w, "summary of the first %d kept draws of chains with draws:\n", n)
+	return sub.Head(n)
 }
 
 // writeRunFacts prints, after the table, what a reader checks first: the
@@ -340,80 +413,6 @@ func temperingProgress(w io.Writer) func(step int, beta float64) {
 			fmt.Fprintf(w, "temperature step %d: beta %.3f\n", step, beta)
 		}
 	}
-}
-
-// writeDraws writes d as CmdStan does: the file itself for one chain, one
-// file per chain otherwise. The settings use CmdStan's keys where it has
-// them, so ArviZ's from_cmdstan reads the warm-up layout right.
-func writeDraws(d *draws.Draws, f *sampleFlags, dataUsed string, adapted []draws.Setting) ([]string, error) {
-	config := []draws.Setting{
-		{Key: "model", Value: f.model},
-		{Key: "method", Value: "sample"},
-		{Key: "algorithm", Value: f.sampler},
-		{Key: "num_samples", Value: strconv.Itoa(f.draws)},
-		{Key: "num_warmup", Value: strconv.Itoa(f.warmup)},
-		{Key: "save_warmup", Value: "0"},
-		{Key: "thin", Value: "1"},
-		{Key: "num_chains", Value: strconv.Itoa(f.chains)}, // the whole run's, in a shard too
-		{Key: "seed", Value: strconv.FormatUint(f.seed, 10)},
-	}
-	if f.sampler == "smc" {
-		config = append(config, draws.Setting{Key: "smc_move", Value: f.smcMove})
-	}
-	if f.sampler == "nuts" {
-		config = append(config, draws.Setting{Key: "metric", Value: f.metric},
-			draws.Setting{Key: "delta", Value: strconv.FormatFloat(f.adaptDelta, 'g', -1, 64)})
-	}
-	if dataUsed != "" {
-		config = append(config, draws.Setting{Key: "data_file", Value: dataUsed})
-	}
-	config = append(config, adapted...)
-	if f.sh.Split() {
-		return writeShardFiles(d, f, config)
-	}
-	if d.Chains() > 1 {
-		return d.WriteFiles(f.out, config)
-	}
-	file, err := os.Create(f.out)
-	if err != nil {
-		return nil, err
-	}
-	err = d.WriteCSV(file, 0, config)
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("writing %s: %w", f.out, err)
-	}
-	return []string{f.out}, nil
-}
-
-// writeShardFiles writes the chains of shard f.sh to the files the whole
-// run would write them to (path_3.csv for chain 3), each with its chain_id
-// and the shard it came from.
-func writeShardFiles(d *draws.Draws, f *sampleFlags, config []draws.Setting) ([]string, error) {
-	lo, _ := f.sh.Block(f.chains)
-	all := draws.ChainFileNames(f.out, f.chains)
-	var names []string
-	for k := range d.Chains() {
-		name := all[lo+k]
-		cfg := append(config[:len(config):len(config)],
-			draws.Setting{Key: "shard", Value: f.sh.String()},
-			draws.Setting{Key: "chain_id", Value: strconv.Itoa(lo + k + 1)})
-		file, err := os.Create(name)
-		if err != nil {
-			return nil, err
-		}
-		err = d.WriteCSV(file, k, cfg)
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, fmt.Errorf("writing %s: %w", name, err)
-		}
-		names = append(names, name)
-	}
-	return names, nil
 }
 
 // progress reports each chain's progress on stderr at every tenth of its

@@ -292,6 +292,53 @@ func (d *Draws) Models() [][]int {
 	return out
 }
 
+// Head returns a copy of the first n draws of every chain of d, for
+// instance to summarize chains of unequal length (an interrupted run) at
+// the length of the shortest (see MinLen). Every chain must have n draws.
+func (d *Draws) Head(n int) (*Draws, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("draws: %d draws, want at least 0", n)
+	}
+	out := &Draws{layout: d.layout.clone(), chains: make([]chain, len(d.chains))}
+	w := d.width()
+	for c, ch := range d.chains {
+		if d.Len(c) < n {
+			return nil, fmt.Errorf("draws: chain %d has %d draws, fewer than %d", c, d.Len(c), n)
+		}
+		out.chains[c].values = slices.Clone(ch.values[:n*w])
+		if d.layout.Transdimensional {
+			out.chains[c].models = slices.Clone(ch.models[:n])
+		}
+	}
+	return out, nil
+}
+
+// Subset returns a copy of the given chains of d, in the given order.
+func (d *Draws) Subset(chains ...int) (*Draws, error) {
+	if len(chains) == 0 {
+		return nil, errors.New("draws: no chains selected")
+	}
+	out := &Draws{layout: d.layout.clone(), chains: make([]chain, len(chains))}
+	for i, c := range chains {
+		if c < 0 || c >= len(d.chains) {
+			return nil, fmt.Errorf("draws: chain %d out of range [0, %d)", c, len(d.chains))
+		}
+		out.chains[i] = chain{values: slices.Clone(d.chains[c].values), models: slices.Clone(d.chains[c].models)}
+	}
+	return out, nil
+}
+
+// MinLen returns the number of draws of the shortest chain.
+func (d *Draws) MinLen() int {
+	n := -1
+	for c := range d.chains {
+		if l := d.Len(c); n < 0 || l < n {
+			n = l
+		}
+	}
+	return max(n, 0)
+}
+
 // Combine returns the chains of all sets, in order, as one set. The sets
 // must share a layout; values are copied.
 func Combine(sets ...*Draws) (*Draws, error) {

@@ -274,6 +274,18 @@ func (s *Stream) addComment(b []byte) error {
 	return s.err
 }
 
+// WriteSettings writes settings as "# key = value" comment lines where the
+// stream is, for what is known only after the header: ReadCSV returns them
+// with the settings of the header.
+func (s *Stream) WriteSettings(settings []Setting) error {
+	if err := checkSettings(settings); err != nil {
+		return err
+	}
+	var b strings.Builder
+	writeSettings(&b, settings)
+	return s.addComment([]byte(b.String()))
+}
+
 // MarkInterrupted writes the comment line "# interrupted = reason" (reason
 // "true" if empty), telling readers that the run stopped before its end:
 // the draws before it are valid, but the chain is shorter than configured.
