@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"gorgonia.org/gorgonia"
+
+	"github.com/trjgo/trj/ad/ops"
 )
 
 // ConditionalSpec describes the models that share a saturated space of
@@ -154,30 +158,6 @@ func baseForward(bp, ctx, hb, out []float64, n int) {
 			a += w2[o*baseHidden+j] * h
 		}
 		out[o] = a
-	}
-}
-
-// baseBackward adds to gbp the gradient given g (∂ℓ/∂out, length 2n).
-func baseBackward(bp, gbp, ctx, hb, g []float64, n int) {
-	c := len(ctx)
-	w2 := bp[baseHidden*c+baseHidden : baseHidden*c+baseHidden+2*n*baseHidden]
-	gw1, gb1 := gbp[:baseHidden*c], gbp[baseHidden*c:baseHidden*c+baseHidden]
-	gw2 := gbp[baseHidden*c+baseHidden : baseHidden*c+baseHidden+2*n*baseHidden]
-	gb2 := gbp[baseHidden*c+baseHidden+2*n*baseHidden:]
-	for j, h := range hb {
-		gh := 0.0
-		for o, go_ := range g {
-			gw2[o*baseHidden+j] += go_ * h
-			gh += w2[o*baseHidden+j] * go_
-		}
-		ga := gh * (1 - h*h)
-		gb1[j] += ga
-		for i, v := range ctx {
-			gw1[j*c+i] += ga * v
-		}
-	}
-	for o, go_ := range g {
-		gb2[o] += go_
 	}
 }
 
@@ -344,7 +324,9 @@ func FitConditionalRQMA(spec ConditionalSpec, x [][]float64, models []int, cfg R
 	}
 	o := opts
 	o.Weights = w
-	rep, err := train(&condLearner{f: f, x: x, models: models}, len(x), w, o)
+	np := f.net.numParams()
+	spans := append(f.net.freeSpans(0), [2]int{np, len(f.params)})
+	rep, err := train(newGraphLearner(&condBatch{f: f, x: x, models: models}, f.params, spans), len(x), w, o)
 	return f, rep, err
 }
 
@@ -378,111 +360,97 @@ func pooledStats(x [][]float64, w []float64, use [][]bool, i int) (mean, sd floa
 	return mean, math.Sqrt(ss / sw), cnt
 }
 
-type condLearner struct {
+// condBatch is the log-density of a conditional flow on a batch of samples
+// x[idx] of models models[idx], auxiliary coordinates redrawn from N(0, 1):
+// the per-row standardisation, the sigmoid, the stack with the models'
+// contexts, the logit and the conditional base as one graph.
+type condBatch struct {
 	f      *ConditionalRQMA
 	x      [][]float64
 	models []int
 }
 
-func (l *condLearner) params() []float64    { return l.f.params }
-func (l *condLearner) maskGrad(g []float64) { l.f.net.maskGrad(g[:l.f.net.numParams()]) }
-func (l *condLearner) freeSpans() [][2]int {
-	np := l.f.net.numParams()
-	return append(l.f.net.freeSpans(0), [2]int{np, len(l.f.params)})
-}
+func (r *condBatch) numParams() int { return len(r.f.params) }
 
-func (l *condLearner) newWorker() worker {
-	n, c := l.f.net.n, l.f.net.ctx
-	return &condWorker{
-		l:    l,
-		w:    l.f.net.newBatchWork(workerRows),
-		u:    make([]float64, workerRows*n),
-		ctx:  make([]float64, workerRows*c),
-		ld:   make([]float64, workerRows),
-		pre:  make([]float64, workerRows),
-		gy:   make([]float64, workerRows*n),
-		gl:   make([]float64, workerRows),
-		hb:   make([]float64, baseHidden),
-		base: make([]float64, 2*n),
-		gb:   make([]float64, 2*n),
+func (r *condBatch) build(b *gb, rows int) (*gorgonia.Node, []*gorgonia.Node) {
+	f := r.f
+	n, c := f.net.n, f.net.ctx
+	x := b.data("x", nil, rows, n)
+	a := b.data("scale", nil, rows, n)
+	off := b.data("offset", nil, rows, n)
+	ldStd := b.data("ldStd", nil, rows)
+	ctx := b.data("context", nil, rows, c)
+	v := b.n(gorgonia.Add(b.n(gorgonia.HadamardProd(x, a)), off))
+	if b.err != nil {
+		return nil, nil
 	}
+	logq := f.logDensityGraph(b, v, ldStd, ctx)
+	return logq, []*gorgonia.Node{x, a, off, ldStd, ctx}
 }
 
-type condWorker struct {
-	l                       *condLearner
-	w                       *batchWork
-	u, ctx, ld, pre, gy, gl []float64
-	hb, base, gb            []float64
-}
-
-func (k *condWorker) batch(p []float64, idx []int, wts []float64, rng *rand.Rand, g []float64) float64 {
-	tot := 0.0
-	k.l.f.net.transposeWeights(p, k.w)
-	for lo := 0; lo < len(idx); lo += workerRows {
-		hi := min(lo+workerRows, len(idx))
-		var wc []float64
-		if wts != nil {
-			wc = wts[lo:hi]
-		}
-		tot += k.chunk(p, idx[lo:hi], wc, rng, g)
-	}
-	return tot
-}
-
-func (k *condWorker) chunk(p []float64, idx []int, wts []float64, rng *rand.Rand, g []float64) float64 {
-	f := k.l.f
-	n, c, cs := f.net.n, f.c, f.net.ctx
-	rows := len(idx)
-	for r, j := range idx {
-		m := k.l.models[j]
+func (r *condBatch) fill(idx []int, rng randSource, bufs [][]float64) {
+	f := r.f
+	n, c := f.net.n, f.net.ctx
+	x, a, off, ldStd, ctx := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4]
+	for k, j := range idx {
+		m := r.models[j]
 		act := f.spec.Active[m]
-		copy(k.ctx[r*cs:(r+1)*cs], f.spec.Contexts[m])
+		copy(ctx[k*c:(k+1)*c], f.spec.Contexts[m])
 		ld := 0.0
-		for i, t := range k.l.x[j] {
-			var v float64
+		for i, t := range r.x[j] {
 			if act[i] {
-				v = f.scale[i] * (t - f.shift[i])
+				x[k*n+i], a[k*n+i], off[k*n+i] = t, f.scale[i], -f.shift[i]*f.scale[i]
 				ld += math.Log(f.scale[i])
 			} else {
-				v = rng.NormFloat64()
+				x[k*n+i], a[k*n+i], off[k*n+i] = rng.NormFloat64(), 1, 0
 			}
-			s, d := squash(v, c)
-			k.u[r*n+i] = s
-			ld += d
 		}
-		k.pre[r] = ld
+		ldStd[k] = ld
 	}
-	f.net.forwardBatch(p, k.w, rows, k.u, k.ctx, k.ld)
-	bp := f.baseParams(p)
-	var gbp []float64
-	if g != nil {
-		gbp = f.baseParams(g)
+}
+
+// logDensityGraph adds log q(·|k) for standardised rows v (B, n) whose
+// standardisation has per-row log-determinants ldStd (B), with the rows'
+// contexts ctx (B, ctx).
+func (f *ConditionalRQMA) logDensityGraph(b *gb, v, ldStd, ctx *gorgonia.Node) *gorgonia.Node {
+	n, c := f.net.n, f.net.ctx
+	u, ld0 := b.squashLayer(v, f.c)
+	if b.err != nil {
+		return nil
 	}
-	tot := 0.0
-	for r := range idx {
-		wr := weightOf(wts, r)
-		ctx := k.ctx[r*cs : (r+1)*cs]
-		baseForward(bp, ctx, k.hb, k.base, n)
-		ll := k.pre[r] + k.ld[r] - float64(n)*halfLog2Pi
-		for i := 0; i < n; i++ {
-			y := k.w.y[r*n+i]
-			w, d := unsquash(y, c)
-			ls := k.base[n+i]
-			e := math.Exp(-ls)
-			z := (w - k.base[i]) * e
-			ll += d - ls - 0.5*z*z
-			k.gy[r*n+i] = wr * (z*e/(c*y*(1-y)) + 1/y - 1/(1-y))
-			k.gb[i] = -wr * z * e
-			k.gb[n+i] = wr * (1 - z*z)
-		}
-		k.gl[r] = -wr
-		tot -= wr * ll
-		if g != nil {
-			baseBackward(bp, gbp, ctx, k.hb, k.gb, n)
-		}
+	y, ld1 := f.net.graph(b, 0, u, ctx)
+	if b.err != nil {
+		return nil
 	}
-	if g != nil {
-		f.net.backwardBatch(p, g, k.w, rows, k.gy, k.gl, k.ctx)
+	w, ld2 := b.logitLayer(y, f.c)
+	if b.err != nil {
+		return nil
 	}
-	return tot
+	// The conditional diagonal normal base: means and log-scales from an
+	// MLP of the context.
+	o := f.net.numParams()
+	w1 := b.view(o, baseHidden, c)
+	b1 := b.view(o+baseHidden*c, baseHidden)
+	w2 := b.view(o+baseHidden*c+baseHidden, 2*n, baseHidden)
+	b2 := b.view(o+baseHidden*c+baseHidden+2*n*baseHidden, 2*n)
+	if b.err != nil {
+		return nil
+	}
+	hb := b.n(ops.MaskedLinear(ctx, w1, b1, nil, ops.Tanh))
+	if b.err != nil {
+		return nil
+	}
+	bo := b.n(ops.MaskedLinear(hb, w2, b2, nil, ops.Identity))
+	if b.err != nil {
+		return nil
+	}
+	mean := b.n(gorgonia.Slice(bo, nil, gorgonia.S(0, n)))
+	ls := b.n(gorgonia.Slice(bo, nil, gorgonia.S(n, 2*n)))
+	if b.err != nil {
+		return nil
+	}
+	z := b.n(gorgonia.HadamardProd(b.n(gorgonia.Sub(w, mean)), b.n(gorgonia.Exp(b.n(gorgonia.Neg(ls))))))
+	ld := b.n(gorgonia.Add(b.n(gorgonia.Add(ld0, ld1)), ld2))
+	ld = b.n(gorgonia.Sub(b.n(gorgonia.Add(ld, ldStd)), b.rowSum(ls)))
+	return b.n(gorgonia.Add(ld, b.stdNormalRows(z)))
 }

@@ -86,7 +86,8 @@ func TestConditionalGradient(t *testing.T) {
 		x[r] = []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
 		models[r] = r % 3
 	}
-	l := &condLearner{f: f, x: x, models: models}
+	np := f.net.numParams()
+	l := newGraphLearner(&condBatch{f: f, x: x, models: models}, f.params, append(f.net.freeSpans(0), [2]int{np, len(f.params)}))
 	// With the auxiliary draws fixed by the seed, the batch loss equals the
 	// single-point loss at the drawn values; here model 2 has no auxiliary
 	// coordinates, so compare on its rows.

@@ -27,8 +27,14 @@
 // is stateless. Training is deterministic given TrainOptions.Seed and
 // TrainOptions.Workers.
 //
-// The numerics are plain Go with hand-written reverse-mode derivatives (gonum
-// BLAS for the batched products, package internal/rqspline for the splines),
-// not an autodiff graph, because training speed matters. Fitted flows are
-// saved and loaded in a versioned, checksummed binary format (Save, Load).
+// Every flow is a gorgonia graph built from layers: the standardisation,
+// the sigmoid and logit, MADE conditioners of masked linear layers
+// (ops.MaskedLinear), the permutations between layers and the batched
+// rational-quadratic splines (ops.RQSplineRows). Training compiles the
+// minibatch negative log-likelihood with ad, whose gradient comes from
+// gorgonia.Grad; no reverse mode is written by hand. Single-point
+// evaluation keeps allocation-free native passes (the autoregressive
+// inverse computes one degree block of hidden units per coordinate, so it
+// costs about one forward pass). Fitted flows are saved and loaded in a
+// versioned, checksummed binary format (Save, Load).
 package flows

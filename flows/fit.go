@@ -3,9 +3,9 @@ package flows
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"gonum.org/v1/gonum/stat"
+	"gorgonia.org/gorgonia"
 )
 
 // FitRQMA trains an RQMA flow on the rows of x (samples of a distribution on
@@ -33,17 +33,7 @@ func FitRQMA(x [][]float64, cfg RQMAConfig, opts TrainOptions) (*RQMA, *TrainRep
 
 // train fits the network of f, keeping its standardisation.
 func (f *RQMA) train(x [][]float64, opts TrainOptions) (*TrainReport, error) {
-	n := f.net.n
-	l := &rqmaLearner{f: f, pre: make([]float64, len(x)*n), preLD: make([]float64, len(x))}
-	for r, row := range x {
-		ld := 0.0
-		for i, t := range row {
-			u, d := squash(f.scale[i]*(t-f.shift[i]), f.c)
-			l.pre[r*n+i] = u
-			ld += d + math.Log(f.scale[i])
-		}
-		l.preLD[r] = ld
-	}
+	l := newGraphLearner(&rqmaBatch{f: f, x: x}, f.params, f.net.freeSpans(0))
 	return train(l, len(x), opts.Weights, opts)
 }
 
@@ -125,77 +115,58 @@ func standardisation(x [][]float64, w []float64, use [][]bool) (mean, inv []floa
 	return mean, inv, nil
 }
 
-// rqmaLearner trains an RQMA on pre-squashed samples: the standardisation
-// and sigmoid have no parameters, so they are applied once.
-type rqmaLearner struct {
-	f     *RQMA
-	pre   []float64 // h(s(x)) per row, N×n
-	preLD []float64 // log-determinant of h∘s per row
+// rqmaBatch is the log-density of an RQMA on a batch of samples x[idx]:
+// the standardisation, the sigmoid, the stack and the logit as one graph.
+type rqmaBatch struct {
+	f *RQMA
+	x [][]float64
 }
 
-func (l *rqmaLearner) params() []float64    { return l.f.params }
-func (l *rqmaLearner) maskGrad(g []float64) { l.f.net.maskGrad(g) }
-func (l *rqmaLearner) freeSpans() [][2]int  { return l.f.net.freeSpans(0) }
+func (r *rqmaBatch) numParams() int { return len(r.f.params) }
 
-func (l *rqmaLearner) newWorker() worker {
-	n := l.f.net.n
-	return &rqmaWorker{
-		l:  l,
-		w:  l.f.net.newBatchWork(workerRows),
-		u:  make([]float64, workerRows*n),
-		ld: make([]float64, workerRows),
-		gy: make([]float64, workerRows*n),
-		gl: make([]float64, workerRows),
-	}
-}
-
-type rqmaWorker struct {
-	l             *rqmaLearner
-	w             *batchWork
-	u, ld, gy, gl []float64
-}
-
-func (k *rqmaWorker) batch(p []float64, idx []int, wts []float64, _ *rand.Rand, g []float64) float64 {
-	tot := 0.0
-	k.l.f.net.transposeWeights(p, k.w)
-	for lo := 0; lo < len(idx); lo += workerRows {
-		hi := min(lo+workerRows, len(idx))
-		var wc []float64
-		if wts != nil {
-			wc = wts[lo:hi]
+func (r *rqmaBatch) build(b *gb, rows int) (*gorgonia.Node, []*gorgonia.Node) {
+	f := r.f
+	n := f.net.n
+	x := b.data("x", nil, rows, n)
+	a, c := make([]float64, rows*n), make([]float64, rows*n)
+	ldStd := 0.0
+	for i := 0; i < n; i++ {
+		ldStd += math.Log(f.scale[i])
+		for k := 0; k < rows; k++ {
+			a[k*n+i] = f.scale[i]
+			c[k*n+i] = -f.shift[i] * f.scale[i]
 		}
-		tot += k.chunk(p, idx[lo:hi], wc, g)
 	}
-	return tot
+	v := b.n(gorgonia.Add(b.n(gorgonia.HadamardProd(x, b.data("scale", a, rows, n))), b.data("offset", c, rows, n)))
+	if b.err != nil {
+		return nil, nil
+	}
+	return f.logDensityGraph(b, v, ldStd), []*gorgonia.Node{x}
 }
 
-func (k *rqmaWorker) chunk(p []float64, idx []int, wts []float64, g []float64) float64 {
-	f := k.l.f
-	n, c := f.net.n, f.c
-	rows := len(idx)
-	for r, j := range idx {
-		copy(k.u[r*n:(r+1)*n], k.l.pre[j*n:(j+1)*n])
+func (r *rqmaBatch) fill(idx []int, _ randSource, bufs [][]float64) {
+	n := r.f.net.n
+	for k, j := range idx {
+		copy(bufs[0][k*n:(k+1)*n], r.x[j])
 	}
-	f.net.forwardBatch(p, k.w, rows, k.u, nil, k.ld)
-	tot := 0.0
-	for r, j := range idx {
-		wr := 1.0
-		if wts != nil {
-			wr = wts[r]
-		}
-		ll := k.l.preLD[j] + k.ld[r] - float64(n)*halfLog2Pi
-		for i := 0; i < n; i++ {
-			y := k.w.y[r*n+i]
-			z, d := unsquash(y, c)
-			ll += d - 0.5*z*z
-			// ∂(−log q)/∂y: through z = logit(y)/c and through log (h⁻¹)'(y).
-			k.gy[r*n+i] = wr * (z/(c*y*(1-y)) + 1/y - 1/(1-y))
-		}
-		k.gl[r] = -wr
-		tot -= wr * ll
+}
+
+// logDensityGraph adds log q for the standardised rows v (B, n), whose
+// standardisation has log-determinant ldStd.
+func (f *RQMA) logDensityGraph(b *gb, v *gorgonia.Node, ldStd float64) *gorgonia.Node {
+	u, ld0 := b.squashLayer(v, f.c)
+	if b.err != nil {
+		return nil
 	}
-	if g != nil {
-		f.net.backwardBatch(p, g, k.w, rows, k.gy, k.gl, nil)
+	y, ld1 := f.net.graph(b, 0, u, nil)
+	if b.err != nil {
+		return nil
 	}
-	return tot
+	z, ld2 := b.logitLayer(y, f.c)
+	if b.err != nil {
+		return nil
+	}
+	ld := b.n(gorgonia.Add(b.n(gorgonia.Add(ld0, ld1)), ld2))
+	ld = b.n(gorgonia.Add(ld, b.scalar(ldStd)))
+	return b.n(gorgonia.Add(ld, b.stdNormalRows(z)))
 }

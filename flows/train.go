@@ -179,17 +179,18 @@ func (o *TrainOptions) batchSize(t int) int {
 type learner interface {
 	params() []float64
 	newWorker() worker
-	maskGrad(g []float64)
 	// freeSpans lists the index ranges of the parameters that can change;
-	// workers never write gradients outside them.
+	// the gradient is zero outside them (masked weights).
 	freeSpans() [][2]int
 }
 
 // worker evaluates Σ_r w_r·(−log q(x_r)) over sample rows idx (w_r = 1 when
 // wts is nil), adding the gradient with respect to the parameters into g
-// when g is non-nil. rng supplies any per-batch randomness.
+// when g is non-nil. rng supplies any per-batch randomness. A non-finite
+// loss is returned as NaN without error; an error means the batch could not
+// be evaluated at all.
 type worker interface {
-	batch(p []float64, idx []int, wts []float64, rng *rand.Rand, g []float64) float64
+	batch(p []float64, idx []int, wts []float64, rng randSource, g []float64) (float64, error)
 }
 
 // workerRows bounds the scratch of a worker; larger batches are chunked.
@@ -267,11 +268,14 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 	lastVal := math.NaN()
 	idx := make([]int, 0, o.batchSize(o.Iterations))
 	losses := make([]float64, nw)
-	valLoss := func() float64 {
+	valLoss := func() (float64, error) {
 		for i := range pcgs {
 			pcgs[i].Seed(0xfeed, uint64(i))
 		}
-		tot := parallel(workers, p, val, valW, rngs, nil, losses)
+		tot, err := parallel(workers, p, val, valW, rngs, nil, losses)
+		if err != nil {
+			return math.NaN(), err
+		}
 		den := float64(len(val))
 		if valW != nil {
 			den = 0
@@ -279,7 +283,7 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 				den += w
 			}
 		}
-		return tot / den
+		return tot / den, nil
 	}
 
 	for t := 0; t < o.Iterations; t++ {
@@ -302,7 +306,11 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 		// goroutine the smaller products cost more than the parallelism
 		// saves.
 		use := min(len(workers), max(1, bs/minWorkerRows))
-		loss := parallel(workers[:use], p, idx, nil, rngs[:use], grads[:use], losses[:use]) / float64(bs)
+		loss, err := parallel(workers[:use], p, idx, nil, rngs[:use], grads[:use], losses[:use])
+		if err != nil {
+			return rep, err
+		}
+		loss /= float64(bs)
 		// Reduce in worker order, scale, and leave the worker buffers zeroed
 		// for the next iteration, in one pass over the free parameters.
 		inv := 1 / float64(bs)
@@ -319,7 +327,6 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 				ok = ok && !math.IsNaN(s) && !math.IsInf(s, 0)
 			}
 		}
-		l.maskGrad(g)
 		lr := o.learningRate(t)
 		if !ok {
 			rep.Skipped++
@@ -339,7 +346,9 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 		rep.Loss = append(rep.Loss, loss)
 		rep.Iterations = t + 1
 		if nVal > 0 && (t+1)%o.ValidateEvery == 0 {
-			lastVal = valLoss()
+			if lastVal, err = valLoss(); err != nil {
+				return rep, err
+			}
 			rep.ValidationLoss = append(rep.ValidationLoss, lastVal)
 			window = append(window, lastVal)
 		} else if nVal == 0 && finite(loss) {
@@ -379,8 +388,9 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 
 // parallel splits idx into contiguous parts, one per worker, runs them
 // concurrently and returns the summed loss, summed in worker order.
-func parallel(ws []worker, p []float64, idx []int, wts []float64, rngs []*rand.Rand, grads [][]float64, losses []float64) float64 {
+func parallel(ws []worker, p []float64, idx []int, wts []float64, rngs []*rand.Rand, grads [][]float64, losses []float64) (float64, error) {
 	nw := len(ws)
+	errs := make([]error, nw)
 	var wg sync.WaitGroup
 	for k := range ws {
 		lo := k * len(idx) / nw
@@ -396,13 +406,16 @@ func parallel(ws []worker, p []float64, idx []int, wts []float64, rngs []*rand.R
 		wg.Add(1)
 		go func(k int) {
 			defer wg.Done()
-			losses[k] = ws[k].batch(p, idx[lo:hi], wk, rngs[k], g)
+			losses[k], errs[k] = ws[k].batch(p, idx[lo:hi], wk, rngs[k], g)
 		}(k)
 	}
 	wg.Wait()
 	s := 0.0
-	for _, l := range losses {
+	for k, l := range losses {
+		if errs[k] != nil {
+			return math.NaN(), errs[k]
+		}
 		s += l
 	}
-	return s
+	return s, nil
 }

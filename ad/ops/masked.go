@@ -155,13 +155,6 @@ type maskedOp struct {
 	pair  int // gradients: the pair
 }
 
-func (op maskedOp) m(pair int) *mask {
-	if pair == 0 {
-		return op.mask
-	}
-	return nil
-}
-
 func (op maskedOp) Arity() int {
 	switch op.kind {
 	case mlForward:
@@ -312,26 +305,84 @@ func (op maskedOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := maskedKernel{op: op, rows: B, cols: make([]int, len(in))}
+	k := &maskedKernel{op: op, rows: B, cols: make([]int, len(in))}
 	for i, s := range in {
 		if len(s) == 2 {
 			k.cols[i] = s[1]
 		}
 	}
+	m := op.mask
+	nonEmpty := 0
+	for _, bl := range m.blocks {
+		if bl.p > 0 {
+			nonEmpty++
+		}
+	}
+	// Products with the weights transposed run as long row updates (and
+	// skip the zeros of ReLU activations); they pay when the mask is one
+	// block or the input is narrow. With many blocks of a wide input the
+	// per-block dot products are better.
+	k.wide = nonEmpty <= 1 || m.in <= narrowInput
+	if k.wide && (op.kind == mlForward || op.kind == mlGradX || op.kind == mlGradW) {
+		k.wt = make([]float64, m.out*m.in)
+	}
+	if op.kind == mlForward {
+		for i := 4; i < len(in); i += 2 {
+			k.extraT = append(k.extraT, make([]float64, in[i].TotalSize()))
+		}
+	}
 	return k, nil
 }
 
+// narrowInput is the input width up to which MaskedLinear multiplies by
+// the transposed (masked) weights as one product, doing the masked-out
+// work, rather than block by block.
+const narrowInput = 32
+
 type maskedKernel struct {
-	op   maskedOp
-	rows int
-	cols []int // column count of each 2-D input
+	op     maskedOp
+	rows   int
+	cols   []int // column count of each 2-D input
+	wide   bool
+	wt     []float64   // scratch: transposed masked weights or gradient
+	extraT [][]float64 // scratch: transposed extra weights
+}
+
+// CloneKernel implements ad.Cloner: each clone owns its scratch.
+func (k *maskedKernel) CloneKernel() ad.Kernel {
+	c := *k
+	if k.wt != nil {
+		c.wt = make([]float64, len(k.wt))
+	}
+	c.extraT = make([][]float64, len(k.extraT))
+	for i, t := range k.extraT {
+		c.extraT[i] = make([]float64, len(t))
+	}
+	return &c
+}
+
+// transposeMasked writes the transpose (in × out) of w (out × in) into t,
+// with zeros outside the mask.
+func (m *mask) transposeMasked(t, w []float64) {
+	no, ni := m.out, m.in
+	for _, bl := range m.blocks {
+		for j := bl.a; j < bl.e; j++ {
+			row := w[j*ni : j*ni+bl.p]
+			for i, v := range row {
+				t[i*no+j] = v
+			}
+			for i := bl.p; i < ni; i++ {
+				t[i*no+j] = 0
+			}
+		}
+	}
 }
 
 func genM(rows, cols, stride int, d []float64) blas64.General {
 	return blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: d}
 }
 
-func (k maskedKernel) Eval(out []float64, in [][]float64) error {
+func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
 	m := k.op.mask
 	B, no := k.rows, m.out
 	switch k.op.kind {
@@ -341,7 +392,10 @@ func (k maskedKernel) Eval(out []float64, in [][]float64) error {
 			copy(out[r*no:(r+1)*no], b)
 		}
 		ni := m.in
-		if B == 1 {
+		if k.wide && B > 1 {
+			m.transposeMasked(k.wt, w)
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(ni, no, no, k.wt), 1, genM(B, no, no, out))
+		} else if B == 1 {
 			for _, bl := range m.blocks {
 				if bl.p > 0 {
 					blas64.Gemv(blas.NoTrans, 1, genM(bl.e-bl.a, bl.p, ni, w[bl.a*ni:]), blas64.Vector{N: bl.p, Inc: 1, Data: x}, 1, blas64.Vector{N: bl.e - bl.a, Inc: 1, Data: out[bl.a:]})
@@ -356,7 +410,9 @@ func (k maskedKernel) Eval(out []float64, in [][]float64) error {
 		}
 		for i := 3; i < len(in); i += 2 {
 			c := k.cols[i]
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1, genM(B, c, c, in[i]), genM(no, c, c, in[i+1]), 1, genM(B, no, no, out))
+			vt := k.extraT[(i-3)/2]
+			transpose(vt, in[i+1], no, c)
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, c, c, in[i]), genM(c, no, no, vt), 1, genM(B, no, no, out))
 		}
 		switch k.op.act {
 		case ReLU:
@@ -405,6 +461,13 @@ func (k maskedKernel) Eval(out []float64, in [][]float64) error {
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, no, no, g), genM(no, ni, ni, w), 0, genM(B, ni, ni, out))
 			return nil
 		}
+		if k.wide && ni <= narrowInput {
+			// Dot products of length out with the rows of the transposed
+			// weights, rather than updates of length ni.
+			m.transposeMasked(k.wt, w)
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, genM(B, no, no, g), genM(ni, no, no, k.wt), 0, genM(B, ni, ni, out))
+			return nil
+		}
 		for _, bl := range m.blocks {
 			if bl.p > 0 {
 				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, bl.e-bl.a, no, g[bl.a:]), genM(bl.e-bl.a, bl.p, ni, w[bl.a*ni:]), 1, genM(B, bl.p, ni, out))
@@ -415,6 +478,21 @@ func (k maskedKernel) Eval(out []float64, in [][]float64) error {
 		ni := k.cols[0]
 		if k.op.pair != 0 {
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, genM(B, no, no, g), genM(B, ni, ni, x), 0, genM(no, ni, ni, out))
+			return nil
+		}
+		if k.wide && ni <= narrowInput {
+			// xᵀ·g (ni × out) as long row updates, then transposed into
+			// place with the mask applied.
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(B, no, no, g), 0, genM(ni, no, no, k.wt))
+			for _, bl := range m.blocks {
+				for j := bl.a; j < bl.e; j++ {
+					row := out[j*ni : (j+1)*ni]
+					for i := range row[:bl.p] {
+						row[i] = k.wt[i*no+j]
+					}
+					clear(row[bl.p:])
+				}
+			}
 			return nil
 		}
 		for _, bl := range m.blocks {
@@ -429,4 +507,13 @@ func (k maskedKernel) Eval(out []float64, in [][]float64) error {
 		}
 	}
 	return nil
+}
+
+// transpose sets dst (cols × rows) to the transpose of src (rows × cols).
+func transpose(dst, src []float64, rows, cols int) {
+	for i := 0; i < rows; i++ {
+		for j, v := range src[i*cols : (i+1)*cols] {
+			dst[j*rows+i] = v
+		}
+	}
 }

@@ -62,8 +62,17 @@ func checkCompiledGrad(t *testing.T, name string, x0 []float64, build func(g *go
 }
 
 func TestMaskedLinearGradient(t *testing.T) {
-	const B, in, out, m = 3, 4, 5, 2
-	prefix := []int{0, 1, 1, 3, 4}
+	// A narrow input (one transposed product) and a wide one with several
+	// blocks (block products).
+	for _, in := range []int{4, narrowInput + 2} {
+		testMaskedLinearGradient(t, in, []int{0, 1, 1, 3, in})
+	}
+	// One block of a wide input: transposed products.
+	testMaskedLinearGradient(t, narrowInput+2, []int{0, 0, narrowInput + 2, narrowInput + 2, narrowInput + 2})
+}
+
+func testMaskedLinearGradient(t *testing.T, in int, prefix []int) {
+	const B, out, m = 3, 5, 2
 	for _, act := range []Activation{Identity, ReLU, Tanh} {
 		for _, withExtra := range []bool{false, true} {
 			rng := rand.New(rand.NewPCG(1, uint64(act)))
