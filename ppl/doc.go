@@ -75,4 +75,14 @@
 // labels (indicator vectors "1,0,1,1"); it gives log π(k, θ_k) and the
 // saturated target of CTRJ on R^{n_max}, with an explicit position map and
 // active mask per model.
+//
+// Parameters common to all models, such as the noise scale of every
+// regression in a variable selection, are declared last in every model and
+// announced with WithShared(n): they take the last n saturated positions in
+// every model, and indicator vectors and position maps describe only the
+// models' own coordinates:
+//
+//	// models[k] declares beta (ones of ind[k] coordinates), then sigma
+//	s, err := ppl.NewSpace(models, ppl.WithIndicators(ind),
+//		ppl.WithPositions(ppl.IndicatorPositions(ind)), ppl.WithShared(1))
 package ppl

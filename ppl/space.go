@@ -24,6 +24,11 @@ import (
 //
 // with s = 1 (the reference) unless WithAuxiliaryScale says otherwise.
 //
+// Parameters shared by all models, such as the noise scale of every
+// regression in a variable selection, are declared with WithShared(n): they
+// are the last n coordinates of every model's θ_k and the last n saturated
+// coordinates, active in every model, so that a jump carries them over.
+//
 // Space methods satisfy kernels.TransdimensionalTarget. A Space keeps
 // scratch space and its models are not safe for concurrent use: Clone it
 // for each goroutine.
@@ -36,6 +41,7 @@ type Space struct {
 	positions [][]int
 	active    [][]bool
 	maxDim    int
+	shared    int // number of shared parameters (WithShared)
 	auxSD     float64
 	theta     []float64 // gather scratch
 	grad      []float64
@@ -55,13 +61,28 @@ func WithLabels(labels ...string) SpaceOption {
 	}
 }
 
-// WithIndicators labels each model by a vector (such as the inclusion
-// indicators of variable selection); model k's label is the vector joined
-// by commas, e.g. "1,0,1,1".
+// WithIndicators labels each model by its inclusion indicators (as in
+// variable selection): vectors[k][i] is 1 when candidate coordinate i is in
+// model k and 0 otherwise, and model k's label is the vector joined by
+// commas, e.g. "1,0,1,1". The vectors must have one length, and each model's
+// dimension must be its number of ones plus the number of shared parameters
+// (WithShared); NewSpace reports any mismatch. WithPositions(
+// IndicatorPositions(vectors)) then keeps candidate i at saturated position
+// i in every model. Models labelled otherwise take WithLabels.
 func WithIndicators(vectors [][]int) SpaceOption {
 	return func(s *Space) error {
 		if len(vectors) != len(s.models) {
 			return fmt.Errorf("ppl: %d indicator vectors for %d models", len(vectors), len(s.models))
+		}
+		for k, v := range vectors {
+			if len(v) != len(vectors[0]) {
+				return fmt.Errorf("ppl: indicator vector %d (%v) has length %d, vector 0 (%v) %d", k, v, len(v), vectors[0], len(vectors[0]))
+			}
+			for i, x := range v {
+				if x != 0 && x != 1 {
+					return fmt.Errorf("ppl: indicator vector %d (%v): entry %d is %d, want 0 or 1", k, v, i, x)
+				}
+			}
 		}
 		s.vectors = make([][]int, len(vectors))
 		s.labels = make([]string, len(vectors))
@@ -102,7 +123,9 @@ func WithLogPrior(logPrior []float64) SpaceOption {
 // saturated coordinate holding coordinate j of model k's unconstrained
 // vector, strictly increasing in j (so that the layout is the concatenation
 // c_k CTRJ expects). For variable selection this keeps β_i at position i in
-// every model. The default puts θ_k first: positions 0, …, n_k − 1.
+// every model. The default puts θ_k first: positions 0, …, n_k − 1. With
+// WithShared(n), positions[k] lists only model k's own n_k − n coordinates
+// (the shared ones always take the last n saturated positions).
 func WithPositions(positions [][]int) SpaceOption {
 	return func(s *Space) error {
 		if len(positions) != len(s.models) {
@@ -141,6 +164,24 @@ func WithSaturatedDim(n int) SpaceOption {
 			return fmt.Errorf("ppl: saturated dimension %d", n)
 		}
 		s.maxDim = n
+		return nil
+	}
+}
+
+// WithShared declares that the last n coordinates of every model's
+// unconstrained vector are n parameters shared by all models (a noise scale
+// in every regression, say). In the saturated layout they occupy the last n
+// positions, n_max − n, …, n_max − 1, active in every model, so CTRJ keeps
+// them across jumps; the models' own coordinates come before them (at the
+// positions given by WithPositions, or first). Indicator vectors
+// (WithIndicators) and position maps then describe only the models' own
+// coordinates. Every model must have dimension at least n.
+func WithShared(n int) SpaceOption {
+	return func(s *Space) error {
+		if n < 0 {
+			return fmt.Errorf("ppl: %d shared parameters", n)
+		}
+		s.shared = n
 		return nil
 	}
 }
@@ -201,31 +242,8 @@ func NewSpace(models []Model, opts ...SpaceOption) (*Space, error) {
 			s.logPrior[k] = -math.Log(float64(K))
 		}
 	}
-	need := 0
-	if s.positions == nil {
-		s.positions = make([][]int, K)
-		for k, m := range s.models {
-			s.positions[k] = make([]int, m.Dim())
-			for j := range s.positions[k] {
-				s.positions[k][j] = j
-			}
-		}
-	}
-	for k, p := range s.positions {
-		if len(p) != s.models[k].Dim() {
-			return nil, fmt.Errorf("ppl: model %d (%s): %d positions for dimension %d", k, s.labels[k], len(p), s.models[k].Dim())
-		}
-		for j, i := range p {
-			if i < 0 || j > 0 && i <= p[j-1] {
-				return nil, fmt.Errorf("ppl: model %d (%s): positions %v are not strictly increasing non-negative", k, s.labels[k], p)
-			}
-		}
-		need = max(need, p[len(p)-1]+1)
-	}
-	if s.maxDim == 0 {
-		s.maxDim = need
-	} else if s.maxDim < need {
-		return nil, fmt.Errorf("ppl: saturated dimension %d is below the %d the positions need", s.maxDim, need)
+	if err := s.layout(); err != nil {
+		return nil, err
 	}
 	s.active = make([][]bool, K)
 	for k, p := range s.positions {
@@ -238,6 +256,73 @@ func NewSpace(models []Model, opts ...SpaceOption) (*Space, error) {
 	s.grad = make([]float64, s.maxDim)
 	return s, nil
 }
+
+// layout checks the indicators, positions and shared parameters against
+// the models' dimensions and sets the saturated dimension.
+func (s *Space) layout() error {
+	n := s.shared
+	for k, m := range s.models {
+		if m.Dim() < n {
+			return fmt.Errorf("ppl: model %d (%s) has dimension %d, below the %d shared parameters", k, s.labels[k], m.Dim(), n)
+		}
+	}
+	if s.vectors != nil {
+		for k, v := range s.vectors {
+			ones := 0
+			for _, x := range v {
+				ones += x
+			}
+			if ones+n != s.models[k].Dim() {
+				return fmt.Errorf("ppl: model %d (%s) has dimension %d but its indicator vector has %d ones and the space %d shared parameters (WithShared)", k, s.labels[k], s.models[k].Dim(), ones, n)
+			}
+		}
+	}
+	if s.positions == nil {
+		s.positions = make([][]int, len(s.models))
+		for k, m := range s.models {
+			s.positions[k] = make([]int, m.Dim()-n)
+			for j := range s.positions[k] {
+				s.positions[k][j] = j
+			}
+		}
+	}
+	need := 0 // saturated coordinates the models' own parameters need
+	for k, p := range s.positions {
+		if len(p) != s.models[k].Dim()-n {
+			if n > 0 {
+				return fmt.Errorf("ppl: model %d (%s): %d positions for its %d own coordinates (dimension %d, %d shared)", k, s.labels[k], len(p), s.models[k].Dim()-n, s.models[k].Dim(), n)
+			}
+			return fmt.Errorf("ppl: model %d (%s): %d positions for dimension %d", k, s.labels[k], len(p), s.models[k].Dim())
+		}
+		for j, i := range p {
+			if i < 0 || j > 0 && i <= p[j-1] {
+				return fmt.Errorf("ppl: model %d (%s): positions %v are not strictly increasing non-negative", k, s.labels[k], p)
+			}
+		}
+		if len(p) > 0 {
+			need = max(need, p[len(p)-1]+1)
+		}
+	}
+	if s.maxDim == 0 {
+		s.maxDim = need + n
+	} else if s.maxDim < need+n {
+		return fmt.Errorf("ppl: saturated dimension %d is below the %d the positions and %d shared parameters need", s.maxDim, need+n, n)
+	}
+	if n > 0 {
+		for k, p := range s.positions {
+			full := append(append(make([]int, 0, len(p)+n), p...), make([]int, n)...)
+			for j := range n {
+				full[len(p)+j] = s.maxDim - n + j
+			}
+			s.positions[k] = full
+		}
+	}
+	return nil
+}
+
+// NumShared is the number of parameters shared by all models (WithShared):
+// the last NumShared coordinates of every θ_k and of ξ.
+func (s *Space) NumShared() int { return s.shared }
 
 func joinInts(v []int) string {
 	parts := make([]string, len(v))
