@@ -42,7 +42,9 @@ func registerGradModel(name string, setup gradSetup) {
 }
 
 // BenchmarkGradient times value-and-gradient evaluations:
-// BenchmarkGradient/<model>/<impl>. Run with -benchmem.
+// BenchmarkGradient/<model>/<impl>. Run with -benchmem. Besides ns/op it
+// reports cpu-ns/op, the process's CPU time per evaluation, the figure to
+// compare on a loaded machine.
 func BenchmarkGradient(b *testing.B) {
 	for _, name := range sortedKeys(gradModels) {
 		b.Run(name, func(b *testing.B) {
@@ -64,9 +66,13 @@ func benchGradient(b *testing.B, x []float64, impls map[string]gradImpl) {
 			grad := make([]float64, len(x))
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuSeconds()
 			for i := 0; i < b.N; i++ {
 				f(x, grad)
 			}
+			// CPU time does not count the waits for a core that inflate
+			// ns/op on a loaded machine.
+			b.ReportMetric(1e9*(cpuSeconds()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

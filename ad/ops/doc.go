@@ -3,7 +3,11 @@
 // factorisation, log-determinant of a symmetric positive-definite matrix,
 // triangular solves, lgamma and digamma, asinh, sinh, atanh, a numerically
 // stable log-sum-exp, softplus, log-sigmoid, the rational-quadratic
-// spline and a fused Bernoulli-logit GLM log-likelihood (BernoulliLogitGLM).
+// spline, and the fused GLM log-likelihoods of regressions
+// (BernoulliLogitGLM, PoissonLogGLM, NormalIDGLM), which compute Xβ and Xᵀr
+// in one pass over the design matrix and can split their rows over several
+// goroutines (ad.Program.SetWorkers) with results that do not depend on how
+// many.
 // For normalizing flows it adds the layers a masked autoregressive flow is
 // made of: MaskedLinear (a fully connected layer with a block-triangular
 // mask, whose products skip the masked weights), PermuteColumns, and

@@ -115,7 +115,7 @@ func TestBernoulliLogitGLMValue(t *testing.T) {
 	gbar := make([]float64, f.d+1)
 	gbar[0] = -2.5
 	packed := []tensor.Shape{{f.d + 1}, {f.d + 1}}
-	back, err := runKernel(t, glmGradOp{}, packed, got, gbar)
+	back, err := runKernel(t, glmGradOp{off: 1, n: f.d}, packed, got, gbar)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestBernoulliLogitGLMErrors(t *testing.T) {
 	}
 	// The packed gradient entries are internal: differentiating through
 	// them is refused rather than silently wrong.
-	if _, err := runKernel(t, glmGradOp{}, []tensor.Shape{{2}, {2}}, []float64{-1, 0.5}, []float64{1, 1}); !errors.Is(err, errGLMPacked) {
+	if _, err := runKernel(t, glmGradOp{off: 1, n: 1}, []tensor.Shape{{2}, {2}}, []float64{-1, 0.5}, []float64{1, 1}); !errors.Is(err, errGLMPacked) {
 		t.Errorf("gradient through the packed gradient: error %v, want errGLMPacked", err)
 	}
 	// Wrong buffers are reported, not a panic.

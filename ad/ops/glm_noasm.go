@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package ops
+
+// haveAVX2FMA is false where the assembly row kernels do not exist.
+const haveAVX2FMA = false
+
+// dotRows sets out[i] = x[i*d:(i+1)*d]·beta for every i < len(out).
+func dotRows(x []float64, d int, beta, out []float64) { dotRowsGo(x, d, beta, out) }
+
+// axpyRows adds Σ_i r[i]·x[i*d:(i+1)*d] to g[:d] over every i < len(r).
+func axpyRows(x []float64, d int, r, g []float64) { axpyRowsGo(x, d, r, g) }

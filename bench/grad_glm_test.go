@@ -1,0 +1,240 @@
+package bench
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/ad/ops"
+)
+
+// The Poisson-log and normal-identity regressions of BenchmarkGradient, the
+// same size as logistic (n = 1000, d = 25, synthetic data from fixed seeds,
+// standard normal priors), each as a fused GLM op ("compiled-glm"), as
+// gorgonia primitives ("compiled") and as hand-written Go ("hand": one BLAS
+// matrix-vector product each way and one exp per observation).
+func init() {
+	registerGradModel("poisson", poissonSetup)
+	registerGradModel("normal", normalSetup)
+}
+
+// regData is a design matrix with outcomes.
+type regData struct {
+	n, d int
+	x, y []float64
+}
+
+// newRegData draws X ~ N(0, 1) and y from the Poisson-log (poisson true)
+// or normal-identity (σ = 1.5) model at β ~ N(0, 1/d).
+func newRegData(n, d int, poisson bool, seed uint64) *regData {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	beta := make([]float64, d)
+	for j := range beta {
+		beta[j] = rng.NormFloat64() / math.Sqrt(float64(d))
+	}
+	r := &regData{n: n, d: d, x: make([]float64, n*d), y: make([]float64, n)}
+	for i := 0; i < n; i++ {
+		eta := 0.0
+		for j := 0; j < d; j++ {
+			v := rng.NormFloat64()
+			r.x[i*d+j] = v
+			eta += v * beta[j]
+		}
+		if poisson {
+			l, k, p := math.Exp(-math.Exp(eta)), 0.0, rng.Float64()
+			for p > l {
+				k++
+				p *= rng.Float64()
+			}
+			r.y[i] = k
+		} else {
+			r.y[i] = eta + 1.5*rng.NormFloat64()
+		}
+	}
+	return r
+}
+
+func (r *regData) nodes(g *G.ExprGraph) (x, y *G.Node) {
+	x = G.NewMatrix(g, tensor.Float64, G.WithShape(r.n, r.d), G.WithName("X"),
+		G.WithValue(tensor.New(tensor.WithShape(r.n, r.d), tensor.WithBacking(append([]float64(nil), r.x...)))))
+	y = G.NewVector(g, tensor.Float64, G.WithShape(r.n), G.WithName("y"),
+		G.WithValue(tensor.New(tensor.WithShape(r.n), tensor.WithBacking(append([]float64(nil), r.y...)))))
+	return x, y
+}
+
+// halfSquares is −½Σv².
+func halfSquares(v *G.Node) *G.Node {
+	return G.Must(G.Mul(G.NewConstant(-0.5), G.Must(G.Sum(G.Must(G.Square(v))))))
+}
+
+// logFactorials is Σ log(y_i!).
+func (r *regData) logFactorials() float64 {
+	var c float64
+	for _, v := range r.y {
+		lg, _ := math.Lgamma(v + 1)
+		c += lg
+	}
+	return c
+}
+
+// poissonGraph is the Poisson-log regression with a N(0, 1) prior on β,
+// through ops.PoissonLogGLM (fused) or primitives.
+func (r *regData) poissonGraph(fused bool) (*G.ExprGraph, *G.Node, []*G.Node) {
+	g := G.NewGraph()
+	x, y := r.nodes(g)
+	beta := G.NewVector(g, tensor.Float64, G.WithShape(r.d), G.WithName("beta"), G.WithInit(G.Zeroes()))
+	var ll *G.Node
+	if fused {
+		ll = G.Must(ops.PoissonLogGLM(x, beta, y))
+	} else {
+		eta := G.Must(G.Mul(x, beta))
+		ll = G.Must(G.Sum(G.Must(G.Sub(G.Must(G.HadamardProd(y, eta)), G.Must(G.Exp(eta))))))
+		ll = G.Must(G.Sub(ll, G.NewConstant(r.logFactorials())))
+	}
+	return g, G.Must(G.Add(ll, halfSquares(beta))), []*G.Node{beta}
+}
+
+func (r *regData) poissonHand() gradImpl {
+	eta := make([]float64, r.n)
+	xm := blas64.General{Rows: r.n, Cols: r.d, Stride: r.d, Data: r.x}
+	c := r.logFactorials()
+	return func(beta, grad []float64) float64 {
+		blas64.Gemv(blas.NoTrans, 1, xm, blas64.Vector{N: r.d, Inc: 1, Data: beta}, 0, blas64.Vector{N: r.n, Inc: 1, Data: eta})
+		lp := -c
+		for i, e := range eta {
+			mu := math.Exp(e)
+			lp += r.y[i]*e - mu
+			eta[i] = r.y[i] - mu
+		}
+		for j, b := range beta {
+			lp -= 0.5 * b * b
+			grad[j] = -b
+		}
+		blas64.Gemv(blas.Trans, 1, xm, blas64.Vector{N: r.n, Inc: 1, Data: eta}, 1, blas64.Vector{N: r.d, Inc: 1, Data: grad})
+		return lp
+	}
+}
+
+func poissonSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
+	r := newRegData(logisticN, logisticD, true, 2025)
+	rng := rand.New(rand.NewPCG(26, 1))
+	x := make([]float64, r.d)
+	for i := range x {
+		x[i] = rng.NormFloat64() / 5
+	}
+	g1, out1, wrt1 := r.poissonGraph(false)
+	g2, out2, wrt2 := r.poissonGraph(true)
+	return x, map[string]gradImpl{
+		"compiled":     compiledImpl(tb, g1, out1, wrt1),
+		"compiled-glm": compiledImpl(tb, g2, out2, wrt2),
+		"hand":         r.poissonHand(),
+	}
+}
+
+// normalGraph is the normal-identity regression on θ = (β, log σ) with
+// N(0, 1) priors on both, the Jacobian of σ = e^τ included, through
+// ops.NormalIDGLM (fused) or primitives.
+func (r *regData) normalGraph(fused bool) (*G.ExprGraph, *G.Node, []*G.Node) {
+	g := G.NewGraph()
+	x, y := r.nodes(g)
+	theta := G.NewVector(g, tensor.Float64, G.WithShape(r.d+1), G.WithName("theta"), G.WithInit(G.Zeroes()))
+	beta := G.Must(G.Slice(theta, G.S(0, r.d)))
+	tau := G.Must(G.Slice(theta, G.S(r.d)))
+	sigma := G.Must(G.Exp(tau))
+	var ll *G.Node
+	if fused {
+		ll = G.Must(ops.NormalIDGLM(x, beta, y, sigma))
+	} else {
+		res := G.Must(G.Sub(y, G.Must(G.Mul(x, beta))))
+		ss := G.Must(G.Sum(G.Must(G.Square(res))))
+		ll = G.Must(G.Mul(G.Must(G.Mul(G.NewConstant(-0.5), ss)), G.Must(G.Exp(G.Must(G.Mul(G.NewConstant(-2.0), tau))))))
+		ll = G.Must(G.Sub(ll, G.Must(G.Mul(G.NewConstant(float64(r.n)), tau))))
+		ll = G.Must(G.Sub(ll, G.NewConstant(0.5*float64(r.n)*math.Log(2*math.Pi))))
+	}
+	lp := G.Must(G.Add(ll, halfSquares(theta)))
+	return g, G.Must(G.Add(lp, tau)), []*G.Node{theta}
+}
+
+func (r *regData) normalHand() gradImpl {
+	res := make([]float64, r.n)
+	xm := blas64.General{Rows: r.n, Cols: r.d, Stride: r.d, Data: r.x}
+	nf := float64(r.n)
+	return func(theta, grad []float64) float64 {
+		beta, tau := theta[:r.d], theta[r.d]
+		inv := math.Exp(-2 * tau)
+		blas64.Gemv(blas.NoTrans, 1, xm, blas64.Vector{N: r.d, Inc: 1, Data: beta}, 0, blas64.Vector{N: r.n, Inc: 1, Data: res})
+		var ss float64
+		for i, e := range res {
+			v := r.y[i] - e
+			ss += v * v
+			res[i] = v * inv
+		}
+		lp := -0.5*ss*inv - nf*tau - 0.5*nf*math.Log(2*math.Pi) + tau
+		for j, b := range theta {
+			lp -= 0.5 * b * b
+			grad[j] = -b
+		}
+		blas64.Gemv(blas.Trans, 1, xm, blas64.Vector{N: r.n, Inc: 1, Data: res}, 1, blas64.Vector{N: r.d, Inc: 1, Data: grad[:r.d]})
+		grad[r.d] += ss*inv - nf + 1
+		return lp
+	}
+}
+
+func normalSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
+	r := newRegData(logisticN, logisticD, false, 2026)
+	rng := rand.New(rand.NewPCG(27, 1))
+	x := make([]float64, r.d+1)
+	for i := range x {
+		x[i] = rng.NormFloat64() / 5
+	}
+	x[r.d] = math.Log(1.5)
+	g1, out1, wrt1 := r.normalGraph(false)
+	g2, out2, wrt2 := r.normalGraph(true)
+	return x, map[string]gradImpl{
+		"compiled":     compiledImpl(tb, g1, out1, wrt1),
+		"compiled-glm": compiledImpl(tb, g2, out2, wrt2),
+		"hand":         r.normalHand(),
+	}
+}
+
+// BenchmarkGLMWorkers times one gradient of a logistic regression on
+// 100,000 rows and 100 covariates, the fused ops.BernoulliLogitGLM with 1
+// and 2 workers (ad.Program.SetWorkers): one chain on several cores.
+// Compare ns/op (wall time) on idle cores; cpu-ns/op is the CPU time of
+// all workers together.
+func BenchmarkGLMWorkers(b *testing.B) {
+	ld := newLogisticData(100000, 100, 2027)
+	g, out, wrt := ld.graphGLM()
+	p, err := ad.Compile(g, out, wrt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	beta := make([]float64, ld.d)
+	rng := rand.New(rand.NewPCG(28, 1))
+	for i := range beta {
+		beta[i] = rng.NormFloat64() / 10
+	}
+	grad := make([]float64, ld.d)
+	for _, w := range []int{1, 2} {
+		b.Run(map[int]string{1: "workers=1", 2: "workers=2"}[w], func(b *testing.B) {
+			q := p.Clone()
+			if err := q.SetWorkers(w); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
+			for i := 0; i < b.N; i++ {
+				if _, err := q.LogDensityGrad(beta, grad); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(1e9*(cpuSeconds()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
