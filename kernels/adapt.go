@@ -283,6 +283,9 @@ func NewNUTSAdaptation(k *NUTS, numWarmup int, cfg NUTSAdaptConfig) (*NUTSAdapta
 // initial step size from s. An error means the step-size search failed.
 func (a *NUTSAdaptation) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo, error) {
 	k := a.kernel
+	if err := k.Validate(); err != nil {
+		return s, NUTSInfo{}, err
+	}
 	if a.iter == 0 {
 		n, err := k.findStepSize(rng, s)
 		a.GradEvals += n

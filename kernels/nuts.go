@@ -49,7 +49,9 @@ type NUTSInfo struct {
 // in Stan. Its exported fields are its parameters; change them between
 // steps freely. A NUTS value owns scratch space, so it serves one chain.
 type NUTS struct {
-	// StepSize is the leapfrog step size ε > 0.
+	// StepSize is the leapfrog step size ε > 0. With a step size that is
+	// not positive and finite, or a negative MaxTreeDepth, Step does not
+	// move and reports a divergence (see Validate).
 	StepSize float64
 	// Metric is the inverse mass matrix.
 	Metric *Metric
@@ -157,9 +159,21 @@ func (k *NUTS) Init(x []float64) (NUTSState, error) {
 	s := NUTSState{Position: append([]float64(nil), x...), Grad: make([]float64, k.dim)}
 	s.LogDensity = evalGrad(k.target, s.Position, s.Grad)
 	if math.IsInf(s.LogDensity, -1) {
-		return NUTSState{}, ErrNoFinitePoint
+		return NUTSState{}, initialPointError(k.target, s.Position, s.Grad, true)
 	}
 	return s, nil
+}
+
+// Validate reports settings Step cannot run with: a step size that is not
+// positive and finite, or a negative MaxTreeDepth.
+func (k *NUTS) Validate() error {
+	switch {
+	case !(k.StepSize > 0) || math.IsInf(k.StepSize, 1):
+		return fmt.Errorf("kernels: NUTS step size %v, want positive and finite", k.StepSize)
+	case k.MaxTreeDepth < 0:
+		return fmt.Errorf("kernels: NUTS maximum tree depth %d, want positive (0 means %d)", k.MaxTreeDepth, DefaultMaxTreeDepth)
+	}
+	return nil
 }
 
 // ensureLevels sizes the per-level scratch for the current MaxTreeDepth;
@@ -182,6 +196,9 @@ func (k *NUTS) ensureLevels(depth int) {
 // be used afterwards except through the returned value. Step does not
 // allocate once the kernel has run at its current MaxTreeDepth.
 func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
+	if k.Validate() != nil {
+		return s, NUTSInfo{StepSize: k.StepSize, Divergent: true}
+	}
 	maxDepth := k.MaxTreeDepth
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxTreeDepth

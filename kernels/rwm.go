@@ -116,7 +116,7 @@ func (k *RWM) Init(x []float64) (RWMState, error) {
 	s := RWMState{Position: append([]float64(nil), x...)}
 	s.LogDensity = evalValue(k.target, s.Position, k.grad)
 	if math.IsInf(s.LogDensity, -1) {
-		return RWMState{}, ErrNoFinitePoint
+		return RWMState{}, initialPointError(k.target, s.Position, k.grad, false)
 	}
 	return s, nil
 }
@@ -182,6 +182,10 @@ type RWMAdaptConfig struct {
 	InitBuffer, BaseWindow, TermBuffer int
 }
 
+// maxRWMScale bounds the adapted random-walk scale, as NUTS's step size
+// search is bounded: positions on the unconstrained scale are O(1)–O(100).
+const maxRWMScale = 1e7
+
 // RWMAdaptation tunes an RWM kernel during warm-up: Robbins–Monro on the
 // log scale toward TargetAccept, and optionally the proposal covariance.
 // Call Step once per warm-up iteration.
@@ -242,6 +246,11 @@ func (a *RWMAdaptation) Step(rng *rand.Rand, s RWMState) (RWMState, RWMInfo, err
 	// Keep the scale representable whatever the target does.
 	a.logScale = math.Max(-700, math.Min(700, a.logScale))
 	k.Scale = math.Exp(a.logScale)
+	if k.Scale > maxRWMScale {
+		// Proposals this far are accepted only by a density that does
+		// not fall off: the draws would run off to infinity.
+		return s, info, fmt.Errorf("kernels: random-walk scale grew past %g at warm-up iteration %d (acceptance %.2f); the posterior may be improper", maxRWMScale, a.iter+1, info.AcceptProb)
+	}
 	if slow, end := a.win.slow(a.iter); slow {
 		a.acc.add(s.Position)
 		if end {

@@ -583,5 +583,7 @@ func initialPoint(c int, t Target, rng *rand.Rand, init InitFunc) ([]float64, er
 			return x, nil
 		}
 	}
-	return nil, fmt.Errorf("%w after %d tries", ErrNoFinitePoint, maxInitTries)
+	// Say why the last try failed: the target's error, a value or a
+	// gradient entry.
+	return nil, fmt.Errorf("%d initial points tried; the last: %w", maxInitTries, initialPointError(t, x, g, true))
 }

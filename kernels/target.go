@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"errors"
+	"fmt"
 	"math"
 )
 
@@ -29,9 +30,11 @@ type logDensityer interface {
 // initial point does not match the target's dimension.
 var ErrDimension = errors.New("kernels: dimension mismatch")
 
-// ErrNoFinitePoint is returned (wrapped) when an initial position has a
-// non-finite log-density or the target reports an error there.
-var ErrNoFinitePoint = errors.New("kernels: log-density is not finite at the initial point")
+// ErrNoFinitePoint is returned (wrapped, with the cause: the target's
+// error, the log-density's value or the gradient entry) when an initial
+// position has a non-finite log-density or gradient or the target reports
+// an error there.
+var ErrNoFinitePoint = errors.New("kernels: no usable initial point")
 
 // evalGrad evaluates t at x, folding errors and non-finite values into
 // −∞ so that callers only ever compare numbers.
@@ -57,6 +60,32 @@ func evalValue(t Target, x, grad []float64) float64 {
 		return math.Inf(-1)
 	}
 	return lp
+}
+
+// initialPointError says why x cannot start a chain, wrapping
+// ErrNoFinitePoint and the target's own error if it returned one; nil if
+// x can. withGrad also requires a finite gradient.
+func initialPointError(t Target, x, grad []float64, withGrad bool) error {
+	var lp float64
+	var err error
+	if ld, ok := t.(logDensityer); ok && !withGrad {
+		lp, err = ld.LogDensity(x)
+	} else {
+		lp, err = t.LogDensityGrad(x, grad)
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: the target failed: %w", ErrNoFinitePoint, err)
+	case math.IsNaN(lp) || math.IsInf(lp, 0):
+		return fmt.Errorf("%w: log-density %v", ErrNoFinitePoint, lp)
+	case withGrad:
+		for i, v := range grad {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: log-density %v is finite but gradient entry %d is %v", ErrNoFinitePoint, lp, i, v)
+			}
+		}
+	}
+	return nil
 }
 
 // finiteGrad reports whether every entry of g is finite.
