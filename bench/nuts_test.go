@@ -79,56 +79,75 @@ func factor3NUTSSetup(tb testing.TB) nutsModel {
 }
 
 // BenchmarkNUTS runs NUTS as trj sample does, 4 chains of 1000 warm-up and
-// 1000 kept iterations with Stan's adaptation, and reports
+// 1000 kept iterations with Stan's adaptation (seed i+1 in iteration i),
+// and reports
 //
-//	ESS/s       min bulk ESS over the parameters (Stan's constrained
-//	            parameters and transformed parameters) per second of
-//	            sampling, the wall-clock sampling phases of the 4 chains
-//	            added up, as CmdStan's per-chain times add up;
-//	ESS/cpu-s   the same per CPU second of sampling: the process's CPU
-//	            time over the run times the sampling phase's share of
-//	            the gradients. On a loaded machine, where chains wait for
-//	            a core, this is the figure to compare with Stan's;
+//	ESS/cpu-s   min bulk ESS over the parameters (Stan's constrained
+//	            parameters and transformed parameters) per CPU second of
+//	            the sampling phases: the chains run one after another, as
+//	            rstan's with cores = 1, each alone in the process, and the
+//	            process CPU clock is read when the chain's warm-up ends and
+//	            when its sampling ends. rstan times its phases with the
+//	            CPU clock too, so this is the figure to compare with Stan's,
+//	            and CPU time does not count the waits for a core that a
+//	            loaded machine adds to wall time;
+//	ESS/s       the same per wall-clock second of sampling, the chains'
+//	            sampling phases added up, as CmdStan's per-chain times add
+//	            up;
 //	grads/draw  gradient evaluations per kept draw;
 //	ESS/kgrad   min bulk ESS per thousand sampling-phase gradients, a
 //	            figure that does not depend on the machine's load;
-//	µs/grad     sampling time per gradient.
+//	cpu-µs/grad CPU time of sampling per gradient, and µs/grad the wall
+//	            time.
 //
-// Run each once: go test ./bench/ -run XXX -bench NUTS -benchtime=1x.
+// The chain with FirstChain c is chain c of a 4-chain run, so the draws
+// are those of kernels.Sample with 4 chains in parallel. ESS is computed
+// outside the timed window. Run each once, or 10 times for 10 seeds:
+// go test ./bench/ -run XXX -bench NUTS -benchtime=1x.
 func BenchmarkNUTS(b *testing.B) {
 	for _, name := range sortedKeys(nutsModels) {
 		b.Run(name, func(b *testing.B) {
 			m := nutsModels[name](b)
-			const chains, draws = 4, 1000
+			const chains, warmup, draws = 4, 1000, 1000
 			var ess, seconds, grads, cpu float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				cpu0 := cpuSeconds()
-				res, err := kernels.Sample(context.Background(), m.factory, nil, &kernels.SampleSettings{
-					Chains: chains, Warmup: 1000, Draws: draws, Seed: uint64(i + 1),
-				})
-				if err != nil {
-					b.Fatal(err)
+				res := &kernels.SampleResult{}
+				for c := 0; c < chains; c++ {
+					var cpuSampling float64
+					r, err := kernels.Sample(context.Background(), m.factory, nil, &kernels.SampleSettings{
+						Chains: 1, FirstChain: c, Warmup: warmup, Draws: draws, Seed: uint64(i + 1),
+						Progress: func(_, it int) {
+							switch it {
+							case warmup - 1:
+								cpuSampling = cpuSeconds()
+							case warmup + draws - 1:
+								cpuSampling = cpuSeconds() - cpuSampling
+							}
+						},
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+					cpu += cpuSampling
+					ch := r.Chains[0]
+					seconds += ch.SampleTime.Seconds()
+					grads += float64(ch.SampleGradEvals)
+					res.Chains = append(res.Chains, ch)
 				}
+				b.StopTimer()
 				e, err := minBulkESS(res, m)
 				if err != nil {
 					b.Fatal(err)
 				}
-				runCPU := cpuSeconds() - cpu0
 				ess += e
-				var sampleGrads, allGrads float64
-				for _, c := range res.Chains {
-					seconds += c.SampleTime.Seconds()
-					sampleGrads += float64(c.SampleGradEvals)
-					allGrads += float64(c.SampleGradEvals + c.WarmupGradEvals)
-				}
-				grads += sampleGrads
-				cpu += runCPU * sampleGrads / allGrads
+				b.StartTimer()
 			}
-			b.ReportMetric(ess/seconds, "ESS/s")
 			b.ReportMetric(ess/cpu, "ESS/cpu-s")
+			b.ReportMetric(ess/seconds, "ESS/s")
 			b.ReportMetric(grads/float64(b.N*chains*draws), "grads/draw")
 			b.ReportMetric(1000*ess/grads, "ESS/kgrad")
+			b.ReportMetric(1e6*cpu/grads, "cpu-µs/grad")
 			b.ReportMetric(1e6*seconds/grads, "µs/grad")
 		})
 	}
