@@ -224,15 +224,12 @@ func safeUn(f unFn, a *gorgonia.Node) (n *gorgonia.Node, err error) {
 func (e *expr) add(a, b *gorgonia.Node) *gorgonia.Node { return e.bin(gorgonia.Add, a, b) }
 func (e *expr) sub(a, b *gorgonia.Node) *gorgonia.Node { return e.bin(gorgonia.Sub, a, b) }
 func (e *expr) mul(a, b *gorgonia.Node) *gorgonia.Node { return e.bin(gorgonia.HadamardProd, a, b) }
-func (e *expr) div(a, b *gorgonia.Node) *gorgonia.Node { return e.bin(gorgonia.HadamardDiv, a, b) }
 func (e *expr) matmul(a, b *gorgonia.Node) *gorgonia.Node {
 	return e.bin(gorgonia.Mul, a, b)
 }
 func (e *expr) exp(a *gorgonia.Node) *gorgonia.Node    { return e.un(gorgonia.Exp, a) }
 func (e *expr) log(a *gorgonia.Node) *gorgonia.Node    { return e.un(gorgonia.Log, a) }
-func (e *expr) log1p(a *gorgonia.Node) *gorgonia.Node  { return e.un(gorgonia.Log1p, a) }
 func (e *expr) neg(a *gorgonia.Node) *gorgonia.Node    { return e.un(gorgonia.Neg, a) }
-func (e *expr) abs(a *gorgonia.Node) *gorgonia.Node    { return e.un(gorgonia.Abs, a) }
 func (e *expr) square(a *gorgonia.Node) *gorgonia.Node { return e.un(gorgonia.Square, a) }
 func (e *expr) sum(a *gorgonia.Node) *gorgonia.Node {
 	if e.err != nil {
@@ -253,14 +250,6 @@ func (e *expr) reshape(a *gorgonia.Node, s tensor.Shape) *gorgonia.Node {
 	return e.un(func(n *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Reshape(n, s) }, a)
 }
 
-// addConst adds the constant c to a, skipping the node when c is zero.
-func (e *expr) addConst(a *gorgonia.Node, c float64) *gorgonia.Node {
-	if c == 0 {
-		return a
-	}
-	return e.add(a, e.c(c))
-}
-
 // scale multiplies a by the constant c, skipping the node when c is one.
 func (e *expr) scale(a *gorgonia.Node, c float64) *gorgonia.Node {
 	if c == 1 {
@@ -274,11 +263,6 @@ func (e *expr) scale(a *gorgonia.Node, c float64) *gorgonia.Node {
 // show in normalised densities).
 func (e *expr) softplus(a *gorgonia.Node) *gorgonia.Node { return e.un(ops.Softplus, a) }
 
-// logAddExp is log(exp(a) + exp(b)) = a + softplus(b − a).
-func (e *expr) logAddExp(a, b *gorgonia.Node) *gorgonia.Node {
-	return e.add(a, e.softplus(e.sub(b, a)))
-}
-
 // logSumExp reduces a vector to log Σ exp(a).
 func (e *expr) logSumExp(a *gorgonia.Node) *gorgonia.Node {
 	return e.un(func(n *gorgonia.Node) (*gorgonia.Node, error) { return ops.LogSumExp(n, 0) }, a)
@@ -286,21 +270,6 @@ func (e *expr) logSumExp(a *gorgonia.Node) *gorgonia.Node {
 
 // lgamma is log Γ(a) elementwise.
 func (e *expr) lgamma(a *gorgonia.Node) *gorgonia.Node { return e.un(ops.Lgamma, a) }
-
-// logOf returns log(o) as a node, computing it in Go for constants.
-func (e *expr) logOf(o operand) *gorgonia.Node {
-	if e.err != nil {
-		return nil
-	}
-	if o.isConst() {
-		v := make([]float64, len(o.val))
-		for i, x := range o.val {
-			v[i] = math.Log(x)
-		}
-		return constNode(v, o.shape)
-	}
-	return e.log(o.node)
-}
 
 // mapConst applies f to a constant operand elementwise.
 func mapConst(o operand, f func(float64) float64) operand {
