@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -216,7 +217,7 @@ func Sample(ctx context.Context, factory func(chain int) (Target, error), init I
 	}
 	// Refuse up front what cannot fit, counting one dimension per draw;
 	// each chain checks again with its target's dimension.
-	if err := checkMemory(&set, 1); err != nil {
+	if err := set.CheckMemory(0); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -264,24 +265,32 @@ const drawInfoBytes = 56
 // draws: a goroutine, its kernel's scratch and its target.
 const chainOverheadBytes = 16 << 10
 
-// checkMemory refuses runs whose stored draws cannot fit in memory: more
-// bytes than an int holds, or than the machine's memory (or the Go memory
-// limit) when it is known.
-func checkMemory(set *SampleSettings, dim int) error {
-	kept := uint64(set.Draws)
+// CheckMemory refuses runs whose stored draws of dimension dim (0 if not
+// yet known: at least 1 is counted) cannot fit in memory: more bytes than
+// an int holds, or than the machine's memory (or the Go memory limit)
+// when it is known. Its error, wrapping ErrTooLarge, says how much the run
+// would need. Sample calls it; callers that allocate per chain call it
+// first.
+func (s *SampleSettings) CheckMemory(dim int) error {
+	set := s.withDefaults()
+	dimText := strconv.Itoa(dim)
+	if dim <= 0 {
+		dim, dimText = 1, "at least 1"
+	}
+	kept := uint64(max(set.Draws, 0))
 	if set.SaveWarmup {
-		kept += uint64(set.Warmup)
+		kept += uint64(max(set.Warmup, 0))
 	}
 	perDraw := 8*uint64(dim) + drawInfoBytes
 	need, ok := mulAdd(kept, perDraw, chainOverheadBytes)
 	if ok {
-		need, ok = mulAdd(need, uint64(set.Chains), 0)
+		need, ok = mulAdd(need, uint64(max(set.Chains, 0)), 0)
 	}
 	limit := memoryLimit()
 	if ok && (limit == 0 || need <= limit) {
 		return nil
 	}
-	what := fmt.Sprintf("%d chains × %d stored draws of dimension %d", set.Chains, kept, dim)
+	what := fmt.Sprintf("%d chains × %d stored draws of dimension %s", set.Chains, kept, dimText)
 	if !ok {
 		return fmt.Errorf("%w: %s need more than 2⁶⁴ bytes", ErrTooLarge, what)
 	}
@@ -348,7 +357,7 @@ func runChain(ctx context.Context, c, k int, factory func(int) (Target, error), 
 			return fmt.Errorf("kernels: chain %d: %w: target dimension %d, chain %d's is %d; all chains must sample the same space", c, ErrDimension, n, set.FirstChain+k2, n2)
 		}
 	}
-	if err := checkMemory(set, n); err != nil {
+	if err := set.CheckMemory(n); err != nil {
 		return err
 	}
 	var output ChainOutput

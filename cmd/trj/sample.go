@@ -174,6 +174,8 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 		return nil, fmt.Errorf("-warmup %d: must not be negative", f.warmup)
 	case f.draws < 1:
 		return nil, fmt.Errorf("-draws %d: need at least 1", f.draws)
+	case f.warmup > math.MaxInt-f.draws:
+		return nil, fmt.Errorf("-warmup %d and -draws %d: more iterations than an int counts", f.warmup, f.draws)
 	case !slices.Contains(metricNames(), f.metric):
 		return nil, fmt.Errorf("-metric %q: want one of %s", f.metric, strings.Join(metricNames(), ", "))
 	case !slices.Contains(smcMoveNames(), f.smcMove):
@@ -247,6 +249,12 @@ func sample(ctx context.Context, f *sampleFlags, stdout, stderr io.Writer, b bac
 	}
 	lo, hi := f.sh.Block(f.chains)
 	cfg := SampleConfig{Chains: hi - lo, FirstChain: lo, Warmup: f.warmup, Draws: f.draws, Seed: f.seed, Metric: f.metric, AdaptDelta: f.adaptDelta, SMCMove: f.smcMove}
+	// Refuse a run whose draws cannot fit in memory before allocating
+	// anything per chain.
+	size := kernels.SampleSettings{Chains: cfg.Chains, Warmup: -1, Draws: cfg.Draws}
+	if err := size.CheckMemory(len(m.ParamNames())); err != nil {
+		return err
+	}
 	if !f.quiet {
 		cfg.Progress = newProgress(stderr, f.chains, cfg.Warmup, f.draws).report
 		cfg.Tempering = temperingProgress(stderr)
