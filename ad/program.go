@@ -25,6 +25,7 @@ type Program struct {
 	slots   [][]float64 // per-node views into arena
 	kernels []Kernel    // per-clone kernels of Lowerer ops
 	kin     [][][]float64
+	inplace *inplace // LogDensityGradInPlace's bindings, see inplace.go
 }
 
 // code is the immutable result of compilation, shared between clones.
@@ -260,6 +261,7 @@ func (p *Program) wire() {
 
 // load copies x into the wrt nodes' buffers.
 func (p *Program) load(x []float64) error {
+	p.unbindInplace()
 	if len(x) != p.code.dim {
 		return fmt.Errorf("ad: input has length %d, want %d", len(x), p.code.dim)
 	}

@@ -314,7 +314,7 @@ func (lp *lossProgram) eval(f batchFlow, p []float64, idx []int, wts []float64, 
 	var v float64
 	var err error
 	if g != nil {
-		v, err = lp.prog.LogDensityGrad(p, g)
+		v, err = lp.prog.LogDensityGradInPlace(p, g)
 	} else {
 		v, err = lp.prog.LogDensity(p)
 	}

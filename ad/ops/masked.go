@@ -123,6 +123,20 @@ func newMask(prefix []int, out, in int) (*mask, error) {
 	return m, nil
 }
 
+// single returns the mask's only block with a non-empty prefix, if it has
+// exactly one.
+func (m *mask) single() (maskBlock, bool) {
+	var one maskBlock
+	n := 0
+	for _, bl := range m.blocks {
+		if bl.p > 0 {
+			one = bl
+			n++
+		}
+	}
+	return one, n == 1
+}
+
 // full reports whether the mask keeps every weight.
 func (m *mask) full() bool { return len(m.blocks) == 1 && m.blocks[0].p == m.in }
 
@@ -392,7 +406,17 @@ func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
 			copy(out[r*no:(r+1)*no], b)
 		}
 		ni := m.in
-		if k.wide && B > 1 {
+		if bl, ok := m.single(); ok && B > 1 {
+			// One block: multiply by its transpose (p × cols) alone.
+			cols := bl.e - bl.a
+			t := k.wt[:bl.p*cols]
+			for j := bl.a; j < bl.e; j++ {
+				for i, v := range w[j*ni : j*ni+bl.p] {
+					t[i*cols+j-bl.a] = v
+				}
+			}
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, bl.p, ni, x), genM(bl.p, cols, cols, t), 1, genM(B, cols, no, out[bl.a:]))
+		} else if k.wide && B > 1 {
 			m.transposeMasked(k.wt, w)
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(ni, no, no, k.wt), 1, genM(B, no, no, out))
 		} else if B == 1 {
