@@ -28,8 +28,9 @@ import (
 //   - The prior form. Every parameter has exactly one Sample statement on
 //     itself (its prior) whose distribution can be sampled (Normal,
 //     HalfNormal, LogNormal, StudentT, Cauchy, HalfCauchy, Exponential,
-//     Gamma, InverseGamma, Beta, Uniform) and whose support is the
-//     parameter's (Real for Normal, StudentT and Cauchy; Positive for the
+//     Gamma, InverseGamma, Beta, Uniform, MvNormal) and whose support is
+//     the parameter's (Real for Normal, StudentT, Cauchy and MvNormal, the
+//     latter on a vector or on each row of a matrix; Positive for the
 //     positive ones; Interval(0, 1) for Beta; Interval(a, b) for Uniform(a,
 //     b)); the prior's arguments may depend on other parameters if there is
 //     no cycle (hierarchical priors are drawn ancestrally). The prior part
@@ -51,9 +52,9 @@ type TemperedModel struct {
 
 	// The prior form.
 	prior, lik evaluator
-	w, outs    []float64 // a point being drawn; the prior program's outputs
-	xs         []float64 // one parameter's constrained draw
-	args       []float64 // one element's distribution arguments
+	w, outs    []float64   // a point being drawn; the prior program's outputs
+	xs         []float64   // one parameter's constrained draw
+	args       [][]float64 // its distribution arguments' values
 
 	// The reference form.
 	model       *GraphModel
@@ -88,12 +89,12 @@ type temperPlan struct {
 // priorDraw draws one parameter from its prior.
 type priorDraw struct {
 	param int
-	dist  univariate
+	dist  sampler
 	args  []operand // resolved distribution arguments
 	off   []int     // offset of a node argument in the prior outputs, or −1
 }
 
-// support is the support of a univariate distribution.
+// support is the support of a prior distribution.
 type support int
 
 const (
@@ -103,12 +104,106 @@ const (
 	onArgs             // (args[0], args[1]): Uniform
 )
 
-// univariate is a distribution SamplePrior can draw from with gonum.
+// sampler is a prior distribution SamplePrior can draw from.
+type sampler struct {
+	name    string
+	args    []Operand
+	support support
+	// check says why the resolved arguments do not fit parameter p ("" if
+	// they do); draw fills x, p's constrained values, given the
+	// arguments' values.
+	check func(p *param, args []operand) string
+	draw  func(rng *rand.Rand, args [][]float64, x []float64) error
+}
+
+// univariate is a sampler drawing each element of the parameter from
+// draw with its own (broadcast) arguments.
 type univariate struct {
 	name    string
 	args    []Operand
 	support support
 	draw    func(rng *rand.Rand, a []float64) float64
+}
+
+func (u univariate) sampler() sampler {
+	return sampler{name: u.name, args: u.args, support: u.support,
+		check: func(p *param, args []operand) string {
+			for _, o := range args {
+				if o.size() != 1 && o.size() != p.size() {
+					return fmt.Sprintf("%s prior argument of %d values for %d", u.name, o.size(), p.size())
+				}
+			}
+			return ""
+		},
+		draw: func(rng *rand.Rand, args [][]float64, x []float64) error {
+			var buf [4]float64 // the most arguments a univariate has is 3
+			a := buf[:len(args)]
+			for i := range x {
+				for j, v := range args {
+					a[j] = boundAt(v, i)
+				}
+				x[i] = u.draw(rng, a)
+			}
+			return nil
+		}}
+}
+
+// mvNormalSampler draws a vector parameter, or each row of a matrix one,
+// from MvNormal: x = μ + Lz, z ~ N(0, I), with L the Cholesky factor of Σ.
+func mvNormalSampler(d MvNormal) (sampler, bool) {
+	if (d.Sigma == nil) == (d.L == nil) {
+		return sampler{}, false
+	}
+	which, cov := "L", d.L
+	if d.Sigma != nil {
+		which, cov = "Sigma", d.Sigma
+	}
+	cols := func(p *param) int { return p.shape[len(p.shape)-1] }
+	return sampler{name: "MvNormal", args: []Operand{d.Mu, cov}, support: onReal,
+		check: func(p *param, args []operand) string {
+			if len(p.shape) != 1 && len(p.shape) != 2 {
+				return fmt.Sprintf("MvNormal prior on a parameter of shape %v", p.shape)
+			}
+			n := cols(p)
+			if args[0].size() != 1 && args[0].size() != n || args[1].size() != n*n {
+				return fmt.Sprintf("MvNormal prior arguments of %d and %d values for rows of %d", args[0].size(), args[1].size(), n)
+			}
+			return ""
+		},
+		draw: func(rng *rand.Rand, args [][]float64, x []float64) error {
+			n := len(args[1])
+			n = int(math.Round(math.Sqrt(float64(n))))
+			l, err := constFactor(which, args[1], n)
+			if err != nil {
+				return err
+			}
+			z := make([]float64, n)
+			for r := 0; r < len(x); r += n {
+				for i := range z {
+					z[i] = rng.NormFloat64()
+				}
+				for i := range n {
+					v := boundAt(args[0], i)
+					for j := 0; j <= i; j++ {
+						v += l.At(i, j) * z[j]
+					}
+					x[r+i] = v
+				}
+			}
+			return nil
+		}}, true
+}
+
+// samplerOf returns the sampler of d, if there is one.
+func samplerOf(d Distribution) (sampler, bool) {
+	if mv, ok := d.(MvNormal); ok {
+		return mvNormalSampler(mv)
+	}
+	u, ok := univariateOf(d)
+	if !ok {
+		return sampler{}, false
+	}
+	return u.sampler(), true
 }
 
 func univariateOf(d Distribution) (univariate, bool) {
@@ -322,20 +417,20 @@ func (t *TemperedModel) draw(rng *rand.Rand, d priorDraw, w []float64) error {
 	}
 	n := p.size()
 	t.xs = slices.Grow(t.xs[:0], n)[:n]
-	t.args = slices.Grow(t.args[:0], len(d.args))[:len(d.args)]
+	t.args = t.args[:0]
+	for j, a := range d.args {
+		if d.off[j] >= 0 {
+			t.args = append(t.args, t.outs[d.off[j]:d.off[j]+a.size()])
+		} else {
+			t.args = append(t.args, a.val)
+		}
+	}
 	u := w[lay.uOff[d.param] : lay.uOff[d.param]+p.usize]
 	const tries = 100
 	var err error
 	for try := 0; try < tries; try++ {
-		for i := range t.xs {
-			for j, a := range d.args {
-				if d.off[j] >= 0 {
-					t.args[j] = t.outs[d.off[j]+min(i, a.size()-1)]
-				} else {
-					t.args[j] = boundAt(a.val, i)
-				}
-			}
-			t.xs[i] = d.dist.draw(rng, t.args)
+		if err = d.dist.draw(rng, t.args, t.xs); err != nil {
+			return fmt.Errorf("ppl: SamplePrior: %q from its %s prior: %w", p.name, d.dist.name, err)
 		}
 		if err = p.unconstrain(t.xs, p.lo.val, p.hi.val, u); err == nil {
 			return nil
@@ -474,7 +569,7 @@ func (s *temperSource) compilePart(what string, terms []*gorgonia.Node, offset f
 
 // priorDrawOf checks that p can be drawn from its prior d, or says why not.
 func priorDrawOf(p *param, d Distribution) (*priorDraw, string) {
-	u, ok := univariateOf(d)
+	u, ok := samplerOf(d)
 	if !ok {
 		return nil, fmt.Sprintf("no sampler for a %T prior", d)
 	}
@@ -484,10 +579,10 @@ func priorDrawOf(p *param, d Distribution) (*priorDraw, string) {
 		if err != nil {
 			return nil, err.Error()
 		}
-		if o.size() != 1 && o.size() != p.size() {
-			return nil, fmt.Sprintf("%s prior argument of %d values for %d", u.name, o.size(), p.size())
-		}
 		dr.args = append(dr.args, o)
+	}
+	if why := u.check(p, dr.args); why != "" {
+		return nil, why
 	}
 	constBound := func(b operand, v float64) bool {
 		if b.node != nil || len(b.val) == 0 {

@@ -71,6 +71,15 @@ func hierarchical(b *Builder) {
 	b.Sample(Normal{Mu: theta, Sigma: sigma}, y)
 	b.Sample(Normal{Mu: b.Check(gorgonia.Mul(w, gorgonia.NewConstant(3.0))), Sigma: 1}, 0.7)
 	b.AddLogDensity(b.Check(gorgonia.Neg(b.Check(gorgonia.Sum(b.Check(gorgonia.Square(v)))))))
+	gamma := b.Real("gamma", 2)
+	b.Sample(MvNormal{Mu: []float64{1, -1}, Sigma: mat.NewSymDense(2, []float64{1, 0.5, 0.5, 2})}, gamma)
+	r := b.Real("R", 3, 2) // rows ~ N(mu, LLᵀ): a node mean
+	b.Sample(MvNormal{Mu: mu, L: mat.NewTriDense(2, mat.Lower, []float64{1, 0, 0.3, 0.7})}, r)
+	b.Sample(Normal{Mu: b.Check(gorgonia.Sum(r)), Sigma: 3}, 0.4)
+	s2 := b.Positive("s2") // eta ~ N(0, s2·I): a node covariance
+	eta := b.Real("eta", 2)
+	b.Sample(Gamma{Shape: 4, Rate: 2}, s2)
+	b.Sample(MvNormal{Mu: 0, Sigma: b.Check(gorgonia.Mul(s2, b.Data("I", []float64{1, 0, 0, 1}, 2, 2)))}, eta)
 }
 
 func TestTemperedPriorForm(t *testing.T) {
@@ -141,6 +150,10 @@ func TestSamplePriorMoments(t *testing.T) {
 		{"sigma", 1.5, 0.75},
 		{"w", 0.4, 0.04},
 		{"v.2", 0.5, 0.75},
+		{"gamma.1", 1, 1},
+		{"gamma.2", -1, 2},
+		{"R.3.2", 0, 25 + 0.09 + 0.49},
+		{"eta.2", 0, 2},
 	} {
 		x := cols[want.name]
 		mean, sd := stat.MeanStdDev(x, nil)
@@ -199,7 +212,11 @@ func TestTemperedReferenceForm(t *testing.T) {
 			b.Sample(Normal{Mu: 0, Sigma: y}, x)
 			b.Sample(LogNormal{Mu: x, Sigma: 1}, y)
 		}},
-		{"ordered", "no sampler", func(b *Builder) {
+		{"mixture", "no sampler", func(b *Builder) {
+			x := b.Real("x")
+			b.Sample(Mixture{Weights: []float64{0.5, 0.5}, Components: []Distribution{Normal{Mu: 0, Sigma: 1}, Normal{Mu: 0, Sigma: 3}}}, x)
+		}},
+		{"ordered", "support", func(b *Builder) {
 			x := b.Ordered("x", 3)
 			b.Sample(MvNormal{Mu: []float64{0, 0, 0}, Sigma: mat.NewDiagDense(3, []float64{1, 1, 1})}, x)
 		}},
