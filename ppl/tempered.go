@@ -55,6 +55,7 @@ type TemperedModel struct {
 	w, outs    []float64   // a point being drawn; the prior program's outputs
 	xs         []float64   // one parameter's constrained draw
 	args       [][]float64 // its distribution arguments' values
+	scratch    [maxArgs]float64
 
 	// The reference form.
 	model       *GraphModel
@@ -111,10 +112,13 @@ type sampler struct {
 	support support
 	// check says why the resolved arguments do not fit parameter p ("" if
 	// they do); draw fills x, p's constrained values, given the
-	// arguments' values.
+	// arguments' values, using the caller's scratch (length maxArgs).
 	check func(p *param, args []operand) string
-	draw  func(rng *rand.Rand, args [][]float64, x []float64) error
+	draw  func(rng *rand.Rand, args [][]float64, x, scratch []float64) error
 }
+
+// maxArgs is the most arguments a sampler takes.
+const maxArgs = 3
 
 // univariate is a sampler drawing each element of the parameter from
 // draw with its own (broadcast) arguments.
@@ -135,9 +139,8 @@ func (u univariate) sampler() sampler {
 			}
 			return ""
 		},
-		draw: func(rng *rand.Rand, args [][]float64, x []float64) error {
-			var buf [4]float64 // the most arguments a univariate has is 3
-			a := buf[:len(args)]
+		draw: func(rng *rand.Rand, args [][]float64, x, scratch []float64) error {
+			a := scratch[:len(args)]
 			for i := range x {
 				for j, v := range args {
 					a[j] = boundAt(v, i)
@@ -170,7 +173,7 @@ func mvNormalSampler(d MvNormal) (sampler, bool) {
 			}
 			return ""
 		},
-		draw: func(rng *rand.Rand, args [][]float64, x []float64) error {
+		draw: func(rng *rand.Rand, args [][]float64, x, _ []float64) error {
 			n := len(args[1])
 			n = int(math.Round(math.Sqrt(float64(n))))
 			l, err := constFactor(which, args[1], n)
@@ -429,7 +432,7 @@ func (t *TemperedModel) draw(rng *rand.Rand, d priorDraw, w []float64) error {
 	const tries = 100
 	var err error
 	for try := 0; try < tries; try++ {
-		if err = d.dist.draw(rng, t.args, t.xs); err != nil {
+		if err = d.dist.draw(rng, t.args, t.xs, t.scratch[:]); err != nil {
 			return fmt.Errorf("ppl: SamplePrior: %q from its %s prior: %w", p.name, d.dist.name, err)
 		}
 		if err = p.unconstrain(t.xs, p.lo.val, p.hi.val, u); err == nil {

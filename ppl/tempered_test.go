@@ -419,3 +419,24 @@ func TestTemperedEvidence(t *testing.T) {
 		checkEvidence(t, tm, gaussianLogProb(t, cov, y))
 	})
 }
+
+func TestLogPriorLikDoesNotAllocate(t *testing.T) {
+	l := newLinearRegression(20, 3, 1)
+	for _, ref := range []bool{false, true} {
+		tm, err := l.model(t, ref).Tempered()
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, gp, gl := []float64{0.1, -0.2, 0.3}, make([]float64, 3), make([]float64, 3)
+		if a := testing.AllocsPerRun(50, func() { _, _, _ = tm.LogPriorLik(x, gp, gl) }); a != 0 {
+			t.Errorf("reference form %v: LogPriorLik with gradients: %v allocations per call", ref, a)
+		}
+		if a := testing.AllocsPerRun(50, func() { _, _, _ = tm.LogPriorLik(x, nil, nil) }); a != 0 {
+			t.Errorf("reference form %v: LogPriorLik: %v allocations per call", ref, a)
+		}
+		rng := rand.New(rand.NewPCG(1, 1))
+		if a := testing.AllocsPerRun(50, func() { _ = tm.SamplePrior(rng, x) }); a != 0 {
+			t.Errorf("reference form %v: SamplePrior: %v allocations per call", ref, a)
+		}
+	}
+}
