@@ -483,6 +483,14 @@ func runSummary(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "trj summary: no CSV files given")
 		return exitUsage
 	}
+	note, err := checkShardFiles(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "trj summary: %v\n", err)
+		return exitFail
+	}
+	if note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	d, settings, err := draws.ReadFiles(fs.Args()...)
 	if err == nil {
 		var s *draws.Summary

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,38 @@ func TestSampleShardFlagErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: code %d, stderr %q; want usage error with %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestSummaryRefusesMixedShards: "trj summary" over shard files refuses
+// files of two runs and a chain given twice, and notes absent chains.
+func TestSummaryRefusesMixedShards(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	for i := 1; i <= 3; i++ {
+		if code, _, stderr := runArgs("sample", "-model", "normal2", "-chains", "3", "-quiet", "-o", a, "-shard", fmt.Sprintf("%d/3", i)); code != exitOK {
+			t.Fatalf("shard %d: %s", i, stderr)
+		}
+	}
+	if code, _, stderr := runArgs("sample", "-model", "normal2", "-chains", "3", "-quiet", "-o", b, "-shard", "2/3", "-seed", "2"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	fa, fb := draws.ChainFileNames(a, 3), draws.ChainFileNames(b, 3)
+	summary := func(files ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := runSummary(files, &out, &errb)
+		return code, errb.String()
+	}
+	if code, stderr := summary(fa[0], fb[1], fa[2]); code != exitFail || !strings.Contains(stderr, `seed "1" vs "2"`) {
+		t.Errorf("mixed seeds: code %d, %s", code, stderr)
+	}
+	if code, stderr := summary(fa[0], fa[0]); code != exitFail || !strings.Contains(stderr, "chain 1 is in both") {
+		t.Errorf("repeated chain: code %d, %s", code, stderr)
+	}
+	if code, stderr := summary(fa[0], fa[2]); code != exitOK || !strings.Contains(stderr, "2 of the run's 3 chains (missing: 2)") {
+		t.Errorf("two of three chains: code %d, %s", code, stderr)
+	}
+	if code, stderr := summary(fa...); code != exitOK || stderr != "" {
+		t.Errorf("all chains: code %d, %s", code, stderr)
 	}
 }
