@@ -21,6 +21,9 @@ type gb struct {
 	g      *gorgonia.ExprGraph
 	err    error
 	params []paramBlock
+	// values, when set, makes parameter blocks data nodes holding these
+	// values (evaluation) instead of variables (training).
+	values []float64
 }
 
 // paramBlock is an input node holding params[off : off+size].
@@ -60,10 +63,22 @@ func (b *gb) data(name string, v []float64, shape ...int) *gorgonia.Node {
 func (b *gb) view(off int, shape ...int) *gorgonia.Node {
 	var v *gorgonia.Node
 	name := fmt.Sprintf("params[%d:]", off)
+	opts := []gorgonia.NodeConsOpt{gorgonia.WithShape(shape...), gorgonia.WithName(name)}
+	if b.values != nil {
+		sz := tensor.Shape(shape).TotalSize()
+		if off+sz > len(b.values) {
+			if b.err == nil {
+				b.err = fmt.Errorf("flows: parameters [%d, %d) beyond the %d of the flow", off, off+sz, len(b.values))
+			}
+			return nil
+		}
+		t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), b.values[off:off+sz]...)))
+		opts = append(opts, gorgonia.WithValue(t))
+	}
 	if len(shape) == 1 {
-		v = gorgonia.NewVector(b.g, tensor.Float64, gorgonia.WithShape(shape...), gorgonia.WithName(name))
+		v = gorgonia.NewVector(b.g, tensor.Float64, opts...)
 	} else {
-		v = gorgonia.NewMatrix(b.g, tensor.Float64, gorgonia.WithShape(shape...), gorgonia.WithName(name))
+		v = gorgonia.NewMatrix(b.g, tensor.Float64, opts...)
 	}
 	b.params = append(b.params, paramBlock{v, off})
 	return v

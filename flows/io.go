@@ -25,6 +25,7 @@ const (
 	kindAffine      = 1
 	kindRQMA        = 2
 	kindConditional = 3
+	kindGraph       = 4
 )
 
 // maxFileSize bounds what Load reads, so a corrupt length cannot exhaust
@@ -80,6 +81,13 @@ func Save(w io.Writer, f any) error {
 				}
 			}
 		}
+		e.f64(f.shift...)
+		e.f64(f.scale...)
+		e.u32(len(f.params))
+		e.f64(f.params...)
+	case *GraphFlow:
+		e.u32(kindGraph)
+		e.u32(f.b.Dim())
 		e.f64(f.shift...)
 		e.f64(f.scale...)
 		e.u32(len(f.params))
@@ -181,6 +189,45 @@ func (d *dec) fits(n int, cfg RQMAConfig, ctx, extra int) bool {
 // Load reads a flow written by Save and returns it as an *Affine, *RQMA or
 // *ConditionalRQMA.
 func Load(r io.Reader) (any, error) {
+	f, err := decode(r)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := f.(*graphRecord); ok {
+		return nil, fmt.Errorf("%w: the file holds a user-written flow; load it with LoadGraph and its Builder", ErrFormat)
+	}
+	return f, nil
+}
+
+// graphRecord is a user-written flow as read from a file, before its
+// Builder is known.
+type graphRecord struct {
+	n                    int
+	shift, scale, params []float64
+}
+
+// LoadGraph reads a user-written flow saved by Save and rebuilds it with b,
+// which must have the saved dimension and number of parameters.
+func LoadGraph(r io.Reader, b Builder) (*GraphFlow, error) {
+	if b == nil {
+		return nil, errors.New("flows: nil Builder")
+	}
+	f, err := decode(r)
+	if err != nil {
+		return nil, err
+	}
+	g, ok := f.(*graphRecord)
+	if !ok {
+		return nil, fmt.Errorf("%w: file holds a %T, not a user-written flow", ErrFormat, f)
+	}
+	if g.n != b.Dim() || len(g.params) != b.NumParams() {
+		return nil, fmt.Errorf("%w: flow of dimension %d with %d parameters, Builder has %d and %d", ErrFormat, g.n, len(g.params), b.Dim(), b.NumParams())
+	}
+	return NewGraphFlow(b, g.params, g.shift, g.scale)
+}
+
+// decode reads any flow file.
+func decode(r io.Reader) (any, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
 	if err != nil {
 		return nil, err
@@ -297,6 +344,18 @@ func Load(r io.Reader) (any, error) {
 		}
 		copy(g.params, p)
 		f = g
+	case kindGraph:
+		n := d.dim(maxDim)
+		shift, scale := d.f64s(n), d.f64s(n)
+		np := d.u32()
+		if d.err == nil && 8*np > len(d.b) {
+			d.err = fmt.Errorf("%w: truncated", ErrFormat)
+		}
+		p := d.f64s(np)
+		if d.err != nil {
+			return nil, d.err
+		}
+		f = &graphRecord{n: n, shift: shift, scale: scale, params: p}
 	default:
 		return nil, fmt.Errorf("%w: unknown kind %d", ErrFormat, kind)
 	}
