@@ -37,4 +37,12 @@
 // inverse computes one degree block of hidden units per coordinate, so it
 // costs about one forward pass). Fitted flows are saved and loaded in a
 // versioned, checksummed binary format (Save, Load).
+//
+// A flow of one's own is written as a Builder: its forward map and
+// log-determinant as a gorgonia graph on a batch, optionally its inverse
+// (InverseBuilder; otherwise Inverse solves numerically). FitGraph trains
+// it with the same trainer, GraphFlow evaluates it through compiled
+// forward-only programs without allocating, Save and LoadGraph keep it, and
+// it is a TRJ transport like the others. ExampleFitGraph writes an affine
+// coupling flow this way.
 package flows
