@@ -69,11 +69,17 @@ func (b *Builder) Err() error { return b.err }
 // code that called the builder.
 func (b *Builder) setErr(err error) {
 	if b.err == nil && err != nil {
-		if at := callerOutsidePPL(); at != "" {
-			err = fmt.Errorf("%s: %w", at, err)
-		}
-		b.err = err
+		b.err = located(err)
 	}
+}
+
+// located prefixes err with the file:line of the model code that called
+// the builder.
+func located(err error) error {
+	if at := callerOutsidePPL(); at != "" {
+		return fmt.Errorf("%s: %w", at, err)
+	}
+	return err
 }
 
 // callerOutsidePPL returns "dir/file.go:line" of the innermost stack frame

@@ -37,6 +37,10 @@ func TestFirstErrorNamesCaller(t *testing.T) {
 			b.Sample(Normal{Mu: []float64{0, 0, 0}, Sigma: 1}, x)
 			return here(-1)
 		}},
+		{"no-parameters", func(b *Builder) string {
+			b.Sample(Normal{Mu: 0, Sigma: 1}, 0.5)
+			return "" // the error names the Model call
+		}},
 		{"deprecated-alias", func(b *Builder) string {
 			b.Real("x")
 			b.Must(nil, errors.New("boom"))
@@ -48,6 +52,9 @@ func TestFirstErrorNamesCaller(t *testing.T) {
 			b := NewBuilder()
 			want := c.build(b)
 			_, err := b.Model()
+			if want == "" {
+				want = here(-2)
+			}
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -99,7 +99,7 @@ func (b *Builder) model(compile compileFunc) (*GraphModel, error) {
 		return nil, b.err
 	}
 	if len(b.params) == 0 {
-		return nil, errors.New("ppl: the model has no parameters")
+		return nil, located(errors.New("ppl: the model has no parameters"))
 	}
 	var wrt, outputs []*gorgonia.Node
 	lay := &modelLayout{index: map[string]int{}}
