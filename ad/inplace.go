@@ -81,13 +81,18 @@ func (p *Program) LogDensityGradInPlace(x, grad []float64) (float64, error) {
 	if len(x) != p.code.dim || len(grad) != p.code.dim {
 		return math.NaN(), fmt.Errorf("ad: input of length %d and gradient of length %d, want %d", len(x), len(grad), p.code.dim)
 	}
+	if err := p.acquire(); err != nil {
+		return math.NaN(), err
+	}
 	if p.inplace == nil {
 		p.inplace = p.planInplace()
 	}
 	st := p.inplace
 	if !st.ok || p.code.dim == 0 {
+		p.release()
 		return p.LogDensityGrad(x, grad)
 	}
+	defer p.release()
 	if &x[0] != st.x || &grad[0] != st.g {
 		p.bindInplace(x, grad)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -17,7 +18,9 @@ import (
 //
 // A Program owns scratch buffers and is not safe for concurrent use. Give
 // each goroutine its own copy with Clone; clones share the compiled
-// instructions, which are immutable, and nothing else.
+// instructions, which are immutable, and nothing else. A call that starts
+// while another is evaluating the same Program returns ErrConcurrentUse
+// instead of a value computed on buffers the other is overwriting.
 type Program struct {
 	code *code
 
@@ -25,8 +28,24 @@ type Program struct {
 	slots   [][]float64 // per-node views into arena
 	kernels []Kernel    // per-clone kernels of Lowerer ops
 	kin     [][][]float64
-	inplace *inplace // LogDensityGradInPlace's bindings, see inplace.go
+	inplace *inplace    // LogDensityGradInPlace's bindings, see inplace.go
+	busy    atomic.Bool // set while a call uses the buffers
 }
+
+// ErrConcurrentUse is returned when a Program is called by a goroutine
+// while another is evaluating it: each goroutine needs its own Clone.
+var ErrConcurrentUse = errors.New("ad: Program used by two goroutines at once; give each goroutine its own Clone")
+
+// acquire marks p busy, or reports that another call holds it. The cost
+// is one uncontended atomic operation per evaluation.
+func (p *Program) acquire() error {
+	if !p.busy.CompareAndSwap(false, true) {
+		return ErrConcurrentUse
+	}
+	return nil
+}
+
+func (p *Program) release() { p.busy.Store(false) }
 
 // code is the immutable result of compilation, shared between clones.
 type code struct {
@@ -128,6 +147,10 @@ func (p *Program) LogDensity(x []float64) (float64, error) {
 	if p.code.outSlot < 0 {
 		return math.NaN(), errNoOutput
 	}
+	if err := p.acquire(); err != nil {
+		return math.NaN(), err
+	}
+	defer p.release()
 	if err := p.load(x); err != nil {
 		return math.NaN(), err
 	}
@@ -151,6 +174,10 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 	if len(grad) != p.code.dim {
 		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), p.code.dim)
 	}
+	if err := p.acquire(); err != nil {
+		return math.NaN(), err
+	}
+	defer p.release()
 	if err := p.load(x); err != nil {
 		return math.NaN(), err
 	}
@@ -182,6 +209,10 @@ func (p *Program) Outputs(x, dst []float64) error {
 	if len(dst) != p.code.extraDim {
 		return fmt.Errorf("ad: outputs destination has length %d, want %d", len(dst), p.code.extraDim)
 	}
+	if err := p.acquire(); err != nil {
+		return err
+	}
+	defer p.release()
 	if err := p.load(x); err != nil {
 		return err
 	}
@@ -210,6 +241,10 @@ func (p *Program) Bind(data *gorgonia.Node, v []float64) error {
 	if len(v) != len(p.slots[s]) {
 		return fmt.Errorf("ad: Bind %q: got %d values, want %d (shape %v)", data.Name(), len(v), len(p.slots[s]), data.Shape())
 	}
+	if err := p.acquire(); err != nil {
+		return err
+	}
+	defer p.release()
 	copy(p.slots[s], v)
 	return nil
 }
