@@ -123,7 +123,7 @@ func smcPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress fun
 		set = *s.Pilot.SMC
 	}
 	if set.Particles == 0 {
-		set.Particles = 400
+		set.Particles = 200
 	}
 	// One worker per run: the runs of all models already fill the cores,
 	// and SMC's result does not depend on the worker count.
@@ -257,4 +257,42 @@ func logMeanExp(x []float64) (float64, float64, error) {
 	}
 	sd := math.Sqrt(ss / float64(len(w)-1))
 	return top + math.Log(mean), sd / math.Sqrt(float64(len(w))) / mean, nil
+}
+
+// refresh moves every pilot draw by Pilot.Refresh NUTS transitions of the
+// posterior, one random stream per training block and evaluation group.
+func refresh(ctx context.Context, s *Settings, m ppl.Model, k int, p *pilot) error {
+	n := s.Pilot.Refresh
+	if n <= 0 {
+		return nil
+	}
+	nuts, err := kernels.NewNUTS(m.Clone(), p.StepSize, p.Metric)
+	if err != nil {
+		return err
+	}
+	move := func(draws [][]float64, rng *rand.Rand) error {
+		for i, x := range draws {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			st, err := nuts.Init(x)
+			if err != nil {
+				continue // a draw the kernel cannot start from stays as it is
+			}
+			for range n {
+				st, _ = nuts.Step(rng, st)
+			}
+			draws[i] = append([]float64(nil), st.Position...)
+		}
+		return nil
+	}
+	if err := move(p.Train, stream(s.Seed, fmt.Sprintf("refresh/%d/train", k), 0)); err != nil {
+		return err
+	}
+	for g, grp := range p.Eval {
+		if err := move(grp, stream(s.Seed, fmt.Sprintf("refresh/%d/eval", k), g)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -104,6 +104,9 @@ func newResult(space *ppl.Space, s *Settings) *Result {
 	if s.Chains.Algorithm == CTRJ && s.Transport.Kind != TransportConditional {
 		r.Transport = "identity"
 	}
+	if s.Pilot.From != nil {
+		r.Pilot = s.Pilot.From.Pilot + " (reused)"
+	}
 	for k := range K {
 		r.Labels[k], r.Dims[k] = space.ModelLabel(k), space.ModelDim(k)
 		lp, _ := space.LogPrior(k)

@@ -79,6 +79,12 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	err := res.time("pilot", func() error {
 		return parallel(ctx, K, func(ctx context.Context, k int) error {
 			p, err := runPilot(ctx, &s, space, k, progress("pilot", k, -1))
+			if err == nil && s.Pilot.From == nil && s.Pilot.Method != PilotNUTS {
+				m, _ := space.Model(k)
+				if err = adaptWithin(ctx, &s, m, k, p); err == nil && s.Pilot.Method == PilotSMC {
+					err = refresh(ctx, &s, m, k, p)
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("trj: pilot of model %q: %w", space.ModelLabel(k), err)
 			}

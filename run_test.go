@@ -145,7 +145,6 @@ func TestRunSMCPilots(t *testing.T) {
 	}
 	s := smallSettings(2)
 	s.Pilot.Method = trj.PilotSMC
-	s.Pilot.Runs = 8
 	res, err := trj.Run(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)

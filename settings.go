@@ -82,11 +82,19 @@ type PilotSettings struct {
 	// Warmup and Draws are NUTS's warm-up and kept iterations per chain
 	// (1000 each).
 	Warmup, Draws int
-	// Runs is the number of independent SMC runs per model (16), half for
-	// training and half for evaluation; SMC sets the particles of each run
-	// (400 when SMC.Particles is zero).
+	// Runs is the number of independent SMC runs per model (40), half for
+	// training and half for evaluation, each evaluation run one group of
+	// the bridge's jackknife (so that its standard error rests on 20
+	// groups: with few groups it is itself too noisy to trust); SMC sets
+	// the particles of each run (200 when SMC.Particles is zero).
 	Runs int
 	SMC  *kernels.SMCSettings
+	// Refresh is the number of NUTS transitions (at the posterior, with a
+	// kernel adapted from the particles) applied to every SMC particle
+	// before use (10; negative: none). A finite particle system's draws
+	// are biased by the same amount in every run, which the spread across
+	// runs cannot reveal; these moves shrink that bias.
+	Refresh int
 	// Tempered, when non-nil, gives model k's tempered form for SMC; by
 	// default a model that has a Tempered method (ppl models) provides it.
 	Tempered func(k int) (kernels.TemperedModel, error)
@@ -239,7 +247,10 @@ func (s *Settings) withDefaults(numModels int) Settings {
 		p.Draws = 1000
 	}
 	if p.Runs == 0 {
-		p.Runs = 16
+		p.Runs = 40
+	}
+	if p.Refresh == 0 {
+		p.Refresh = 10
 	}
 	if d.Transport.AutoESS == 0 {
 		d.Transport.AutoESS = 0.5

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/ppl/draws"
 )
 
@@ -140,3 +142,96 @@ func TestGuide(t *testing.T) {
 		t.Errorf("bridge π(quadratic) = %.4f ± %.4f, exact %.4f", b, se, truth)
 	}
 }
+
+// logEvidenceDesign is log p(y) of y ~ N(Xβ, σ²) under the guide's prior:
+// y ~ t_{2a}(0, (b/a)(I + τ²XXᵀ)).
+func logEvidenceDesign(t *testing.T, X *mat.Dense, y []float64) float64 {
+	t.Helper()
+	n, _ := X.Dims()
+	var xxt mat.SymDense
+	xxt.SymOuterK(priorTau*priorTau, X)
+	cov := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v := xxt.At(i, j)
+			if i == j {
+				v++
+			}
+			cov.SetSym(i, j, priorScale/priorShape*v)
+		}
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(cov) {
+		t.Fatal("evidence covariance is not positive definite")
+	}
+	var sol mat.VecDense
+	yv := mat.NewVecDense(n, y)
+	if err := chol.SolveVecTo(&sol, yv); err != nil {
+		t.Fatal(err)
+	}
+	nu, fn := 2*priorShape, float64(n)
+	lg1, _ := math.Lgamma((nu + fn) / 2)
+	lg2, _ := math.Lgamma(nu / 2)
+	return lg1 - lg2 - fn/2*math.Log(nu*math.Pi) - chol.LogDet()/2 -
+		(nu+fn)/2*math.Log1p(mat.Dot(yv, &sol)/nu)
+}
+
+// exactSubsetProbs are the posterior probabilities of the subset models in
+// selectPredictors' order, under equal prior probabilities.
+func exactSubsetProbs(t *testing.T, x [][]float64, y []float64) []float64 {
+	p := len(x[0])
+	var logZ []float64
+	for mask := 0; mask < 1<<p; mask++ {
+		var cols []int
+		for j := range p {
+			if mask>>j&1 == 1 {
+				cols = append(cols, j)
+			}
+		}
+		X := mat.NewDense(len(y), len(cols)+1, nil)
+		for i, row := range x {
+			X.Set(i, 0, 1)
+			for c, j := range cols {
+				X.Set(i, c+1, row[j])
+			}
+		}
+		logZ = append(logZ, logEvidenceDesign(t, X, y))
+	}
+	top := floats.Max(logZ)
+	probs := make([]float64, len(logZ))
+	for k, l := range logZ {
+		probs[k] = math.Exp(l - top)
+	}
+	floats.Scale(1/floats.Sum(probs), probs)
+	return probs
+}
+
+func TestGuideSelection(t *testing.T) {
+	x, y := selectionData()
+	exact := exactSubsetProbs(t, x, y)
+	var out, saved bytes.Buffer
+	trjRes, ctrjRes, err := selectPredictors(context.Background(), &out, &saved, x, y)
+	if err != nil {
+		t.Fatalf("selectPredictors: %v\n%s", err, out.String())
+	}
+	t.Logf("selectPredictors output (exact %.4f):\n%s", exact, out.String())
+	for k, p := range exact {
+		for _, res := range []*trj.Result{trjRes, ctrjRes} {
+			if c := res.Chain[k]; !c.Mixed || math.Abs(c.P-p) > 4*c.MCSE {
+				t.Errorf("%s, model %s: chains %.4f ± %.4f, exact %.4f", res.Algorithm, res.Labels[k], c.P, c.MCSE, p)
+			}
+		}
+		res := trjRes
+		if b, se := res.Bridge.Normalized[k], res.Bridge.NormalizedSE[k]; math.Abs(b-p) > 4*se {
+			t.Errorf("model %s: bridge %.4f ± %.4f, exact %.4f", res.Labels[k], b, se, p)
+		}
+		if e := res.Evidence; math.Abs(e.P[k]-p) > 4*e.SE[k] {
+			t.Errorf("model %s: evidence %.4f ± %.4f, exact %.4f", res.Labels[k], e.P[k], e.SE[k], p)
+		}
+	}
+	if saved.Len() == 0 {
+		t.Error("no transports saved")
+	}
+}
+
+func selectionData() ([][]float64, []float64) { return predictorData(50, 3) }

@@ -176,6 +176,88 @@ func compareModels(ctx context.Context, w io.Writer, x, y []float64) (*trj.Resul
 
 // endsnippet:compare
 
+// snippet:subsets
+// predictorData returns n observations of three predictors and
+// y = 1 + 0.6x₁ + 0.25x₂ + N(0, 1) noise: x₃ plays no part.
+func predictorData(n int, seed uint64) (x [][]float64, y []float64) {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	x, y = make([][]float64, n), make([]float64, n)
+	for i := range x {
+		x[i] = []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+		y[i] = 1 + 0.6*x[i][0] + 0.25*x[i][1] + rng.NormFloat64()
+	}
+	return x, y
+}
+
+// subsetRegression is y ~ N(Σ_{j∈S} β_j x_j, σ²) with the guide's
+// conjugate prior, S the columns of the design [1, x₁, x₂, …] whose
+// indicator is 1. σ², the noise variance, is a parameter of every model, its
+// last.
+func subsetRegression(x [][]float64, y []float64, indicator []int) (*ppl.GraphModel, error) {
+	var design []float64 // row-major: the included columns of [1, x]
+	for _, row := range x {
+		for j, in := range indicator {
+			if in == 1 && j == 0 {
+				design = append(design, 1)
+			} else if in == 1 {
+				design = append(design, row[j-1])
+			}
+		}
+	}
+	p := len(design) / len(y)
+	b := ppl.NewBuilder()
+	beta := b.Real("beta", p)
+	sigma2 := b.Positive("sigma2")
+	sigma := b.Check(gorgonia.Sqrt(sigma2))
+	b.Sample(ppl.InverseGamma{Shape: priorShape, Scale: priorScale}, sigma2)
+	b.Sample(ppl.Normal{Mu: 0, Sigma: b.Check(gorgonia.Mul(sigma, gorgonia.NewConstant(priorTau)))}, beta)
+	mu := b.Check(gorgonia.Mul(b.Data("X", design, len(y), p), beta))
+	b.Sample(ppl.Normal{Mu: mu, Sigma: sigma}, b.Data("y", y))
+	return b.Model()
+}
+
+// endsnippet:subsets
+
+// snippet:select
+// selectPredictors compares the 2ᵖ subsets of the predictors (the intercept
+// in every model) with SMC pilots, which also estimate every model's
+// evidence, and prints the table; then CTRJ with one conditional flow on the
+// saturated space, reusing the pilots, whose transport it saves for later
+// runs (Settings.Transport.Load).
+func selectPredictors(ctx context.Context, w, saved io.Writer, x [][]float64, y []float64) (trjRes, ctrjRes *trj.Result, err error) {
+	var models []ppl.Model
+	var indicators [][]int
+	for mask := 0; mask < 1<<len(x[0]); mask++ {
+		ind := []int{1} // the intercept, then one indicator per predictor
+		for j := range x[0] {
+			ind = append(ind, mask>>j&1)
+		}
+		m, err := subsetRegression(x, y, ind)
+		if err != nil {
+			return nil, nil, err
+		}
+		models, indicators = append(models, m), append(indicators, ind)
+	}
+	space, err := ppl.NewSpace(models, ppl.WithIndicators(indicators),
+		ppl.WithPositions(ppl.IndicatorPositions(indicators)), ppl.WithShared(1)) // σ² in every model
+	if err != nil {
+		return nil, nil, err
+	}
+	if trjRes, err = trj.Run(ctx, space, &trj.Settings{Seed: 1, Pilot: trj.PilotSettings{Method: trj.PilotSMC}}); err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprint(w, trjRes)
+	ctrjRes, err = trj.Run(ctx, space, &trj.Settings{Seed: 1, Pilot: trj.PilotSettings{From: trjRes},
+		Transport: trj.TransportSettings{Kind: trj.TransportConditional}, Chains: trj.ChainSettings{Algorithm: trj.CTRJ}})
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprint(w, ctrjRes)
+	return trjRes, ctrjRes, ctrjRes.SaveTransports(saved)
+}
+
+// endsnippet:select
+
 // snippet:exact
 // logEvidence is log p(y | degree) in closed form: with β and σ² integrated
 // out, y ~ t_{2a}(0, (b/a)(I + τ²XXᵀ)).

@@ -10,6 +10,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -453,6 +454,11 @@ func runOutput(name string) (string, error) {
 		}
 	case "compare":
 		if _, err := compareModels(ctx, &buf, x, y); err != nil {
+			return "", err
+		}
+	case "select":
+		sx, sy := selectionData()
+		if _, _, err := selectPredictors(ctx, &buf, io.Discard, sx, sy); err != nil {
 			return "", err
 		}
 	default:
