@@ -65,6 +65,9 @@ func parseStudyFlags(args []string, stderr io.Writer) (*studyFlags, error) {
 				return
 			}
 			name, usage := flag.UnquoteUsage(fl)
+			if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" {
+				usage += fmt.Sprintf(" (default %s)", fl.DefValue)
+			}
 			fmt.Fprintf(stderr, "  -%s %s\n    \t%s\n", fl.Name, name, usage)
 		})
 	}
