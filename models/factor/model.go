@@ -237,8 +237,13 @@ func checkData(y *mat.Dense, k int) error {
 		return fmt.Errorf("%w: nil data", ErrData)
 	}
 	n, p := y.Dims()
-	if p < 2 || k < 1 || k > p || n <= p {
-		return fmt.Errorf("%w: %d factors for %d×%d data (want 1 ≤ k ≤ p, n > p ≥ 2)", ErrData, k, n, p)
+	switch {
+	case p < 2:
+		return fmt.Errorf("%w: the data have %d column(s); a factor model needs at least 2 observed variables (columns)", ErrData, p)
+	case k < 1 || k > p:
+		return fmt.Errorf("%w: %d factors for %d observed variables (columns); want between 1 and %d", ErrData, k, p, p)
+	case n <= p:
+		return fmt.Errorf("%w: the data have %d rows (observations) for %d columns (variables); the factor model needs more rows than columns, at least %d", ErrData, n, p, p+1)
 	}
 	return nil
 }
