@@ -257,7 +257,7 @@ func Rejuvenate(ctx context.Context, y *mat.Dense, k int, draws [][]float64, ste
 // log), as in the paper, so a draw with a non-positive β_jj lies outside
 // the support and is rejected.
 type lopesWest struct {
-	q   *kernels.LopesWestProposal
+	q   *LopesWestProposal
 	lay Layout
 	c   []float64
 }
@@ -271,7 +271,7 @@ func newLopesWest(draws [][]float64, lay Layout) (*lopesWest, error) {
 		}
 		conv[i] = c
 	}
-	q, err := kernels.NewLopesWestProposal(conv, lay.BetaIndices(), lay.LambdaIndices(), true)
+	q, err := NewLopesWestProposal(conv, lay.BetaIndices(), lay.LambdaIndices(), true)
 	if err != nil {
 		return nil, err
 	}

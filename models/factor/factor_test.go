@@ -286,7 +286,7 @@ func TestLopesWestJacobian(t *testing.T) {
 			conv[i][pos] = math.Exp(d[pos])
 		}
 	}
-	ref, err := kernels.NewLopesWestProposal(conv, lay.BetaIndices(), lay.LambdaIndices(), true)
+	ref, err := NewLopesWestProposal(conv, lay.BetaIndices(), lay.LambdaIndices(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
