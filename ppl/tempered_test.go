@@ -387,6 +387,51 @@ func TestTemperedEvidence(t *testing.T) {
 		}
 		checkEvidence(t, tm, exact)
 	})
+	t.Run("normal-inverse-gamma", func(t *testing.T) {
+		// σ² ~ InverseGamma(a, b), β | σ² ~ N(0, g·σ²·I), y ~ N(Xβ, σ²I):
+		// y ~ t_2a(0, (b/a)(I + g·XXᵀ)). β's prior depends on σ², declared
+		// after it.
+		const a, bb, g = 3.0, 2.0, 4.0
+		n, p := 12, 2
+		x := l.x.Slice(0, n, 0, p).(*mat.Dense)
+		y := l.y[:n]
+		b := NewBuilder()
+		beta := b.Real("beta", p)
+		sigma2 := b.Positive("sigma2")
+		b.Sample(InverseGamma{Shape: a, Scale: bb}, sigma2)
+		sigma := b.Check(gorgonia.Sqrt(sigma2))
+		b.Sample(Normal{Mu: 0, Sigma: b.Check(gorgonia.Mul(sigma, gorgonia.NewConstant(math.Sqrt(g))))}, beta)
+		b.Sample(Normal{Mu: b.Check(gorgonia.Mul(b.DataMatrix("X", x), beta)), Sigma: sigma}, b.Data("y", y))
+		m, err := b.Model()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm, err := m.Tempered()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tm.FromPrior() {
+			t.Fatalf("reference form: %s", tm.Reason())
+		}
+		var cov mat.SymDense
+		cov.SymOuterK(bb/a*g, x)
+		for i := 0; i < n; i++ {
+			cov.SetSym(i, i, cov.At(i, i)+bb/a)
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(&cov) {
+			t.Fatal("covariance is not positive definite")
+		}
+		z := mat.NewVecDense(n, nil)
+		if err := ch.SolveVecTo(z, mat.NewVecDense(n, y)); err != nil {
+			t.Fatal(err)
+		}
+		nu, fn := 2*a, float64(n)
+		lg1, _ := math.Lgamma((nu + fn) / 2)
+		lg2, _ := math.Lgamma(nu / 2)
+		exact := lg1 - lg2 - fn/2*math.Log(nu*math.Pi) - 0.5*ch.LogDet() - (nu+fn)/2*math.Log1p(mat.Dot(z, mat.NewVecDense(n, y))/nu)
+		checkEvidence(t, tm, exact)
+	})
 	t.Run("hierarchical", func(t *testing.T) {
 		// mu ~ N(0, 3²), theta_i ~ N(mu, 1), y_i ~ N(theta_i, 1): y ~
 		// N(0, 2I + 9·11ᵀ). theta is declared first, so the prior is drawn
