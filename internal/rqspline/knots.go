@@ -57,7 +57,7 @@ func (s *Knots) Set(uw, uh, ud []float64) {
 		// softplus and its derivative share one exponential.
 		if u > 0 {
 			e := math.Exp(-u)
-			s.d[i] = MinDerivative + u + math.Log1p(e)
+			s.d[i] = MinDerivative + (u + math.Log1p(e)) // as softplus rounds
 			s.sd[i] = 1 / (1 + e)
 		} else {
 			e := math.Exp(u)
@@ -106,11 +106,26 @@ func find(v float64, edges []float64) int {
 	return lo
 }
 
+// segment fills g with bin k. Bin sizes are computed as locate and edge
+// compute them, not as differences of knot positions, which lose up to
+// ulp(1)/size of relative precision in narrow bins: the cached and free
+// paths then agree bit for bit.
 func (s *Knots) segment(k int, g *segment) {
 	g.k = k
-	g.xk, g.wk = s.xs[k], s.xs[k+1]-s.xs[k]
-	g.yk, g.hk = s.ys[k], s.ys[k+1]-s.ys[k]
+	g.xk, g.wk = s.xs[k], binSize(k, s.ew, s.sums[0], MinBinWidth, s.xs)
+	g.yk, g.hk = s.ys[k], binSize(k, s.eh, s.sums[1], MinBinHeight, s.ys)
 	g.dk, g.dk1 = s.d[k], s.d[k+1]
+}
+
+// binSize is the size of bin k of a grid with exponentials e summing to
+// sum and knot positions edges, by locate's expressions.
+func binSize(k int, e []float64, sum, minSize float64, edges []float64) float64 {
+	n := len(e)
+	if k == n-1 {
+		return 1 - edges[k]
+	}
+	scale := (1 - minSize*float64(n)) / sum
+	return minSize + scale*e[k]
 }
 
 // Forward is the free Forward with these knots.
