@@ -66,17 +66,15 @@ func nutsPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress fu
 	ps := s.Pilot
 	total := ps.Chains * (ps.Warmup + ps.Draws)
 	done := 0
-	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil },
-		func(_ int, rng *rand.Rand, x []float64) error { return m.Init(rng, x) },
-		&kernels.SampleSettings{
-			Chains: ps.Chains, Warmup: ps.Warmup, Draws: ps.Draws, Seed: subSeed(s.Seed, "pilot", k),
-			Progress: func(chain, it int) {
-				if progress != nil && chain == 0 && (it+1)%100 == 0 {
-					done = (it + 1) * ps.Chains
-					progress(done, total)
-				}
-			},
-		})
+	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, rng *rand.Rand, x []float64) error { return m.Init(rng, x) },
+		Chains: ps.Chains, Warmup: ps.Warmup, Draws: ps.Draws, Seed: subSeed(s.Seed, "pilot", k),
+		Progress: func(chain, it int) {
+			if progress != nil && chain == 0 && (it+1)%100 == 0 {
+				done = (it + 1) * ps.Chains
+				progress(done, total)
+			}
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -219,9 +217,7 @@ func adaptWithin(ctx context.Context, s *Settings, m ppl.Model, k int, p *pilot)
 		return nil
 	}
 	start := p.Train[len(p.Train)/2]
-	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil },
-		func(_ int, _ *rand.Rand, x []float64) error { copy(x, start); return nil },
-		&kernels.SampleSettings{Chains: 1, Warmup: 300, Draws: 1, Seed: subSeed(s.Seed, "within", k)})
+	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, _ *rand.Rand, x []float64) error { copy(x, start); return nil }, Chains: 1, Warmup: 300, Draws: 1, Seed: subSeed(s.Seed, "within", k)})
 	if err != nil {
 		return fmt.Errorf("adapting the within-model NUTS kernel: %w", err)
 	}

@@ -115,7 +115,7 @@ func BenchmarkNUTS(b *testing.B) {
 				res := &kernels.SampleResult{}
 				for c := 0; c < chains; c++ {
 					var cpuSampling float64
-					r, err := kernels.Sample(context.Background(), m.factory, nil, &kernels.SampleSettings{
+					r, err := kernels.Sample(context.Background(), m.factory, &kernels.SampleSettings{
 						Chains: 1, FirstChain: c, Warmup: warmup, Draws: draws, Seed: uint64(i + 1),
 						Progress: func(_, it int) {
 							switch it {
@@ -192,7 +192,7 @@ func TestNUTSBenchModels(t *testing.T) {
 	for _, name := range sortedKeys(nutsModels) {
 		t.Run(name, func(t *testing.T) {
 			m := nutsModels[name](t)
-			res, err := kernels.Sample(context.Background(), m.factory, nil, &kernels.SampleSettings{
+			res, err := kernels.Sample(context.Background(), m.factory, &kernels.SampleSettings{
 				Chains: 2, Warmup: 100, Draws: 100, Seed: 1,
 			})
 			if err != nil {

@@ -78,9 +78,7 @@ func polynomialRegression(x, y []float64, degree int) (*ppl.GraphModel, error) {
 // stream rand.NewPCG(seed, chain).
 func sampleNUTS(ctx context.Context, m ppl.Model, warmup, numDraws int, seed uint64) (*kernels.SampleResult, error) {
 	return kernels.Sample(ctx,
-		func(chain int) (kernels.Target, error) { return m.Clone(), nil },
-		nil, // Stan's initialisation: uniform(−2, 2) on the unconstrained scale
-		&kernels.SampleSettings{Chains: 4, Warmup: warmup, Draws: numDraws, Seed: seed})
+		func(chain int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Chains: 4, Warmup: warmup, Draws: numDraws, Seed: seed})
 }
 
 // endsnippet:nuts

@@ -27,7 +27,7 @@ func readmeExample(ctx context.Context) (*kernels.SampleResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return model.Clone(), nil }, nil, &kernels.SampleSettings{Seed: 1})
+	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return model.Clone(), nil }, &kernels.SampleSettings{Seed: 1})
 	// endsnippet:readme
 	return res, err
 }

@@ -37,19 +37,17 @@ func TestBadInputsKernels(t *testing.T) {
 		want string // in the error message
 	}{
 		{"RWM on an improper flat target", func() error {
-			_, err := Sample(context.Background(), func(int) (Target, error) { return flat(2), nil }, nil,
-				&SampleSettings{Algorithm: AlgRWM, Chains: 1, Warmup: 1000, Draws: 10})
+			_, err := Sample(context.Background(), func(int) (Target, error) { return flat(2), nil }, &SampleSettings{Algorithm: AlgRWM, Chains: 1, Warmup: 1000, Draws: 10})
 			return err
 		}, "improper"},
 		{"NUTS on an improper flat target", func() error {
-			_, err := Sample(context.Background(), func(int) (Target, error) { return flat(2), nil }, nil,
-				&SampleSettings{Chains: 1, Warmup: 100, Draws: 10})
+			_, err := Sample(context.Background(), func(int) (Target, error) { return flat(2), nil }, &SampleSettings{Chains: 1, Warmup: 100, Draws: 10})
 			return err
 		}, "improper"},
 		{"target's own error at every initial point", func() error {
 			_, err := Sample(context.Background(), func(int) (Target, error) {
 				return targetFunc{1, func(x, g []float64) (float64, error) { return 0, targetErr }}, nil
-			}, nil, &SampleSettings{Chains: 1, Draws: 10})
+			}, &SampleSettings{Chains: 1, Draws: 10})
 			if !errors.Is(err, targetErr) || !errors.Is(err, ErrNoFinitePoint) {
 				return errors.New("cause lost: " + err.Error())
 			}
@@ -58,7 +56,7 @@ func TestBadInputsKernels(t *testing.T) {
 		{"NaN gradient at every initial point", func() error {
 			_, err := Sample(context.Background(), func(int) (Target, error) {
 				return targetFunc{2, func(x, g []float64) (float64, error) { g[0], g[1] = 0, math.NaN(); return -1, nil }}, nil
-			}, nil, &SampleSettings{Chains: 1, Draws: 10})
+			}, &SampleSettings{Chains: 1, Draws: 10})
 			return err
 		}, "gradient entry 1 is NaN"},
 		{"NUTS.Init at a point where the target fails", func() error {
@@ -117,7 +115,7 @@ func TestBadInputsKernels(t *testing.T) {
 			if _, err := NewNUTSAdaptation(k, math.MaxInt, NUTSAdaptConfig{}); err != nil {
 				return err
 			}
-			_, err = Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{Warmup: math.MaxInt})
+			_, err = Sample(context.Background(), gaussianFactory(g), &SampleSettings{Warmup: math.MaxInt})
 			return err
 		}, "overflow"},
 	}

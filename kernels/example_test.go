@@ -28,8 +28,7 @@ func (s stdNormal) LogDensityGrad(x, grad []float64) (float64, error) {
 
 func ExampleSample() {
 	res, err := kernels.Sample(context.Background(),
-		func(chain int) (kernels.Target, error) { return stdNormal{n: 3, mu: 2}, nil },
-		nil, &kernels.SampleSettings{Chains: 4, Warmup: 500, Draws: 500, Seed: 1})
+		func(chain int) (kernels.Target, error) { return stdNormal{n: 3, mu: 2}, nil }, &kernels.SampleSettings{Chains: 4, Warmup: 500, Draws: 500, Seed: 1})
 	if err != nil {
 		fmt.Println(err)
 		return

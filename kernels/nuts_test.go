@@ -44,7 +44,7 @@ func TestNUTSGaussians(t *testing.T) {
 		for _, metric := range []MetricKind{DiagMetric, DenseMetric} {
 			t.Run(tc.name+"/"+metric.String(), func(t *testing.T) {
 				g := newGaussian(t, tc.mean, tc.cov)
-				res, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{
+				res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
 					Chains: 4, Warmup: 500, Draws: draws, Seed: 7,
 					NUTSAdapt: NUTSAdaptConfig{Metric: metric},
 				})
@@ -77,8 +77,7 @@ func TestNUTSGaussians(t *testing.T) {
 func TestNUTSConjugateNormal(t *testing.T) {
 	m := newConjugate()
 	postMean, postVar := m.posterior()
-	res, err := Sample(context.Background(), func(int) (Target, error) { return m, nil }, nil,
-		&SampleSettings{Chains: 4, Warmup: 300, Draws: 1000, Seed: 3})
+	res, err := Sample(context.Background(), func(int) (Target, error) { return m, nil }, &SampleSettings{Chains: 4, Warmup: 300, Draws: 1000, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +87,7 @@ func TestNUTSConjugateNormal(t *testing.T) {
 func TestNUTSDeterministic(t *testing.T) {
 	g := newGaussian(t, []float64{0, 1, 2}, mat.NewSymDense(3, []float64{2, 0.5, 0, 0.5, 1, 0.3, 0, 0.3, 1}))
 	run := func() *SampleResult {
-		res, err := Sample(context.Background(), gaussianFactory(g), nil,
-			&SampleSettings{Chains: 3, Warmup: 150, Draws: 100, Seed: 11})
+		res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{Chains: 3, Warmup: 150, Draws: 100, Seed: 11})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,8 +148,7 @@ func TestNUTSFunnelDivergences(t *testing.T) {
 	}
 
 	// Adaptive runs report divergences through the runner too.
-	res, err := Sample(context.Background(), func(int) (Target, error) { return funnel{n: 10}, nil }, nil,
-		&SampleSettings{Chains: 2, Warmup: 300, Draws: 300, Seed: 5, SaveWarmup: true})
+	res, err := Sample(context.Background(), func(int) (Target, error) { return funnel{n: 10}, nil }, &SampleSettings{Chains: 2, Warmup: 300, Draws: 300, Seed: 5, SaveWarmup: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +296,7 @@ func TestSkewedTarget(t *testing.T) {
 				set.Warmup, set.Draws = 4000, 10000
 				set.RWMAdapt.AdaptCovariance = true
 			}
-			res, err := Sample(context.Background(), func(int) (Target, error) { return logGamma{alpha}, nil }, nil, set)
+			res, err := Sample(context.Background(), func(int) (Target, error) { return logGamma{alpha}, nil }, set)
 			if err != nil {
 				t.Fatal(err)
 			}

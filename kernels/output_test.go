@@ -37,7 +37,7 @@ func TestStreamedOutputMatchesToDraws(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{
+		res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
 			Algorithm: alg, Chains: 2, Warmup: 40, Draws: 25, Seed: 3,
 			Output: func(c int) (ChainOutput, error) {
 				s, err := draws.NewStream(&bufs[c], layout, nil)
@@ -84,7 +84,7 @@ func TestStreamedOutputMatchesToDraws(t *testing.T) {
 func TestSampleCancelKeepsDraws(t *testing.T) {
 	g := newGaussian(t, []float64{0}, diagCov([]float64{1}))
 	set := &SampleSettings{Chains: 1, Warmup: 20, Draws: 100, Seed: 9}
-	full, err := Sample(context.Background(), gaussianFactory(g), nil, set)
+	full, err := Sample(context.Background(), gaussianFactory(g), set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestSampleCancelKeepsDraws(t *testing.T) {
 		s, err := draws.NewStream(&buf, layout, nil)
 		return &CmdStanOutput{Model: identity(1), Stream: s}, err
 	}
-	part, err := Sample(ctx, gaussianFactory(g), nil, &cut)
+	part, err := Sample(ctx, gaussianFactory(g), &cut)
 	if !errors.Is(err, context.Canceled) || part == nil {
 		t.Fatalf("cancelled run: %v, result %v", err, part)
 	}
@@ -147,13 +147,12 @@ func TestSampleRefusesBadSettings(t *testing.T) {
 		{"infinite step size", SampleSettings{StepSize: math.Inf(1)}, "step size"},
 	}
 	for _, c := range cases {
-		_, err := Sample(context.Background(), gaussianFactory(g), nil, &c.set)
+		_, err := Sample(context.Background(), gaussianFactory(g), &c.set)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error saying %q", c.name, err, c.want)
 		}
 	}
-	_, err := Sample(context.Background(), func(c int) (Target, error) { return badDim{1 + c}, nil }, nil,
-		&SampleSettings{Chains: 2, Warmup: 10, Draws: 10})
+	_, err := Sample(context.Background(), func(c int) (Target, error) { return badDim{1 + c}, nil }, &SampleSettings{Chains: 2, Warmup: 10, Draws: 10})
 	if !errors.Is(err, ErrDimension) {
 		t.Errorf("targets of different dimensions: %v", err)
 	}

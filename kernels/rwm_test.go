@@ -30,7 +30,7 @@ func TestRWMGaussians(t *testing.T) {
 				// covariance estimate grows toward the widest (10⁴ times
 				// wider) over several windows, hence the long warm-up.
 				g := newGaussian(t, tc.mean, tc.cov)
-				res, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{
+				res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
 					Algorithm: AlgRWM, Chains: 4, Warmup: 10000, Draws: draws, Seed: 21,
 					RWMAdapt: RWMAdaptConfig{AdaptCovariance: adaptCov},
 				})
@@ -62,8 +62,7 @@ func TestRWMGaussians(t *testing.T) {
 func TestRWMConjugateNormal(t *testing.T) {
 	m := newConjugate()
 	postMean, postVar := m.posterior()
-	res, err := Sample(context.Background(), func(int) (Target, error) { return m, nil }, nil,
-		&SampleSettings{Algorithm: AlgRWM, Chains: 4, Warmup: 500, Draws: 3000, Seed: 3})
+	res, err := Sample(context.Background(), func(int) (Target, error) { return m, nil }, &SampleSettings{Algorithm: AlgRWM, Chains: 4, Warmup: 500, Draws: 3000, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,11 @@ type SampleSettings struct {
 	// RWMAdapt configures RWM warm-up.
 	RWMAdapt RWMAdaptConfig
 
+	// Init, when non-nil, writes chain's initial unconstrained position;
+	// nil uses the target's own Init method when it has one (as ppl
+	// models do), else Stan's uniform draw in (−2, 2)ⁿ.
+	Init InitFunc
+
 	// Progress, when non-nil, is called after every iteration of every
 	// chain with the 0-based iteration counting warm-up first; chains call
 	// it concurrently.
@@ -189,12 +194,18 @@ const maxInitTries = 100
 // Sample runs independent chains in parallel goroutines, each with its own
 // target from factory and its own random stream rand.NewPCG(Seed, chain),
 // so the result depends only on the seed, never on scheduling or
-// GOMAXPROCS. init may be nil, in which case each chain starts uniformly in
-// (−2, 2)ⁿ as Stan, retrying up to 100 times for a finite log-density.
+// GOMAXPROCS. Each chain starts at SampleSettings.Init's point; without
+// one, at the target's own Init when it has one (a ppl model's WithInit
+// point or Stan's draw), else uniformly in (−2, 2)ⁿ as Stan, retrying up to
+// 100 times for a finite log-density.
 // Cancelling ctx stops every chain after its current iteration and
 // returns the draws made so far (chains may differ in length) with ctx's
 // error; other errors return a nil result.
-func Sample(ctx context.Context, factory func(chain int) (Target, error), init InitFunc, settings *SampleSettings) (*SampleResult, error) {
+func Sample(ctx context.Context, factory func(chain int) (Target, error), settings *SampleSettings) (*SampleResult, error) {
+	var init InitFunc
+	if settings != nil {
+		init = settings.Init
+	}
 	if factory == nil {
 		return nil, errors.New("kernels: nil target factory")
 	}
@@ -573,6 +584,11 @@ func rwmDrawInfo(s RWMState, info RWMInfo) DrawInfo {
 	return DrawInfo{LogDensity: s.LogDensity, AcceptStat: info.AcceptProb, StepSize: info.Scale}
 }
 
+// initer is a target with initial points of its own (ppl.Model.Init).
+type initer interface {
+	Init(rng *rand.Rand, x []float64) error
+}
+
 // initialPoint draws a start with a finite log-density and gradient.
 func initialPoint(c int, t Target, rng *rand.Rand, init InitFunc) ([]float64, error) {
 	n := t.Dim()
@@ -581,6 +597,10 @@ func initialPoint(c int, t Target, rng *rand.Rand, init InitFunc) ([]float64, er
 	for try := 0; try < maxInitTries; try++ {
 		if init != nil {
 			if err := init(c, rng, x); err != nil {
+				return nil, fmt.Errorf("initialization: %w", err)
+			}
+		} else if in, ok := t.(initer); ok {
+			if err := in.Init(rng, x); err != nil {
 				return nil, fmt.Errorf("initialization: %w", err)
 			}
 		} else {

@@ -3,6 +3,7 @@ package kernels
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -12,7 +13,7 @@ import (
 func TestSampleProgressAndCounts(t *testing.T) {
 	g := newGaussian(t, []float64{0, 0}, diagCov([]float64{1, 2}))
 	var calls atomic.Int64
-	res, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{
+	res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
 		Chains: 2, Warmup: 50, Draws: 30, Seed: 1, SaveWarmup: true,
 		Progress: func(chain, it int) { calls.Add(1) },
 	})
@@ -53,19 +54,18 @@ func TestSampleErrors(t *testing.T) {
 			return nil, bad
 		}
 		return g.clone(), nil
-	}, nil, &SampleSettings{Chains: 2, Warmup: 10, Draws: 10}); !errors.Is(err, bad) {
+	}, &SampleSettings{Chains: 2, Warmup: 10, Draws: 10}); !errors.Is(err, bad) {
 		t.Errorf("factory error not returned: %v", err)
 	}
-	if _, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{Draws: -3}); err == nil {
+	if _, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{Draws: -3}); err == nil {
 		t.Error("negative draws accepted")
 	}
-	if _, err := Sample(context.Background(), func(int) (Target, error) { return failing{n: 2}, nil },
-		func(c int, rng *rand.Rand, x []float64) error { x[0], x[1] = 5, 0; return nil }, nil); !errors.Is(err, ErrNoFinitePoint) {
+	if _, err := Sample(context.Background(), func(int) (Target, error) { return failing{n: 2}, nil }, &SampleSettings{Init: func(c int, rng *rand.Rand, x []float64) error { x[0], x[1] = 5, 0; return nil }}); !errors.Is(err, ErrNoFinitePoint) {
 		t.Errorf("impossible initialization: got %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Sample(ctx, gaussianFactory(g), nil, nil); !errors.Is(err, context.Canceled) {
+	if _, err := Sample(ctx, gaussianFactory(g), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: got %v", err)
 	}
 }
@@ -73,7 +73,7 @@ func TestSampleErrors(t *testing.T) {
 func TestSampleRWMFixedCovarianceNoWarmup(t *testing.T) {
 	tc := gaussianCases()[1]
 	g := newGaussian(t, tc.mean, tc.cov)
-	res, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{
+	res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
 		Algorithm: AlgRWM, Warmup: -1, Draws: 100, Chains: 1, RWMCovariance: tc.cov, RWMScale: 1.7,
 	})
 	if err != nil {
@@ -90,7 +90,7 @@ func TestSampleCancelMidRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var last atomic.Int64
-	_, err := Sample(ctx, gaussianFactory(g), nil, &SampleSettings{
+	_, err := Sample(ctx, gaussianFactory(g), &SampleSettings{
 		Chains: 2, Warmup: 1000, Draws: 100000, Seed: 1,
 		Progress: func(chain, it int) {
 			if it == 40 {
@@ -109,7 +109,7 @@ func TestSampleCancelMidRun(t *testing.T) {
 
 func TestChainDraw(t *testing.T) {
 	g := newGaussian(t, []float64{0, 0, 0}, diagCov([]float64{1, 1, 1}))
-	res, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{Chains: 1, Warmup: 30, Draws: 5})
+	res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{Chains: 1, Warmup: 30, Draws: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestChainDraw(t *testing.T) {
 func TestSampleFirstChain(t *testing.T) {
 	g := newGaussian(t, []float64{0, 1}, diagCov([]float64{1, 2}))
 	set := SampleSettings{Chains: 4, Warmup: 40, Draws: 20, Seed: 7}
-	whole, err := Sample(context.Background(), gaussianFactory(g), nil, &set)
+	whole, err := Sample(context.Background(), gaussianFactory(g), &set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,16 +133,15 @@ func TestSampleFirstChain(t *testing.T) {
 		set := set
 		set.FirstChain, set.Chains = block[0], block[1]
 		var seen [4]atomic.Int64
+		set.Init = func(c int, rng *rand.Rand, x []float64) error {
+			seen[c].Add(1)
+			for i := range x {
+				x[i] = rng.Float64()*4 - 2
+			}
+			return nil
+		}
 		part, err := Sample(context.Background(),
-			func(c int) (Target, error) { seen[c].Add(1); return g.clone(), nil },
-			func(c int, rng *rand.Rand, x []float64) error {
-				seen[c].Add(1)
-				for i := range x {
-					x[i] = rng.Float64()*4 - 2
-				}
-				return nil
-			},
-			&set)
+			func(c int) (Target, error) { seen[c].Add(1); return g.clone(), nil }, &set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +155,29 @@ func TestSampleFirstChain(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Sample(context.Background(), gaussianFactory(g), nil, &SampleSettings{FirstChain: -1}); err == nil {
+	if _, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{FirstChain: -1}); err == nil {
 		t.Error("negative FirstChain accepted")
+	}
+}
+
+// startAt is a target with an initial point of its own, as ppl models have
+// (WithInit).
+type startAt struct {
+	*gaussian
+	x0 []float64
+}
+
+func (s startAt) Init(_ *rand.Rand, x []float64) error { copy(x, s.x0); return nil }
+
+func TestSampleUsesTargetInit(t *testing.T) {
+	g := newGaussian(t, []float64{0, 1}, diagCov([]float64{1, 2}))
+	x0 := []float64{7, -7}
+	res, err := Sample(context.Background(), func(int) (Target, error) { return startAt{g.clone(), x0}, nil },
+		&SampleSettings{Algorithm: AlgRWM, Chains: 1, Warmup: -1, Draws: 1, SaveWarmup: true, RWMScale: 1e-12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Chains[0].Draw(0); math.Abs(d[0]-7) > 1e-6 || math.Abs(d[1]+7) > 1e-6 {
+		t.Errorf("first draw %v: the target's own initial point %v was not used", d, x0)
 	}
 }

@@ -164,9 +164,7 @@ func mcmcSampler(alg kernels.Algorithm) Sampler {
 			func(c int) (kernels.Target, error) {
 				clones[c-first] = pm.Clone()
 				return clones[c-first], nil
-			},
-			func(c int, rng *rand.Rand, x []float64) error { return clones[c-first].Init(rng, x) },
-			set)
+			}, set)
 		if res == nil {
 			return nil, nil, err
 		}

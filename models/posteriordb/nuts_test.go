@@ -23,9 +23,7 @@ func sampleNUTS(t *testing.T, m *ppl.GraphModel, chains, warmup, n int, seed uin
 		clones[c] = m.Clone()
 	}
 	res, err := kernels.Sample(context.Background(),
-		func(c int) (kernels.Target, error) { return clones[c], nil },
-		func(c int, rng *rand.Rand, x []float64) error { return clones[c].Init(rng, x) },
-		&kernels.SampleSettings{Chains: chains, Warmup: warmup, Draws: n, Seed: seed})
+		func(c int) (kernels.Target, error) { return clones[c], nil }, &kernels.SampleSettings{Init: func(c int, rng *rand.Rand, x []float64) error { return clones[c].Init(rng, x) }, Chains: chains, Warmup: warmup, Draws: n, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
