@@ -41,10 +41,17 @@ func FitAffine(x [][]float64, weights []float64) (*Affine, error) {
 	if weights != nil && len(weights) != len(x) {
 		return nil, fmt.Errorf("flows: %d weights for %d samples", len(weights), len(x))
 	}
-	for _, w := range weights {
+	pos := 0
+	for i, w := range weights {
 		if !(w >= 0) || math.IsInf(w, 0) {
-			return nil, fmt.Errorf("flows: invalid weight %v", w)
+			return nil, fmt.Errorf("flows: FitAffine: weights[%d] = %v, want finite and non-negative", i, w)
 		}
+		if w > 0 {
+			pos++
+		}
+	}
+	if weights != nil && pos == 0 {
+		return nil, fmt.Errorf("flows: FitAffine: all %d weights are zero", len(weights))
 	}
 	weights = frequencyWeights(weights)
 	if len(x) <= n {
@@ -108,6 +115,10 @@ func affineFromFactor(mean, l []float64) (*Affine, error) {
 
 // Dim returns the dimension of the transport.
 func (a *Affine) Dim() int { return len(a.mean) }
+
+// Clone returns a; an Affine keeps no scratch space, so one value serves
+// every goroutine. It is there so that every flow type has a Clone.
+func (a *Affine) Clone() *Affine { return a }
 
 // Mean returns a copy of μ.
 func (a *Affine) Mean() []float64 { return append([]float64(nil), a.mean...) }

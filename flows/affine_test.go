@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -107,5 +108,13 @@ func TestNormalisedWeights(t *testing.T) {
 	m2, s2, err2 := standardisation(x, small, nil)
 	if err1 != nil || err2 != nil || math.Abs(m1[0]-m2[0]) > 1e-12 || math.Abs(s1[1]-s2[1]) > 1e-12 {
 		t.Errorf("standardisation depends on the weights' scale: %v %v vs %v %v (%v %v)", m1, s1, m2, s2, err1, err2)
+	}
+}
+
+func TestFitAffineZeroWeights(t *testing.T) {
+	x := [][]float64{{1}, {2}, {4}}
+	_, err := FitAffine(x, []float64{0, 0, 0})
+	if err == nil || !strings.Contains(err.Error(), "weights") {
+		t.Errorf("all-zero weights: error %v, want one naming the weights", err)
 	}
 }

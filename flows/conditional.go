@@ -170,13 +170,16 @@ func (f *ConditionalRQMA) NumModels() int { return len(f.spec.Contexts) }
 // Config returns the flow's architecture.
 func (f *ConditionalRQMA) Config() RQMAConfig { return f.cfg }
 
-// Clone returns a copy with its own scratch space, for another goroutine.
+// Clone returns a flow for another goroutine: it shares f's parameters,
+// specification and standardisation (never changed once fitted) and owns
+// its scratch space.
 func (f *ConditionalRQMA) Clone() *ConditionalRQMA {
-	g := newConditional(f.spec, f.cfg) // spec is never mutated, so it is shared
-	copy(g.params, f.params)
-	copy(g.shift, f.shift)
-	copy(g.scale, f.scale)
-	return g
+	g := *f
+	g.work = f.net.newPointWork()
+	g.buf = make([]float64, f.net.n)
+	g.hb = make([]float64, baseHidden)
+	g.base = make([]float64, 2*f.net.n)
+	return &g
 }
 
 func (f *ConditionalRQMA) check(k int, a, b []float64) error {

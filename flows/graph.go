@@ -371,8 +371,9 @@ func (l *graphLearner) program(rows int) (*lossProgram, error) {
 			return nil, err
 		}
 		l.protos[rows] = lp
-		return lp, nil // the first user takes the prototype itself
 	}
+	// Workers evaluate clones: the prototype stays idle, so that cloning it
+	// never races with an evaluation.
 	return lp.clone(), nil
 }
 

@@ -328,11 +328,11 @@ func (f *GraphFlow) LogDensity(theta []float64) (float64, error) {
 }
 
 // FitGraph trains the flow of b on the rows of x by maximum likelihood with
-// the settings of opts (nil: DefaultTrainOptions), as FitRQMA trains an
+// the settings of opts (zero fields: defaults), as FitRQMA trains an
 // RQMA: the standardisation uses the weighted sample means and standard
 // deviations, the parameters start from b.Init with a generator seeded by
 // opts.Seed.
-func FitGraph(b Builder, x [][]float64, opts *TrainOptions) (*GraphFlow, *TrainReport, error) {
+func FitGraph(b Builder, x [][]float64, opts TrainOptions) (*GraphFlow, *TrainReport, error) {
 	if b == nil {
 		return nil, nil, errors.New("flows: nil Builder")
 	}
@@ -343,10 +343,7 @@ func FitGraph(b Builder, x [][]float64, opts *TrainOptions) (*GraphFlow, *TrainR
 	if n != b.Dim() {
 		return nil, nil, fmt.Errorf("flows: samples of dimension %d for a flow of dimension %d", n, b.Dim())
 	}
-	o := DefaultTrainOptions()
-	if opts != nil {
-		o = *opts
-	}
+	o := opts
 	if err := o.validate(len(x)); err != nil {
 		return nil, nil, err
 	}

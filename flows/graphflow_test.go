@@ -31,7 +31,7 @@ func fitCoupling(t *testing.T, b flows.Builder, x [][]float64, iters int, seed u
 	opts := flows.DefaultTrainOptions()
 	opts.Iterations = iters
 	opts.Seed = seed
-	f, _, err := flows.FitGraph(b, x, &opts)
+	f, _, err := flows.FitGraph(b, x, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,13 +156,13 @@ func TestFitGraphErrors(t *testing.T) {
 	x := banana(rand.New(rand.NewPCG(6, 6)), 100)
 	opts := flows.DefaultTrainOptions()
 	opts.Iterations = 2
-	if _, _, err := flows.FitGraph(badBuilder{coupling{n: 2, layers: 1, hidden: 2}}, x, &opts); err == nil {
+	if _, _, err := flows.FitGraph(badBuilder{coupling{n: 2, layers: 1, hidden: 2}}, x, opts); err == nil {
 		t.Error("a Builder that leaves parameters unused was accepted")
 	}
-	if _, _, err := flows.FitGraph(coupling{n: 3, layers: 1, hidden: 2}, x, &opts); err == nil {
+	if _, _, err := flows.FitGraph(coupling{n: 3, layers: 1, hidden: 2}, x, opts); err == nil {
 		t.Error("a Builder of the wrong dimension was accepted")
 	}
-	if _, _, err := flows.FitGraph(nil, x, &opts); err == nil {
+	if _, _, err := flows.FitGraph(nil, x, opts); err == nil {
 		t.Error("a nil Builder was accepted")
 	}
 }

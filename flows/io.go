@@ -48,6 +48,9 @@ func (e *enc) f64(v ...float64) {
 
 // Save writes f, an *Affine, *RQMA or *ConditionalRQMA, to w.
 func Save(w io.Writer, f any) error {
+	if isNilFlow(f) {
+		return fmt.Errorf("flows: cannot save a nil %T", f)
+	}
 	var e enc
 	e.b.Write(magic[:])
 	e.u32(FormatVersion)
@@ -197,6 +200,23 @@ func Load(r io.Reader) (any, error) {
 		return nil, fmt.Errorf("%w: the file holds a user-written flow; load it with LoadGraph and its Builder", ErrFormat)
 	}
 	return f, nil
+}
+
+// isNilFlow reports whether f is nil or a nil pointer of a flow type.
+func isNilFlow(f any) bool {
+	switch f := f.(type) {
+	case nil:
+		return true
+	case *Affine:
+		return f == nil
+	case *RQMA:
+		return f == nil
+	case *ConditionalRQMA:
+		return f == nil
+	case *GraphFlow:
+		return f == nil
+	}
+	return false
 }
 
 // graphRecord is a user-written flow as read from a file, before its

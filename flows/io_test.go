@@ -136,3 +136,15 @@ func TestLoadHugeDimensions(t *testing.T) {
 		t.Errorf("huge hidden width: error %v", err)
 	}
 }
+
+func TestSaveNil(t *testing.T) {
+	var buf bytes.Buffer
+	for _, f := range []any{nil, (*Affine)(nil), (*RQMA)(nil), (*ConditionalRQMA)(nil), (*GraphFlow)(nil)} {
+		if err := Save(&buf, f); err == nil {
+			t.Errorf("Save(%T nil) succeeded", f)
+		}
+	}
+	if buf.Len() != 0 {
+		t.Errorf("Save of nil flows wrote %d bytes", buf.Len())
+	}
+}

@@ -33,9 +33,20 @@ type Quality struct {
 // Assess computes the held-out log-likelihood of f on heldOut (optional
 // weights) and, when logTarget is non-nil, the importance-sampling ESS of
 // draws pushforward draws from seed against it (an unnormalised target is
-// fine). A target error counts as zero weight.
+// fine). A target error counts as zero weight. heldOut may be nil to
+// compute the ESS alone; an empty non-nil heldOut, or neither held-out
+// samples nor a target, is an error rather than a NaN.
 func Assess(f Density, heldOut [][]float64, weights []float64, logTarget func([]float64) (float64, error), draws int, seed uint64) (Quality, error) {
 	q := Quality{ESS: math.NaN(), ESSFraction: math.NaN(), HeldOutLogLik: math.NaN(), HeldOutSE: math.NaN()}
+	if f == nil {
+		return q, errors.New("flows: Assess of a nil flow")
+	}
+	if len(heldOut) == 0 && logTarget == nil {
+		return q, errors.New("flows: Assess with no held-out samples and no target: nothing to assess")
+	}
+	if heldOut != nil && len(heldOut) == 0 {
+		return q, errors.New("flows: Assess with an empty held-out set")
+	}
 	if len(heldOut) > 0 {
 		if weights != nil && len(weights) != len(heldOut) {
 			return q, fmt.Errorf("flows: %d weights for %d held-out samples", len(weights), len(heldOut))

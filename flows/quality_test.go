@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 func TestAssess(t *testing.T) {
@@ -49,5 +51,21 @@ func TestAssess(t *testing.T) {
 	}
 	if _, err := Assess(f, [][]float64{{1}}, nil, nil, 0, 1); err == nil {
 		t.Error("wrong-length held-out sample accepted")
+	}
+}
+
+func TestAssessEmpty(t *testing.T) {
+	f, err := NewAffine([]float64{0}, mat.NewSymDense(1, []float64{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, err := Assess(f, [][]float64{}, nil, nil, 0, 1); err == nil {
+		t.Errorf("empty held-out set: %+v, no error", q)
+	}
+	if _, err := Assess(f, nil, nil, nil, 0, 1); err == nil {
+		t.Error("nothing to assess: no error")
+	}
+	if _, err := Assess(nil, [][]float64{{1}}, nil, nil, 0, 1); err == nil {
+		t.Error("nil flow: no error")
 	}
 }

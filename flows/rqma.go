@@ -133,13 +133,14 @@ func (f *RQMA) Config() RQMAConfig { return f.cfg }
 // are fixed at zero, included).
 func (f *RQMA) NumParams() int { return len(f.params) }
 
-// Clone returns a copy with its own scratch space, for another goroutine.
+// Clone returns a flow for another goroutine: it shares f's parameters and
+// standardisation (a fitted flow never changes them) and owns its scratch
+// space, so a clone costs a few buffers of the network's width.
 func (f *RQMA) Clone() *RQMA {
-	g := newRQMA(f.net.n, f.cfg)
-	copy(g.params, f.params)
-	copy(g.shift, f.shift)
-	copy(g.scale, f.scale)
-	return g
+	g := *f
+	g.work = f.net.newPointWork()
+	g.buf = make([]float64, f.net.n)
+	return &g
 }
 
 // Forward sets z = T(θ) and returns log|det J_T(θ)|.

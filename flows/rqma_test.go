@@ -3,6 +3,7 @@ package flows
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
@@ -226,7 +227,72 @@ func TestRQMABadInput(t *testing.T) {
 	if _, _, err := FitRQMA([][]float64{{1}, {2, 3}}, PaperRQMAConfig(), DefaultTrainOptions()); err == nil {
 		t.Error("FitRQMA accepted ragged data")
 	}
-	if _, _, err := FitRQMA([][]float64{{1}, {2}}, PaperRQMAConfig(), TrainOptions{}); err == nil {
-		t.Error("FitRQMA accepted zero options")
+	if _, _, err := FitRQMA([][]float64{{1}, {2}}, PaperRQMAConfig(), TrainOptions{Iterations: -1}); err == nil {
+		t.Error("FitRQMA accepted -1 iterations")
+	}
+}
+
+// TestZeroTrainOptions checks that zero fields take DefaultTrainOptions'
+// values: zero options with DoubleAt set train exactly as the defaults.
+func TestZeroTrainOptions(t *testing.T) {
+	x := [][]float64{{1}, {2}, {0.5}, {3}, {1.5}, {2.5}}
+	cfg := RQMAConfig{Layers: 1, Bins: 3, HiddenPerDim: 2}
+	d := DefaultTrainOptions()
+	d.Iterations = 5
+	_, r1, err := FitRQMA(x, cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r2, err := FitRQMA(x, cfg, TrainOptions{Iterations: 5, DoubleAt: d.DoubleAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r1.Loss {
+		if r1.Loss[i] != r2.Loss[i] {
+			t.Fatalf("iteration %d: loss %v with zero options, %v with the defaults", i, r2.Loss[i], r1.Loss[i])
+		}
+	}
+	if _, _, err := FitRQMA(x, cfg, TrainOptions{}); err != nil {
+		t.Errorf("zero options: %v", err)
+	}
+}
+
+// TestClonesShareParameters checks that clones of every flow type evaluate
+// alike from several goroutines at once (run with -race).
+func TestClonesShareParameters(t *testing.T) {
+	f := randomRQMA(t, 3, RQMAConfig{Layers: 2, Bins: 4, HiddenPerDim: 3}, 11)
+	a, err := NewAffine([]float64{1, 2, 3}, mat.NewSymDense(3, []float64{2, 0.5, 0, 0.5, 1, 0, 0, 0, 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := []float64{0.3, -0.2, 1.1}
+	type fw interface {
+		Forward(theta, z []float64) (float64, error)
+	}
+	for _, mk := range []func() fw{func() fw { return f.Clone() }, func() fw { return a.Clone() }} {
+		want := make([]float64, 3)
+		wld, _ := mk().Forward(theta, want)
+		var wg sync.WaitGroup
+		errs := make([]string, 4)
+		for g := 0; g < 4; g++ {
+			c := mk()
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				z := make([]float64, 3)
+				for i := 0; i < 50; i++ {
+					ld, err := c.Forward(theta, z)
+					if err != nil || ld != wld || z[0] != want[0] || z[2] != want[2] {
+						errs[g] = "clone disagrees"
+					}
+				}
+			}(g)
+		}
+		wg.Wait()
+		for _, e := range errs {
+			if e != "" {
+				t.Error(e)
+			}
+		}
 	}
 }

@@ -10,9 +10,14 @@ import (
 	"time"
 )
 
-// TrainOptions controls maximum-likelihood training with Adam. Use one of the
-// constructors (DefaultTrainOptions, FactorAnalysisTrainOptions,
-// ConditionalTrainOptions) and adjust fields; a zero TrainOptions is invalid.
+// TrainOptions controls maximum-likelihood training with Adam. The zero
+// value is valid and trains with good defaults: every field left zero
+// whose zero would be meaningless (Iterations, LearningRate, Decay1,
+// DecaySteps, Decay2, BatchSize, ValidateEvery, Workers) takes its value
+// from DefaultTrainOptions, and the others keep their zero meaning (no
+// batch doubling, no validation split, no early stopping, equal weights,
+// seed 0). DefaultTrainOptions and ConditionalTrainOptions give the
+// paper's settings.
 type TrainOptions struct {
 	// Iterations is the maximum number of Adam steps.
 	Iterations int
@@ -47,7 +52,7 @@ type TrainOptions struct {
 	// minibatches and any auxiliary draws.
 	Seed uint64
 	// Workers is the number of goroutines sharing each minibatch gradient
-	// (0 means 1; minibatches smaller than 64 are not split). Partial gradients are summed in a fixed order, so a run is
+	// (0 means 2; minibatches smaller than 64 are not split). Partial gradients are summed in a fixed order, so a run is
 	// reproducible for a given Seed and Workers; different Workers values
 	// differ by floating-point rounding (and, for conditional flows, in which
 	// auxiliary draws each sample receives).
@@ -122,7 +127,33 @@ func ConditionalTrainOptions() TrainOptions {
 	return o
 }
 
+// fillDefaults replaces the zero fields that have defaults.
+func (o *TrainOptions) fillDefaults() {
+	d := DefaultTrainOptions()
+	def := func(v *int, dv int) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	deff := func(v *float64, dv float64) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	def(&o.Iterations, d.Iterations)
+	deff(&o.LearningRate, d.LearningRate)
+	deff(&o.Decay1, d.Decay1)
+	def(&o.DecaySteps, d.DecaySteps)
+	deff(&o.Decay2, d.Decay2)
+	def(&o.BatchSize, d.BatchSize)
+	def(&o.ValidateEvery, d.ValidateEvery)
+	def(&o.Workers, d.Workers)
+}
+
+// validate fills the defaults of zero fields and checks the options for
+// rows samples.
 func (o *TrainOptions) validate(rows int) error {
+	o.fillDefaults()
 	switch {
 	case o.Iterations < 1:
 		return fmt.Errorf("flows: %d iterations", o.Iterations)
@@ -153,7 +184,7 @@ func (o *TrainOptions) validate(rows int) error {
 		}
 	}
 	if o.Weights != nil && pos == 0 {
-		return errors.New("flows: all weights are zero")
+		return errors.New("flows: all sample weights (TrainOptions.Weights) are zero")
 	}
 	return nil
 }
@@ -208,9 +239,6 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7a1a))
 	nw := o.Workers
-	if nw == 0 {
-		nw = 1
-	}
 	// Validation split.
 	perm := rng.Perm(rows)
 	nVal := int(math.Round(o.ValidationFraction * float64(rows)))
