@@ -73,6 +73,9 @@ func FitAffine(x [][]float64, weights []float64) (*Affine, error) {
 // NewAffine returns the affine transport with mean μ and covariance LLᵀ.
 func NewAffine(mean []float64, cov mat.Symmetric) (*Affine, error) {
 	n := len(mean)
+	if cov == nil {
+		return nil, errors.New("flows: NewAffine needs a covariance")
+	}
 	if n == 0 || cov.SymmetricDim() != n {
 		return nil, fmt.Errorf("flows: mean of length %d, covariance of dimension %d", n, cov.SymmetricDim())
 	}

@@ -1,0 +1,95 @@
+package trj_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+)
+
+// TestRunBadInput: each bad input gets an error naming its cause, before
+// any computation where the input can be checked up front.
+func TestRunBadInput(t *testing.T) {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := space.Model(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := ppl.NewSpace([]ppl.Model{one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongDim := make([]kernels.Transport, space.NumModels())
+	for k := range wrongDim {
+		a, err := flows.NewAffine(make([]float64, 5), mat.NewDiagDense(5, []float64{1, 1, 1, 1, 1}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrongDim[k] = a
+	}
+	for _, c := range []struct {
+		name  string
+		space *ppl.Space
+		s     *trj.Settings
+		want  string
+	}{
+		{"nil space", nil, nil, "nil space"},
+		{"one model", single, nil, "at least 2"},
+		{"odd pilot chains", space, &trj.Settings{Pilot: trj.PilotSettings{Chains: 3}}, "pilot chains"},
+		{"unknown pilot", space, &trj.Settings{Pilot: trj.PilotSettings{Method: 9}}, "pilot method"},
+		{"too few SMC runs", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.PilotSMC, Runs: 2}}, "SMC runs"},
+		{"given draws missing", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.PilotGiven}}, "given for 0 models"},
+		{"user transports missing", space, &trj.Settings{Transport: trj.TransportSettings{Kind: trj.TransportUser}}, "user transports"},
+		{"conditional without CTRJ", space, &trj.Settings{Transport: trj.TransportSettings{Kind: trj.TransportConditional}}, "CTRJ"},
+		{"jump floor", space, &trj.Settings{Chains: trj.ChainSettings{JumpFloor: 0.5}}, "jump floor"},
+		{"steps", space, &trj.Settings{Chains: trj.ChainSettings{Steps: -5}}, "steps"},
+		{"one bridge group", space, &trj.Settings{Bridge: trj.BridgeSettings{Groups: 1}}, "bridge groups"},
+		{"unwritable output", space, &trj.Settings{OutputDir: "/proc/no/such/dir"}, "output folder"},
+		{"user transport of the wrong dimension", space, &trj.Settings{
+			Pilot:     trj.PilotSettings{Warmup: 100, Draws: 100},
+			Transport: trj.TransportSettings{Kind: trj.TransportUser, User: wrongDim}}, "dimension 5"},
+	} {
+		_, err := trj.Run(context.Background(), c.space, c.s)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one mentioning %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestRunCancelled: a run cancelled during the chains returns what had
+// finished, marked incomplete, with the context's error.
+func TestRunCancelled(t *testing.T) {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := smallSettings(1)
+	s.Chains.Steps, s.Chains.Warmup = 1_000_000, 100
+	s.Progress = func(p trj.Progress) {
+		if p.Stage == "chains" && p.Done >= 2000 {
+			cancel()
+		}
+	}
+	res, err := trj.Run(ctx, space, s)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if res == nil || res.Complete || res.Bridge == nil || res.Chains == nil || res.Steps == 0 {
+		t.Fatalf("cancelled run kept too little: %+v", res)
+	}
+	if res.Steps >= 4*1_000_000 {
+		t.Errorf("cancelled run went on to %d steps", res.Steps)
+	}
+}
