@@ -35,14 +35,6 @@ func PaperRQMAConfig() RQMAConfig {
 	return RQMAConfig{Layers: 3, Bins: 10, HiddenPerDim: 32, SigmoidScale: 1}
 }
 
-// FactorAnalysisRQMAConfig returns PaperRQMAConfig with the sigmoid scale
-// √(8/π) of the paper's factor-analysis experiment.
-func FactorAnalysisRQMAConfig() RQMAConfig {
-	c := PaperRQMAConfig()
-	c.SigmoidScale = math.Sqrt(8 / math.Pi)
-	return c
-}
-
 func (c RQMAConfig) validate(n int) error {
 	switch {
 	case n < 1:

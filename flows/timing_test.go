@@ -93,10 +93,10 @@ func TestTrainingTimes(t *testing.T) {
 		for _, n := range []int{17, 21} {
 			for _, rows := range []int{2000, 16000} {
 				x := correlatedGaussian(n, rows, uint64(n*rows))
-				o := FactorAnalysisTrainOptions()
+				o := faTrainOptions()
 				o.Seed = 1
 				c0 := cpuTime()
-				_, rep, err := FitRQMA(x, FactorAnalysisRQMAConfig(), o)
+				_, rep, err := FitRQMA(x, faRQMAConfig(), o)
 				cpu := cpuTime() - c0
 				if err != nil {
 					t.Fatal(err)
@@ -107,7 +107,7 @@ func TestTrainingTimes(t *testing.T) {
 				// full 3000 iterations.
 				o.StopWindow = 0
 				c0 = cpuTime()
-				_, rep, err = FitRQMA(x, FactorAnalysisRQMAConfig(), o)
+				_, rep, err = FitRQMA(x, faRQMAConfig(), o)
 				cpu = cpuTime() - c0
 				if err != nil {
 					t.Fatal(err)

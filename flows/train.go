@@ -98,24 +98,6 @@ func DefaultTrainOptions() TrainOptions {
 	}
 }
 
-// FactorAnalysisTrainOptions returns the paper's factor-analysis settings:
-// decay 0.995 for 200 steps then 0.9971, at most 3000 iterations, minibatch
-// 32, a 10% validation split and stopping when the 100-iteration mean
-// validation loss stops decreasing.
-func FactorAnalysisTrainOptions() TrainOptions {
-	o := DefaultTrainOptions()
-	o.Decay1 = 0.995
-	o.Iterations = 3000
-	o.BatchSize = 32
-	o.DoubleAt = nil
-	o.ValidationFraction = 0.1
-	// Four validation evaluations per 100-iteration window: evaluating the
-	// whole held-out set every iteration would cost more than training.
-	o.ValidateEvery = 25
-	o.StopWindow = 100
-	return o
-}
-
 // ConditionalTrainOptions returns the paper's conditional-flow settings: at
 // most 1000 iterations, minibatch 128 doubled every 200, stopping when the
 // 100-iteration mean loss improves by less than 0.01.

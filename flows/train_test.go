@@ -82,7 +82,7 @@ func TestTrainScheduleAndProgress(t *testing.T) {
 
 func TestTrainEarlyStopping(t *testing.T) {
 	x := smallData(400, 3)
-	o := FactorAnalysisTrainOptions()
+	o := faTrainOptions()
 	o.Seed = 2
 	o.StopWindow = 20
 	o.ValidateEvery = 5
@@ -171,4 +171,24 @@ func TestFreeSpans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// faTrainOptions and faRQMAConfig are the factor-analysis presets of the
+// paper, which live in models/factor; the tests keep a copy.
+func faTrainOptions() TrainOptions {
+	o := DefaultTrainOptions()
+	o.Decay1 = 0.995
+	o.Iterations = 3000
+	o.BatchSize = 32
+	o.DoubleAt = nil
+	o.ValidationFraction = 0.1
+	o.ValidateEvery = 25
+	o.StopWindow = 100
+	return o
+}
+
+func faRQMAConfig() RQMAConfig {
+	c := PaperRQMAConfig()
+	c.SigmoidScale = math.Sqrt(8 / math.Pi)
+	return c
 }

@@ -95,11 +95,11 @@ func ProposalTypes() []string {
 // 12.41 and 7.10 nats (affine: 10.92, 2.00) and a mean jump acceptance of
 // 0.11 instead of 0.011.
 func DefaultConfig() Config {
-	t := flows.FactorAnalysisTrainOptions()
+	t := PaperTrainOptions()
 	t.Decay1 = 1
 	t.Decay2 = 0.999
 	t.Workers = 1
-	rq := flows.FactorAnalysisRQMAConfig()
+	rq := PaperRQMAConfig()
 	rq.HiddenPerDim = 8
 	return Config{
 		Seed:             1,
@@ -125,9 +125,9 @@ func PaperConfig() Config {
 	c := DefaultConfig()
 	c.PilotDraws = 16000
 	c.Steps = 100000
-	c.Train = flows.FactorAnalysisTrainOptions()
+	c.Train = PaperTrainOptions()
 	c.Train.Workers = 1
-	c.RQMA = flows.FactorAnalysisRQMAConfig()
+	c.RQMA = PaperRQMAConfig()
 	return c
 }
 
