@@ -59,7 +59,7 @@ func (r *Result) WriteRunningFigure(path string) error {
 	series := make(map[string][][]float64)
 	var order []string
 	for k, label := range r.Labels {
-		name := fmt.Sprintf("%s", label)
+		name := label
 		order = append(order, name)
 		for _, c := range r.Chains.Chains {
 			run := make([]float64, len(c.Models))
@@ -93,7 +93,6 @@ type drawWriter struct {
 	row     [][]float64
 	buf     [][]float64
 	width   int
-	first   int
 }
 
 func (o *output) drawWriter(space *ppl.Space, s *Settings) (*drawWriter, error) {

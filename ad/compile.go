@@ -203,7 +203,9 @@ func checkMember(g *gorgonia.ExprGraph, n *gorgonia.Node, what string) error {
 	if n == nil {
 		return fmt.Errorf("ad: %s is nil", what)
 	}
-	if n.Graph() != g || g.Node(n.ID()) == nil {
+	// ExprGraph.Node returns a non-nil interface even for an unknown ID, so
+	// compare the node it holds.
+	if gn, _ := g.Node(n.ID()).(*gorgonia.Node); n.Graph() != g || gn != n {
 		return fmt.Errorf("ad: %s %q is not in the graph", what, n.Name())
 	}
 	return nil

@@ -39,7 +39,8 @@ func TestFloatJSON(t *testing.T) {
 
 func TestStreamIsReproducibleAndDistinct(t *testing.T) {
 	first := func(r *rand.Rand) [3]uint64 { return [3]uint64{r.Uint64(), r.Uint64(), r.Uint64()} }
-	if first(experiment.Stream(1, "chains", 0)) != first(experiment.Stream(1, "chains", 0)) {
+	a, b := first(experiment.Stream(1, "chains", 0)), first(experiment.Stream(1, "chains", 0))
+	if a != b {
 		t.Error("same seed, stage and index give different streams")
 	}
 	seen := map[[3]uint64]string{}

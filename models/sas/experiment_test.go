@@ -174,12 +174,13 @@ func TestWriteFigures(t *testing.T) {
 
 func TestProposalScatterExact(t *testing.T) {
 	tg := Paper()
-	set, err := tg.FitTransports(context.Background(), experiment.ProposalExact, nil, ExperimentConfig{}, nil)
+	_, err := tg.FitTransports(context.Background(), experiment.ProposalExact, nil, ExperimentConfig{}, nil)
 	if err == nil {
 		t.Fatal("nil pilot accepted")
 	}
 	pilot, _ := tg.ExactDraws(experiment.Stream(1, "p", 0), 10)
-	if set, err = tg.FitTransports(context.Background(), experiment.ProposalExact, pilot, ExperimentConfig{}, nil); err != nil {
+	set, err := tg.FitTransports(context.Background(), experiment.ProposalExact, pilot, ExperimentConfig{}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	src, prop, err := tg.ProposalScatter(set, 7, 3)
