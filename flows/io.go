@@ -258,11 +258,27 @@ func decode(r io.Reader) (any, error) {
 	if len(data) < len(magic)+12 {
 		return nil, fmt.Errorf("%w: truncated (%d bytes)", ErrFormat, len(data))
 	}
+	if bytes.Equal(data[:len(setMagic)], setMagic[:]) {
+		return nil, fmt.Errorf("%w: the file holds a set of flows written by SaveSet; read it with LoadSet", ErrFormat)
+	}
 	if !bytes.Equal(data[:len(magic)], magic[:]) {
 		return nil, fmt.Errorf("%w: bad magic", ErrFormat)
 	}
+	// The version comes before the checksum, so that a file of another
+	// format version fails naming its version.
+	if v := binary.LittleEndian.Uint32(data[len(magic):]); v != FormatVersion {
+		return nil, fmt.Errorf("%w: version %d, this package reads %d", ErrFormat, v, FormatVersion)
+	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.ChecksumIEEE(body) != sum {
+		// A second record after a complete first one: several Save calls
+		// into one stream.
+		if i := bytes.Index(data[len(magic):], magic[:]); i >= 4 {
+			end := len(magic) + i
+			if crc32.ChecksumIEEE(data[:end-4]) == binary.LittleEndian.Uint32(data[end-4:end]) {
+				return nil, fmt.Errorf("%w: %w", ErrFormat, errSeveralFlows)
+			}
+		}
 		return nil, fmt.Errorf("%w: checksum mismatch (corrupt or truncated)", ErrFormat)
 	}
 	d := &dec{b: body[len(magic):]}
