@@ -78,7 +78,7 @@ func TestRunCancelled(t *testing.T) {
 	s := smallSettings(1)
 	s.Chains.Steps, s.Chains.Warmup = 1_000_000, 100
 	s.Progress = func(p trj.Progress) {
-		if p.Stage == "chains" && p.Done >= 2000 {
+		if p.Stage == "chains" && p.Chain == 0 && p.Done >= 2000 {
 			cancel()
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"time"
 
 	"github.com/trjgo/trj/internal/figures"
 	"github.com/trjgo/trj/kernels"
@@ -82,12 +82,10 @@ func (r *Result) WriteRunningFigure(path string) error {
 }
 
 // drawWriter streams each chain's constrained draws to its own CmdStan CSV
-// file, with a model__ column; a model's parameters absent from the drawn
-// model are nan.
+// file (draws.Stream: flushed at least every second), with a model__
+// column; a model's parameters absent from the drawn model are nan.
 type drawWriter struct {
-	files   []*os.File
-	csv     []*draws.CSVWriter
-	flushed []time.Time
+	streams []*draws.Stream
 	models  [][]ppl.Model // per chain, per model: constraining clones
 	index   [][]int       // index[k][j]: column of model k's j-th constrained value
 	row     [][]float64
@@ -122,6 +120,7 @@ func (o *output) drawWriter(space *ppl.Space, s *Settings) (*drawWriter, error) 
 		{Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
 		{Key: "num_samples", Value: strconv.Itoa(s.Chains.Steps)},
 		{Key: "num_warmup", Value: strconv.Itoa(s.Chains.Warmup)},
+		{Key: "num_chains", Value: strconv.Itoa(s.Chains.Chains)},
 	}
 	for k := range K {
 		config = append(config, draws.Setting{Key: fmt.Sprintf("model__ %d", k), Value: space.ModelLabel(k)})
@@ -133,21 +132,16 @@ func (o *output) drawWriter(space *ppl.Space, s *Settings) (*drawWriter, error) 
 		}
 	}
 	n := s.Chains.Chains
-	w.files, w.csv, w.flushed = make([]*os.File, n), make([]*draws.CSVWriter, n), make([]time.Time, n)
+	w.streams = make([]*draws.Stream, n)
 	w.models, w.row, w.buf = make([][]ppl.Model, n), make([][]float64, n), make([][]float64, n)
 	for _, c := range chains {
-		f, err := os.Create(filepath.Join(o.dir, fmt.Sprintf("draws_%d.csv", c+1)))
+		cfg := append(slices.Clone(config), draws.Setting{Key: "chain_id", Value: strconv.Itoa(c + 1)})
+		st, err := draws.CreateStream(filepath.Join(o.dir, fmt.Sprintf("draws_%d.csv", c+1)), layout, cfg)
 		if err != nil {
-			w.close()
+			w.close(nil)
 			return nil, fmt.Errorf("trj: %w", err)
 		}
-		w.files[c] = f
-		cfg := append(config, draws.Setting{Key: "chain_id", Value: strconv.Itoa(c + 1)})
-		if w.csv[c], err = draws.NewCSVWriter(f, layout, cfg); err != nil {
-			w.close()
-			return nil, err
-		}
-		w.flushed[c] = time.Now()
+		w.streams[c] = st
 		w.models[c] = make([]ppl.Model, K)
 		for k := range K {
 			m, _ := space.Model(k)
@@ -158,15 +152,14 @@ func (o *output) drawWriter(space *ppl.Space, s *Settings) (*drawWriter, error) 
 	return w, nil
 }
 
-// write is the chains' OnDraw hook: chain c alone touches its own file.
+// write is the chains' OnDraw hook: chain c alone touches its own stream.
 func (w *drawWriter) write(c, _ int, k int, theta []float64, _ kernels.RJInfo) error {
-	m := w.models[c][k]
 	idx := w.index[k]
 	if cap(w.buf[c]) < len(idx) {
 		w.buf[c] = make([]float64, len(idx))
 	}
 	vals := w.buf[c][:len(idx)]
-	if err := m.Constrain(theta, vals); err != nil {
+	if err := w.models[c][k].Constrain(theta, vals); err != nil {
 		return err
 	}
 	row := w.row[c]
@@ -176,30 +169,24 @@ func (w *drawWriter) write(c, _ int, k int, theta []float64, _ kernels.RJInfo) e
 	for j, col := range idx {
 		row[col] = vals[j]
 	}
-	if err := w.csv[c].WriteModel(k, row, nil); err != nil {
-		return err
-	}
-	// Flush at least every second so that a crash loses little.
-	if now := time.Now(); now.Sub(w.flushed[c]) >= time.Second {
-		w.flushed[c] = now
-		return w.csv[c].Flush()
-	}
-	return nil
+	return w.streams[c].WriteModel(k, row, nil)
 }
 
-func (w *drawWriter) close() error {
+// close closes every stream, marking them interrupted when the chains
+// stopped early (err non-nil).
+func (w *drawWriter) close(err error) error {
 	var first error
-	for c, f := range w.files {
-		if f == nil {
+	for _, st := range w.streams {
+		if st == nil {
 			continue
 		}
-		if w.csv[c] != nil {
-			if err := w.csv[c].Flush(); err != nil && first == nil {
-				first = err
+		if err != nil {
+			if merr := st.MarkInterrupted(err.Error()); merr != nil && first == nil {
+				first = merr
 			}
 		}
-		if err := f.Close(); err != nil && first == nil {
-			first = err
+		if cerr := st.Close(); cerr != nil && first == nil {
+			first = cerr
 		}
 	}
 	return first

@@ -197,7 +197,6 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 			if w, err = out.drawWriter(space, &s); err != nil {
 				return err
 			}
-			defer w.close()
 		}
 		set := &kernels.RJSampleSettings{
 			Chains: s.Chains.Chains, ChainIndices: s.Chains.Shard, Steps: s.Chains.Steps, Warmup: s.Chains.Warmup,
@@ -220,6 +219,11 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 		}, start, set)
 		if rj != nil {
 			res.setChains(rj)
+		}
+		if w != nil {
+			if cerr := w.close(err); err == nil {
+				err = cerr
+			}
 		}
 		return err
 	})
