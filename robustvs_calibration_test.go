@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/robustvs"
 	"github.com/trjgo/trj/ppl"
@@ -30,6 +31,10 @@ func robustvsSettings(d *robustvs.Data, kind string, seed uint64, from *trj.Resu
 			}
 			return f(0)
 		}}}
+	// Flow training shortened (the standard errors must hold for any
+	// transport, and the study trains 20 flows per seed).
+	train := flows.TrainOptions{Iterations: 150}
+	s.Transport.Train = &train
 	var opts []robustvs.SpaceOption
 	switch kind {
 	case "affine", "rqma":

@@ -206,8 +206,11 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 			set.OnDraw = w.write
 		}
 		if s.Progress != nil {
-			set.Progress = func(chain, done, total int) {
-				s.Progress(Progress{Stage: "chains", Model: -1, Chain: chain, Done: done, Total: total})
+			total := s.Chains.Warmup + s.Chains.Steps
+			set.Progress = func(chain, it int) {
+				if (it+1)%100 == 0 || it+1 == total {
+					s.Progress(Progress{Stage: "chains", Model: -1, Chain: chain, Done: it + 1, Total: total})
+				}
 			}
 		}
 		rj, err := kernels.SampleRJ(ctx, func(int) (kernels.RJKernel, error) {

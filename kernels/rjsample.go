@@ -120,9 +120,10 @@ type RJSampleSettings struct {
 	// during the call). Chains call it concurrently; an error stops the
 	// chain and is returned.
 	OnDraw func(chain, step, model int, theta []float64, info RJInfo) error
-	// Progress, when non-nil, is called every 100 steps and at the end of
-	// each chain with the number of steps done, warm-up included.
-	Progress func(chain, done, total int)
+	// Progress, when non-nil, is called after every step of every chain
+	// with the 0-based step counting warm-up first, as in SampleSettings;
+	// chains call it concurrently.
+	Progress func(chain, iteration int)
 }
 
 // RJChainResult is one chain of SampleRJ.
@@ -293,8 +294,8 @@ func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Ra
 			}
 		}
 		info := ch.Step(rng)
-		if s.Progress != nil && ((it+1)%100 == 0 || it+1 == total) {
-			s.Progress(c, it+1, total)
+		if s.Progress != nil {
+			s.Progress(c, it)
 		}
 		if it < s.Warmup {
 			continue
