@@ -17,6 +17,7 @@ type Option func(*config)
 
 type config struct {
 	outputs []*gorgonia.Node
+	shared  map[*gorgonia.Node]bool
 }
 
 // WithOutputs adds nodes whose values Program.Outputs returns, flattened
@@ -113,7 +114,8 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	b := &builder{g: g, slot: make(map[*gorgonia.Node]int), wrt: seen,
 		c:      &code{data: make(map[*gorgonia.Node]int)},
 		consts: make(map[int][]float64), isConst: make(map[int]bool),
-		accum: make(map[*gorgonia.Node]*accumPlan), absorbed: make(map[*gorgonia.Node]bool)}
+		accum: make(map[*gorgonia.Node]*accumPlan), absorbed: make(map[*gorgonia.Node]bool),
+		shared: cfg.shared}
 
 	var roots []*gorgonia.Node
 	if out != nil {
@@ -263,6 +265,7 @@ type builder struct {
 
 	accum    map[*gorgonia.Node]*accumPlan // roots of sums of slice gradients
 	absorbed map[*gorgonia.Node]bool       // interior nodes of those sums: no buffer
+	shared   map[*gorgonia.Node]bool       // WithSharedData nodes
 }
 
 type initVal struct {
@@ -287,6 +290,9 @@ func (b *builder) aliasSlot(nd *gorgonia.Node, base, off, n int) {
 	b.c.slotLen = append(b.c.slotLen, n)
 	b.slot[nd] = s
 	b.isConst[s] = b.isConst[base]
+	if v, ok := b.c.shared[base]; ok { // a view of the caller's array
+		b.c.shared[s] = v[off : off+n]
+	}
 }
 
 // emit appends an instruction computing node nd.
@@ -350,6 +356,9 @@ func (b *builder) lower(nd *gorgonia.Node) error {
 	op := nd.Op()
 
 	if op == nil {
+		if b.shared[nd] && !b.wrt[nd] {
+			return b.lowerShared(nd, n)
+		}
 		s := b.newSlot(nd, n)
 		if b.wrt[nd] {
 			return nil

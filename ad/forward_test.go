@@ -15,7 +15,7 @@ func TestCompileOutputs(t *testing.T) {
 		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 2, 3}))))
 	y := G.Must(G.Add(G.Must(G.Exp(x)), d))
 	s := G.Must(G.Sum(y))
-	p, err := CompileOutputs(g, []*G.Node{x}, y, s)
+	p, err := CompileOutputs(g, []*G.Node{x}, []*G.Node{y, s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,41 @@ func TestCompileOutputs(t *testing.T) {
 	if _, err := p.LogDensityGrad([]float64{0, 0, 0}, make([]float64, 3)); err == nil {
 		t.Error("LogDensityGrad of a forward-only program succeeded")
 	}
-	if _, err := CompileOutputs(g, []*G.Node{x}); err == nil {
+	if _, err := CompileOutputs(g, []*G.Node{x}, nil); err == nil {
 		t.Error("no outputs accepted")
+	}
+}
+
+func TestWithSharedData(t *testing.T) {
+	g := G.NewGraph()
+	x := G.NewVector(g, tensor.Float64, G.WithShape(2), G.WithName("x"))
+	backing := []float64{1, 2, 3, 4}
+	w := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("w"),
+		G.WithValue(tensor.New(tensor.WithShape(2, 2), tensor.WithBacking(backing))))
+	y := G.Must(G.Mul(w, x))
+	rs := G.Must(G.Reshape(w, tensor.Shape{4})) // a view of shared data
+	p, err := CompileOutputs(g, []*G.Node{x}, []*G.Node{y, rs}, WithSharedData(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := p.Clone()
+	dst := make([]float64, 6)
+	if err := p.Outputs([]float64{1, 1}, dst); err != nil {
+		t.Fatal(err)
+	}
+	if dst[0] != 3 || dst[1] != 7 || dst[5] != 4 {
+		t.Errorf("outputs %v, want [3 7 1 2 3 4]", dst)
+	}
+	backing[0] = 10 // seen by the program and its clone without Bind
+	for _, pr := range []*Program{p, q} {
+		if err := pr.Outputs([]float64{1, 1}, dst); err != nil {
+			t.Fatal(err)
+		}
+		if dst[0] != 12 || dst[2] != 10 {
+			t.Errorf("after changing the shared array: %v, want [12 7 10 2 3 4]", dst)
+		}
+	}
+	if err := p.Bind(w, []float64{0, 0, 0, 0}); err == nil {
+		t.Error("Bind of a shared node succeeded")
 	}
 }

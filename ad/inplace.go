@@ -29,6 +29,9 @@ func (p *Program) planInplace() *inplace {
 		lo, hi := c.slotOff[s], c.slotOff[s]+c.slotLen[s]
 		var ms []slotMove
 		for t, off := range c.slotOff {
+			if _, sh := c.shared[t]; sh {
+				continue // the caller's array, not the arena
+			}
 			end := off + c.slotLen[t]
 			if end <= lo || off >= hi || c.slotLen[t] == 0 {
 				continue
@@ -144,8 +147,8 @@ func (p *Program) unbindInplace() {
 		return
 	}
 	c := p.code
-	for i, off := range c.slotOff {
-		p.slots[i] = p.arena[off : off+c.slotLen[i] : off+c.slotLen[i]]
+	for i := range c.slotOff {
+		p.slots[i] = p.slotView(i)
 	}
 	for i, args := range c.kernArgs {
 		for j, s := range args {

@@ -64,8 +64,9 @@ type code struct {
 
 	value, full, outputs []instr // instruction lists for each entry point
 
-	kernels   []Kernel // prototypes of lowered custom kernels
-	kernArgs  [][]int  // input slots of each kernel
+	shared    map[int][]float64 // WithSharedData slots: the caller's arrays
+	kernels   []Kernel          // prototypes of lowered custom kernels
+	kernArgs  [][]int           // input slots of each kernel
 	fallbacks []string
 }
 
@@ -238,6 +239,9 @@ func (p *Program) Bind(data *gorgonia.Node, v []float64) error {
 	if !ok {
 		return fmt.Errorf("ad: node %q is not a data node used by this program", data.Name())
 	}
+	if _, sh := p.code.shared[s]; sh {
+		return fmt.Errorf("ad: node %q is shared data (WithSharedData): change its array instead of binding", data.Name())
+	}
 	if len(v) != len(p.slots[s]) {
 		return fmt.Errorf("ad: Bind %q: got %d values, want %d (shape %v)", data.Name(), len(v), len(p.slots[s]), data.Shape())
 	}
@@ -281,8 +285,8 @@ func newProgram(c *code) *Program {
 func (p *Program) wire() {
 	c := p.code
 	p.slots = make([][]float64, len(c.slotOff))
-	for i, off := range c.slotOff {
-		p.slots[i] = p.arena[off : off+c.slotLen[i] : off+c.slotLen[i]]
+	for i := range c.slotOff {
+		p.slots[i] = p.slotView(i)
 	}
 	p.kin = make([][][]float64, len(c.kernArgs))
 	for i, args := range c.kernArgs {
@@ -292,6 +296,17 @@ func (p *Program) wire() {
 		}
 		p.kin[i] = in
 	}
+}
+
+// slotView is slot i's buffer: a view of the arena, or the caller's array
+// of a WithSharedData node.
+func (p *Program) slotView(i int) []float64 {
+	c := p.code
+	if v, ok := c.shared[i]; ok {
+		return v[:len(v):len(v)]
+	}
+	off := c.slotOff[i]
+	return p.arena[off : off+c.slotLen[i] : off+c.slotLen[i]]
 }
 
 // load copies x into the wrt nodes' buffers.

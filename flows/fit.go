@@ -6,6 +6,9 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/ad"
 )
 
 // FitRQMA trains an RQMA flow on the rows of x (samples of a distribution on
@@ -154,19 +157,55 @@ func (r *rqmaBatch) fill(idx []int, _ randSource, bufs [][]float64) {
 // logDensityGraph adds log q for the standardised rows v (B, n), whose
 // standardisation has log-determinant ldStd.
 func (f *RQMA) logDensityGraph(b *gb, v *gorgonia.Node, ldStd float64) *gorgonia.Node {
-	u, ld0 := b.squashLayer(v, f.c)
+	z, ld := f.forwardGraph(b, v, ldStd)
 	if b.err != nil {
 		return nil
+	}
+	return b.n(gorgonia.Add(ld, b.stdNormalRows(z)))
+}
+
+// forwardGraph adds z = h⁻¹(F(h(v))) for the standardised rows v and the
+// per-row log-determinant of T, the standardisation's being ldStd.
+func (f *RQMA) forwardGraph(b *gb, v *gorgonia.Node, ldStd float64) (z, ld *gorgonia.Node) {
+	u, ld0 := b.squashLayer(v, f.c)
+	if b.err != nil {
+		return nil, nil
 	}
 	y, ld1 := f.net.graph(b, 0, u, nil)
 	if b.err != nil {
-		return nil
+		return nil, nil
 	}
 	z, ld2 := b.logitLayer(y, f.c)
 	if b.err != nil {
-		return nil
+		return nil, nil
 	}
-	ld := b.n(gorgonia.Add(b.n(gorgonia.Add(ld0, ld1)), ld2))
-	ld = b.n(gorgonia.Add(ld, b.scalar(ldStd)))
-	return b.n(gorgonia.Add(ld, b.stdNormalRows(z)))
+	ld = b.n(gorgonia.Add(b.n(gorgonia.Add(ld0, ld1)), ld2))
+	return z, b.n(gorgonia.Add(ld, b.scalar(ldStd)))
+}
+
+// compileForward compiles the single-point forward map θ ↦ (T(θ),
+// log|det J_T(θ)|), reading the parameters in place.
+func (f *RQMA) compileForward() (*ad.Program, error) {
+	n := f.net.n
+	b := &gb{g: gorgonia.NewGraph(), values: f.params}
+	in := gorgonia.NewMatrix(b.g, tensor.Float64, gorgonia.WithShape(1, n), gorgonia.WithName("theta"))
+	a, c := make([]float64, n), make([]float64, n)
+	ldStd := 0.0
+	for i := range a {
+		a[i], c[i] = f.scale[i], -f.shift[i]*f.scale[i]
+		ldStd += math.Log(f.scale[i])
+	}
+	v := b.n(gorgonia.Add(b.n(gorgonia.HadamardProd(in, Constant(a, 1, n))), Constant(c, 1, n)))
+	var z, ld *gorgonia.Node
+	if b.err == nil {
+		z, ld = f.forwardGraph(b, v, ldStd)
+	}
+	if b.err != nil {
+		return nil, fmt.Errorf("flows: building the RQMA graph: %w", b.err)
+	}
+	prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{z, ld}, ad.WithSharedData(b.paramNodes()...))
+	if err != nil {
+		return nil, fmt.Errorf("flows: compiling the RQMA graph: %w", err)
+	}
+	return prog, nil
 }

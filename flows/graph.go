@@ -72,7 +72,9 @@ func (b *gb) view(off int, shape ...int) *gorgonia.Node {
 			}
 			return nil
 		}
-		t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), b.values[off:off+sz]...)))
+		// The node's value is a view of the flow's parameters: compiled
+		// WithSharedData, programs and their clones read them in place.
+		t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(b.values[off:off+sz:off+sz]))
 		opts = append(opts, gorgonia.WithValue(t))
 	}
 	if len(shape) == 1 {
@@ -82,6 +84,15 @@ func (b *gb) view(off int, shape ...int) *gorgonia.Node {
 	}
 	b.params = append(b.params, paramBlock{v, off})
 	return v
+}
+
+// paramNodes returns the parameter blocks' nodes.
+func (b *gb) paramNodes() []*gorgonia.Node {
+	ns := make([]*gorgonia.Node, len(b.params))
+	for i, p := range b.params {
+		ns[i] = p.node
+	}
+	return ns
 }
 
 // wrt returns the parameter blocks in order, checking that they tile

@@ -185,7 +185,7 @@ func (f *GraphFlow) compile(inverse bool) (*ad.Program, error) {
 	if err := checkBuilt(f.b, p, out, ld, 1); err != nil {
 		return nil, err
 	}
-	prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, out, ld)
+	prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{out, ld}, ad.WithSharedData(b.paramNodes()...))
 	if err != nil {
 		return nil, fmt.Errorf("flows: compiling the flow's graph: %w", err)
 	}

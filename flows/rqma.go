@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/trjgo/trj/ad"
 )
 
 // ErrNonFinite is returned (wrapped) when a flow evaluation produces a NaN or
@@ -76,6 +78,8 @@ type RQMA struct {
 	c      float64
 	work   *pointWork
 	buf    []float64
+	fwd    *ad.Program // the forward map's compiled graph
+	out    []float64   // its outputs: z, then log|det J_T|
 }
 
 // NewRQMA returns an untrained RQMA flow on R^n, n = len(shift), with the
@@ -98,6 +102,11 @@ func NewRQMA(shift, scale []float64, cfg RQMAConfig, seed uint64) (*RQMA, error)
 	copy(f.shift, shift)
 	copy(f.scale, scale)
 	f.net.init(f.params, rand.New(rand.NewPCG(seed, 0x5eed)))
+	var err error
+	if f.fwd, err = f.compileForward(); err != nil {
+		return nil, err
+	}
+	f.out = make([]float64, n+1)
 	return f, nil
 }
 
@@ -132,6 +141,8 @@ func (f *RQMA) Clone() *RQMA {
 	g := *f
 	g.work = f.net.newPointWork()
 	g.buf = make([]float64, f.net.n)
+	g.fwd = f.fwd.Clone()
+	g.out = make([]float64, f.net.n+1)
 	return &g
 }
 
@@ -141,19 +152,11 @@ func (f *RQMA) Forward(theta, z []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
 	}
-	u := f.buf
-	ld := 0.0
-	for i, t := range theta {
-		v, d := squash(f.scale[i]*(t-f.shift[i]), f.c)
-		u[i] = v
-		ld += d + math.Log(f.scale[i])
+	if err := f.fwd.Outputs(theta, f.out); err != nil {
+		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
 	}
-	ld += f.net.forwardPoint(f.params, u, nil, f.work)
-	for i, y := range u {
-		zi, d := unsquash(y, f.c)
-		z[i] = zi
-		ld += d
-	}
+	copy(z, f.out[:n])
+	ld := f.out[n]
 	if !finite(ld) || !allFinite(z) {
 		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
 	}
