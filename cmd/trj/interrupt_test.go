@@ -167,6 +167,13 @@ func TestSampleInterruptKeepsDraws(t *testing.T) {
 				t.Errorf("no summary of the kept draws:\n%s", out.String())
 			}
 			t.Logf("interrupted after %d and %d kept draws; stderr:\n%s", got.Len(0), got.Len(1), errb.String())
+			// trj summary reads the files back and says they were cut short.
+			var sout, serr bytes.Buffer
+			files := draws.ChainFileNames(filepath.Join(dir, name), 2)
+			if code := run(context.Background(), append([]string{"summary"}, files...), &sout, &serr, interruptBackend(m)); code != exitOK ||
+				!strings.Contains(serr.String(), "interrupted before the end") || !strings.Contains(sout.String(), "z.1") {
+				t.Errorf("trj summary of the interrupted files: exit %d, stderr %q", code, serr.String())
+			}
 		})
 	}
 }

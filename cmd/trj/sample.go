@@ -491,7 +491,7 @@ func runSummary(args []string, stdout, stderr io.Writer) int {
 	if note != "" {
 		fmt.Fprintln(stderr, note)
 	}
-	d, settings, err := draws.ReadFiles(fs.Args()...)
+	d, settings, err := readChainFiles(fs.Args(), stderr)
 	if err == nil {
 		var s *draws.Summary
 		if s, err = draws.Summarize(d); err == nil {
@@ -505,6 +505,58 @@ func runSummary(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// readChainFiles reads one chain per file, as draws.ReadFiles, and says on
+// w which files are marked interrupted; chains of unequal length (an
+// interrupted run) are cut to the shortest, which w is told too.
+func readChainFiles(paths []string, w io.Writer) (*draws.Draws, []draws.Setting, error) {
+	sets := make([]*draws.Draws, len(paths))
+	var first []draws.Setting
+	var cut []string
+	for i, p := range paths {
+		d, cfg, err := draws.ReadFiles(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if i == 0 {
+			first = cfg
+		}
+		for _, s := range cfg {
+			if s.Key == draws.Interrupted {
+				cut = append(cut, p)
+				break
+			}
+		}
+		sets[i] = d
+	}
+	if len(cut) > 0 {
+		fmt.Fprintf(w, "interrupted before the end: %s\n", strings.Join(cut, ", "))
+	}
+	var kept []*draws.Draws
+	var empty []string
+	for i, s := range sets {
+		if s.Len(0) > 0 {
+			kept = append(kept, s)
+		} else {
+			empty = append(empty, paths[i])
+		}
+	}
+	if len(kept) > 0 && len(empty) > 0 {
+		fmt.Fprintf(w, "left out, without draws: %s\n", strings.Join(empty, ", "))
+		sets = kept
+	}
+	d, err := draws.Combine(sets...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := d.MinLen(); n > 0 && slices.ContainsFunc(sets, func(s *draws.Draws) bool { return s.Len(0) != n }) {
+		fmt.Fprintf(w, "chains of unequal length: the summary is of the first %d draws of each\n", n)
+		if d, err = d.Head(n); err != nil {
+			return nil, nil, err
+		}
+	}
+	return d, first, nil
 }
 
 // runModels lists the gallery.
