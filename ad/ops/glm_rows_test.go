@@ -8,11 +8,15 @@ import (
 
 // TestGLMRowKernels checks dotRows and axpyRows (assembly where the
 // processor has it) against plain loops, for every column count up to 19
-// and row counts that leave each remainder of four.
+// and a few wide ones, and row counts that leave each remainder of four.
 func TestGLMRowKernels(t *testing.T) {
 	t.Logf("AVX2/FMA row kernels: %v", haveAVX2FMA)
 	rng := rand.New(rand.NewPCG(5, 5))
+	dims := []int{32, 37, 100}
 	for d := 1; d <= 19; d++ {
+		dims = append(dims, d)
+	}
+	for _, d := range dims {
 		for _, n := range []int{1, 3, 4, 5, 8, 11, 64} {
 			x := randVec(rng, n*d, 1)
 			beta := randVec(rng, d, 1)
