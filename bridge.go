@@ -25,6 +25,12 @@ type Bridge struct {
 	Groups              int
 	// Estimate is the full estimate (odds, Bayes factors, counts).
 	Estimate kernels.BridgeEstimate `json:"-"`
+	// PerGroup[g] is the estimate from group g's draws alone (its spread,
+	// divided by √Groups, is a batch-means standard error); a group whose
+	// proposals leave some model pair without jumps has none (ok false in
+	// PerGroupOK).
+	PerGroup   []kernels.BridgeEstimate `json:"-"`
+	PerGroupOK []bool                   `json:"-"`
 }
 
 // bridgeEstimate makes one proposal from every evaluation draw of every
@@ -77,6 +83,12 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 	for g := range G {
 		if loo[g], err = estimate(g); err != nil {
 			return nil, fmt.Errorf("bridge estimate without group %d: %w (use fewer groups or more pilot draws)", g, err)
+		}
+	}
+	b.PerGroup, b.PerGroupOK = make([]kernels.BridgeEstimate, G), make([]bool, G)
+	for g, r := range records {
+		if e, err := kernels.BartolucciBridge(r, jump, prior); err == nil {
+			b.PerGroup[g], b.PerGroupOK[g] = e, true
 		}
 	}
 	for k := range K {

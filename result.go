@@ -301,3 +301,17 @@ func ReadResult(r io.Reader) (*Result, error) {
 	}
 	return &res, nil
 }
+
+// FittedTransport returns the transport fitted to (or loaded for) model k, nil for
+// CTRJ runs, whose transport is ConditionalTransport's. It is the run's own
+// copy: clone it (its Clone method) before using it beside the run.
+func (r *Result) FittedTransport(k int) kernels.Transport {
+	if k < 0 || k >= len(r.transports) {
+		return nil
+	}
+	return r.transports[k]
+}
+
+// ConditionalTransport returns the conditional flow of a CTRJ run with
+// TransportConditional, else nil.
+func (r *Result) ConditionalTransport() *flows.ConditionalRQMA { return r.conditional }

@@ -2,7 +2,6 @@ package trj_test
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"strconv"
@@ -12,49 +11,19 @@ import (
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
-	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/robustvs"
-	"github.com/trjgo/trj/ppl"
 )
 
-// robustvsSettings are the settings of one proposal type on the robust
-// variable-selection example: SMC pilots (the posteriors are multimodal),
-// then TRJ with affine or RQMA flows, CTRJ with a conditional RQMA flow, or
-// the independent-auxiliary proposal (CTRJ, identity map, ν the prior).
-func robustvsSettings(d *robustvs.Data, kind string, seed uint64, from *trj.Result) (*ppl.Space, *trj.Settings, error) {
-	ind := robustvs.Indicators()
-	s := &trj.Settings{Seed: seed, Pilot: trj.PilotSettings{Method: trj.PilotSMC, From: from,
-		Tempered: func(k int) (kernels.TemperedModel, error) {
-			f, err := robustvs.TemperedFactory(d, ind[k])
-			if err != nil {
-				return nil, err
-			}
-			return f(0)
-		}}}
-	// Flow training shortened (the standard errors must hold for any
-	// transport, and the study trains 20 flows per seed).
-	train := flows.TrainOptions{Iterations: 150}
-	s.Transport.Train = &train
-	var opts []robustvs.SpaceOption
-	switch kind {
-	case "affine", "rqma":
-		s.Transport.Kind = trj.TransportAffine
-		if kind == "rqma" {
-			s.Transport.Kind = trj.TransportRQMA
-		}
-		s.Chains.Permutations = robustvs.Permutations(ind)
-	case "crqma":
-		s.Transport.Kind = trj.TransportConditional
-		s.Chains.Algorithm = trj.CTRJ
-	case "indep-aux":
-		s.Chains.Algorithm = trj.CTRJ
-		s.Chains.Aux = kernels.NormalAux{SD: robustvs.PriorSD}
-		opts = append(opts, ppl.WithAuxiliaryScale(robustvs.PriorSD))
-	default:
-		return nil, nil, fmt.Errorf("unknown proposal type %q", kind)
-	}
-	space, err := robustvs.NewSpace(d, opts...)
-	return space, s, err
+// robustvsConfig is the experiment's configuration for the calibration
+// study: trj's default pilots (40 SMC runs of 200 particles per model) and
+// flow training shortened to 150 Adam steps (the standard errors must hold
+// for any transport, and the study trains 20 flows per seed).
+func robustvsConfig(seed uint64) robustvs.Config {
+	cfg := robustvs.DefaultConfig()
+	cfg.Seed, cfg.PilotDraws, cfg.BridgeReplicates = seed, 8000, 20
+	cfg.Train, cfg.CTrain = flows.TrainOptions{Iterations: 150}, flows.TrainOptions{Iterations: 150}
+	cfg.RQMA, cfg.CRQMA = flows.PaperRQMAConfig(), flows.PaperRQMAConfig()
+	return cfg
 }
 
 // TestRobustVSCalibration runs every proposal type on the robust
@@ -71,7 +40,7 @@ func TestRobustVSCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	exact := robustvs.Truth()
-	kinds := []string{"affine", "rqma", "crqma", "indep-aux"}
+	kinds := robustvs.ProposalTypes()
 	if k := os.Getenv("TRJ_CALIBRATION_KINDS"); k != "" {
 		kinds = []string{k}
 	}
@@ -80,7 +49,7 @@ func TestRobustVSCalibration(t *testing.T) {
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		var first *trj.Result
 		for _, kind := range kinds {
-			space, s, err := robustvsSettings(d, kind, seed, first)
+			space, s, err := robustvs.Settings(d, kind, robustvsConfig(seed), first)
 			if err != nil {
 				t.Fatal(err)
 			}

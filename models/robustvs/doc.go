@@ -21,10 +21,12 @@
 //
 // # Experiment
 //
-// Run draws N particles per model by adaptive-tempering SMC from the
-// prior, splits each model's draws at random into a training and an
-// evaluation half, and compares four between-model proposals by repeated
-// Bartolucci bridge estimates (one proposal per evaluation draw):
+// Run is trj.Run once per proposal type (Settings gives each one's
+// settings): N particles per model from independent adaptive-tempering SMC
+// runs from the prior, half of the runs training the flows and half
+// evaluating them, the Bartolucci bridge estimate (one proposal per
+// evaluation draw) with a jackknife standard error over the evaluation
+// runs, and TRJ or CTRJ chains. The four between-model proposals are:
 //
 //   - affine, rqma: TRJ (Algorithm 1) with individual flows per model and
 //     the map h̄ of Permutations, which keeps shared coefficients on their
@@ -36,6 +38,7 @@
 //     and the identity map, so switched-off coefficients are kept and
 //     reinstated unchanged.
 //
-// WriteFigures draws violins of the bridge estimates (one panel per model)
+// WriteFigures draws violins of the evaluation runs' own bridge estimates
+// (one panel per model)
 // and proposals from (1,1,0,0) into (1,1,1,1) on two bivariate marginals.
 package robustvs

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/experiment"
@@ -24,14 +25,15 @@ type Config struct {
 	// experiment.ProposalAffine, ProposalRQMA, ProposalCRQMA and
 	// ProposalIndepAux.
 	Proposals []string
-	// PilotDraws is N, the number of SMC particles per model; the pooled
-	// draws are split at random, half for training and half for
-	// evaluation.
+	// PilotDraws is N, the number of SMC particles per model, spread over
+	// 2·BridgeReplicates independent runs: half train the flows, half
+	// evaluate them.
 	PilotDraws int
 	// SMC configures the pilot runs (Particles and Seed are set per run).
 	SMC kernels.SMCSettings
-	// BridgeReplicates Bartolucci bridge estimates per proposal type, each
-	// from one proposal per evaluation draw with its own random stream.
+	// BridgeReplicates is the number of independent evaluation groups
+	// (SMC runs) per model; the bridge estimate's jackknife standard error
+	// rests on them, and each gives an estimate of its own (the violins).
 	BridgeReplicates int
 	// RQMA and Train configure the individual RQMA flows, CRQMA and
 	// CTrain the conditional one; the seeds are replaced per flow.
@@ -50,7 +52,7 @@ func ProposalTypes() []string {
 }
 
 // DefaultConfig returns sizes that keep `trj run robustvs` to a few
-// minutes on two cores: N = 2000 SMC particles per model, the paper's
+// minutes on two cores: N = 4000 SMC particles per model (40 runs of 100), the paper's
 // flow architecture and training schedules shortened to 400 Adam steps
 // (minibatch doubled at 100, 200 and 300), and 20 bridge replicates.
 func DefaultConfig() Config {
@@ -66,7 +68,7 @@ func DefaultConfig() Config {
 	return Config{
 		Seed:             1,
 		Proposals:        ProposalTypes(),
-		PilotDraws:       2000,
+		PilotDraws:       4000,
 		BridgeReplicates: 20,
 		RQMA:             flows.PaperRQMAConfig(),
 		CRQMA:            flows.PaperRQMAConfig(),
@@ -292,19 +294,53 @@ func Labels() []string {
 	return out
 }
 
-// Run runs the experiment: SMC pilots, then for each proposal type
-// fitting, bridge replicates and the proposal scatter. Model probabilities
-// in the Result are the means of the normalised bridge estimates with
-// their standard errors across replicates.
+// Settings returns the trj.Run settings of one proposal type (see the
+// package documentation) and the space it runs on: SMC pilots (from is an
+// earlier result whose pilots are reused, or nil), TRJ with affine or RQMA
+// flows and the map h̄ of Permutations, CTRJ with one conditional RQMA flow,
+// or CTRJ with the identity map and ν = N(0, PriorSD²) (indep-aux).
+func Settings(d *Data, kind string, cfg Config, from *trj.Result) (*ppl.Space, *trj.Settings, error) {
+	runs := 2 * cfg.BridgeReplicates
+	smc := cfg.SMC
+	smc.Particles = max(cfg.PilotDraws/runs, 20)
+	s := &trj.Settings{Seed: cfg.Seed, Pilot: trj.PilotSettings{Method: trj.PilotSMC, Runs: runs, SMC: &smc, From: from}}
+	var opts []SpaceOption
+	switch kind {
+	case experiment.ProposalAffine:
+		s.Transport.Kind = trj.TransportAffine
+		s.Chains.Permutations = Permutations(indicators)
+	case experiment.ProposalRQMA:
+		s.Transport = trj.TransportSettings{Kind: trj.TransportRQMA, RQMA: &cfg.RQMA, Train: &cfg.Train}
+		s.Chains.Permutations = Permutations(indicators)
+	case experiment.ProposalCRQMA:
+		s.Transport = trj.TransportSettings{Kind: trj.TransportConditional, RQMA: &cfg.CRQMA, Train: &cfg.CTrain}
+		s.Chains.Algorithm = trj.CTRJ
+	case experiment.ProposalIndepAux:
+		s.Chains.Algorithm = trj.CTRJ
+		s.Chains.Aux = kernels.NormalAux{SD: PriorSD}
+		opts = append(opts, ppl.WithAuxiliaryScale(PriorSD))
+	default:
+		return nil, nil, fmt.Errorf("robustvs: unknown proposal type %q", kind)
+	}
+	space, err := NewSpace(d, opts...)
+	return space, s, err
+}
+
+// Run runs the experiment with trj.Run, once per proposal type: SMC pilots
+// (2·BridgeReplicates independent runs per model, half training the flows,
+// half evaluating them; the first proposal type's run makes them and the
+// others reuse them), the bridge estimate with its jackknife standard error
+// over the BridgeReplicates independent evaluation groups, TRJ or CTRJ
+// chains, and the proposal scatter. Model probabilities in the Result are
+// the bridge estimates; Bridge holds each evaluation group's own estimate.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d, dataName, err := loadConfigData(cfg.DataPath)
-	if err != nil {
-		return nil, err
+	if cfg.BridgeReplicates < 2 {
+		return nil, fmt.Errorf("robustvs: %d bridge replicates (evaluation groups): the standard error needs at least 2", cfg.BridgeReplicates)
 	}
-	space, err := NewSpace(d)
+	d, dataName, err := loadConfigData(cfg.DataPath)
 	if err != nil {
 		return nil, err
 	}
@@ -318,100 +354,96 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for k, l := range labels {
 		res.Result.Truth[l] = experiment.Float(truth[k])
 	}
-	var shared experiment.Timer
-	var pilot *Pilot
-	bar := cfg.Progress.Stage("SMC pilots", len(indicators))
-	err = shared.Time("pilot", func() error {
-		var err error
-		pilot, err = RunPilot(ctx, d, cfg.PilotDraws, cfg.SMC, cfg.Seed, bar)
-		return err
-	})
-	bar.Done()
-	if err != nil {
-		return nil, err
-	}
-	smcProb := make([]float64, len(pilot.LogZ))
-	lse := math.Inf(-1)
-	for _, z := range pilot.LogZ {
-		lse = logAddExp(lse, z)
-	}
-	for k, z := range pilot.LogZ {
-		smcProb[k] = math.Exp(z - lse)
-	}
-	res.Settings = map[string]any{
-		"data": dataName, "pilot_draws": cfg.PilotDraws, "train_draws": len(pilot.Train[0]),
-		"eval_draws": len(pilot.Eval[0]), "bridge_replicates": cfg.BridgeReplicates,
-		"rqma_layers": cfg.RQMA.Layers, "rqma_bins": cfg.RQMA.Bins, "rqma_hidden_per_dim": cfg.RQMA.HiddenPerDim,
-		"train_iterations": cfg.Train.Iterations, "ctrain_iterations": cfg.CTrain.Iterations,
-		"smc_log_evidence": pilot.LogZ, "smc_model_probabilities": smcProb,
-	}
+	var first *trj.Result
 	src, dst := 1, 3
-	if cfg.ScatterSources > 0 {
-		n := min(cfg.ScatterSources, len(pilot.Eval[src]))
-		res.Source, _ = saturate(space, [][][]float64{nil, pilot.Eval[src][:n]})
-		bg, _ := saturate(space, [][][]float64{nil, nil, nil, pilot.Eval[dst]})
-		res.Background = bg
-	}
-	jump := kernels.UniformJumps(len(indicators))
 	for _, kind := range cfg.Proposals {
-		var timer experiment.Timer
-		var set *ProposalSet
-		var bar *experiment.Bar
-		switch kind {
-		case experiment.ProposalRQMA:
-			bar = cfg.Progress.Stage("train "+kind, len(indicators)*cfg.Train.Iterations)
-		case experiment.ProposalCRQMA:
-			bar = cfg.Progress.Stage("train "+kind, cfg.CTrain.Iterations)
-		}
-		err := timer.Time(experiment.StageTrain, func() error {
-			var err error
-			set, err = FitProposals(ctx, kind, space, pilot.Train, cfg, bar)
-			return err
-		})
-		bar.Done()
+		space, set, err := Settings(d, kind, cfg, first)
 		if err != nil {
 			return nil, err
 		}
-		var ests []kernels.BridgeEstimate
-		bar = cfg.Progress.Stage("bridge "+kind, cfg.BridgeReplicates)
-		err = timer.Time(experiment.StageBridge, func() error {
-			var err error
-			ests, err = experiment.BridgeReplicates(ctx, cfg.Seed, "bridge-"+kind, cfg.BridgeReplicates, jump, nil,
-				func(ctx context.Context, rep int, rng *rand.Rand) ([]kernels.JumpRecord, error) {
-					p, err := set.New(space.Clone())
-					if err != nil {
-						return nil, err
-					}
-					recs, err := kernels.EvaluationJumps(rng, p, pilot.Eval)
-					bar.Add(1)
-					return recs, err
-				})
-			return err
-		})
-		bar.Done()
+		cfg.Progress.Logf("robustvs: %s", kind)
+		r, err := trj.Run(ctx, space, set)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("robustvs: %s: %w", kind, err)
 		}
-		b := experiment.SummarizeBridge(ests, labels)
-		b.EvalDraws = len(pilot.Eval[0])
+		if first == nil {
+			first = r
+			p := r.Pilots
+			res.Settings = map[string]any{
+				"data": dataName, "pilot_draws": cfg.PilotDraws, "smc_runs": 2 * cfg.BridgeReplicates,
+				"train_draws": len(p[0].Train), "eval_draws": len(p[0].EvalDraws()), "bridge_groups": cfg.BridgeReplicates,
+				"rqma_layers": cfg.RQMA.Layers, "rqma_bins": cfg.RQMA.Bins, "rqma_hidden_per_dim": cfg.RQMA.HiddenPerDim,
+				"train_iterations": cfg.Train.Iterations, "ctrain_iterations": cfg.CTrain.Iterations,
+				"smc_log_evidence": r.Evidence.LogZ, "smc_log_evidence_se": r.Evidence.LogZSE,
+				"smc_model_probabilities": r.Evidence.P, "smc_model_probabilities_se": r.Evidence.SE,
+			}
+			if cfg.ScatterSources > 0 {
+				ev := p[src].EvalDraws()
+				res.Source, _ = saturate(space, [][][]float64{nil, ev[:min(cfg.ScatterSources, len(ev))]})
+				res.Background, _ = saturate(space, [][][]float64{nil, nil, nil, p[dst].EvalDraws()})
+			}
+		}
+		var groups []kernels.BridgeEstimate
+		for g, ok := range r.Bridge.PerGroupOK {
+			if ok {
+				groups = append(groups, r.Bridge.PerGroup[g])
+			}
+		}
+		b := experiment.SummarizeBridge(groups, labels)
+		b.EvalDraws = len(r.Pilots[0].Eval[0])
 		pr := &experiment.ProposalResult{
-			ModelProbabilities: b.Normalized, Stderr: b.Stderr, AcceptanceRate: b.MeanAcceptance,
-			Estimator: "bridge", Bridge: b,
+			ModelProbabilities: map[string]experiment.Float{}, Stderr: map[string]experiment.Float{},
+			Estimator: "bridge", Bridge: b, Seconds: map[string]experiment.Float{},
 		}
-		for k := range labels {
+		var acc, prop int
+		for _, j := range r.Jumps {
+			acc, prop = acc+j.Accepted, prop+j.Proposed
+		}
+		if prop > 0 {
+			pr.AcceptanceRate = experiment.Float(float64(acc) / float64(prop))
+		}
+		for k, l := range labels {
+			pr.ModelProbabilities[l] = experiment.Float(r.Bridge.Normalized[k])
+			pr.Stderr[l] = experiment.Float(r.Bridge.NormalizedSE[k])
 			res.Bridge[kind] = append(res.Bridge[kind], b.Values(k))
 		}
+		for _, t := range r.Timings {
+			switch t.Stage {
+			case "transport":
+				pr.Seconds[experiment.StageTrain] = experiment.Float(t.Seconds)
+			case "bridge":
+				pr.Seconds[experiment.StageBridge] = experiment.Float(t.Seconds)
+			case "chains":
+				pr.Seconds["chains"] = experiment.Float(t.Seconds)
+			case "pilot":
+				if res.Seconds == nil {
+					res.Seconds = map[string]experiment.Float{"pilot": experiment.Float(t.Seconds)}
+				}
+			}
+		}
 		if cfg.ScatterSources > 0 {
-			prop, err := set.proposeScatter(space, experiment.Stream(cfg.Seed, "scatter-"+kind, 0), res.Source, src, dst)
+			ps := &ProposalSet{Kind: kind}
+			switch kind {
+			case experiment.ProposalAffine, experiment.ProposalRQMA:
+				for k := range labels {
+					switch t := r.FittedTransport(k).(type) {
+					case *flows.Affine:
+						ps.affine = append(ps.affine, t)
+					case *flows.RQMA:
+						ps.rqma = append(ps.rqma, t)
+					}
+				}
+			case experiment.ProposalCRQMA:
+				ps.crqma = r.ConditionalTransport()
+			}
+			prop, err := ps.proposeScatter(space, experiment.Stream(cfg.Seed, "scatter-"+kind, 0), res.Source, src, dst)
 			if err != nil {
 				return nil, err
 			}
 			res.Proposed[kind] = prop
 		}
-		pr.Seconds = timer.Seconds()
 		res.Add(kind, pr)
 	}
-	res.Seconds = shared.Seconds()
 	return res, nil
 }
 
