@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/trjgo/trj"
@@ -445,17 +444,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Add(kind, pr)
 	}
 	return res, nil
-}
-
-func logAddExp(a, b float64) float64 {
-	if math.IsInf(a, -1) {
-		return b
-	}
-	if math.IsInf(b, -1) {
-		return a
-	}
-	m := max(a, b)
-	return m + math.Log(math.Exp(a-m)+math.Exp(b-m))
 }
 
 // proposeScatter proposes saturated source rows of model src into model
