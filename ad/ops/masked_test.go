@@ -172,7 +172,14 @@ func TestPermuteColumnsGradient(t *testing.T) {
 }
 
 func TestRQSplineRowsGradient(t *testing.T) {
-	const B, n, K = 3, 3, 4
+	// A batch uses knot tables; a single row the free spline functions.
+	for _, B := range []int{3, 1} {
+		testRQSplineRowsGradient(t, B)
+	}
+}
+
+func testRQSplineRowsGradient(t *testing.T, B int) {
+	const n, K = 3, 4
 	per := rqspline.NumParams(K)
 	for _, inverse := range []bool{false, true} {
 		for _, shared := range []int{0, 1} {

@@ -179,6 +179,26 @@ func (k rowsKernel) Eval(out []float64, in [][]float64) error {
 	var uwh [2 * 100]float64 // scaled width and height logits; layout allows at most 100 bins
 	sc := k.op.LogitScale
 	ys, lds := out[:l.b*l.n], out[l.b*l.n:l.b*l.n+l.b]
+	if l.b == 1 {
+		// A single row (a flow evaluated at one point): the free spline
+		// functions compute only the bin they need, cheaper than full knot
+		// tables, which the gradient then recomputes the same way.
+		ld := 0.0
+		for i := 0; i < l.n; i++ {
+			w, h, d := l.scaled(theta, i, sc, &uwh)
+			var v, dd float64
+			if k.op.Inverse {
+				v, dd = rqspline.Inverse(x[i], w, h, d)
+				dd = -dd
+			} else {
+				v, dd = rqspline.Forward(x[i], w, h, d)
+			}
+			ys[i] = v
+			ld += dd
+		}
+		lds[0] = ld
+		return nil
+	}
 	for r := 0; r < l.b; r++ {
 		ld := 0.0
 		for i := 0; i < l.n; i++ {
@@ -206,6 +226,18 @@ func (k rowsKernel) Eval(out []float64, in [][]float64) error {
 		lds[r] = ld
 	}
 	return nil
+}
+
+// scaled returns coordinate i's parameters of row 0, widths and heights
+// scaled into buf.
+func (l rowsLayout) scaled(theta []float64, i int, sc float64, buf *[200]float64) (w, h, d []float64) {
+	p := theta[i*l.per : (i+1)*l.per]
+	w, h = buf[:l.k], buf[l.k:2*l.k]
+	for j := range w {
+		w[j] = sc * p[j]
+		h[j] = sc * p[l.k+j]
+	}
+	return w, h, p[2*l.k:]
 }
 
 // rowsGradOp computes (x̄, θ̄) packed from (x, θ, packed output, its
@@ -265,6 +297,34 @@ func (k rowsGradKernel) Eval(out []float64, in [][]float64) error {
 	gx, gt := out[:l.b*l.n], out[l.b*l.n:]
 	clear(gt)
 	gy, gld := g[:l.b*l.n], g[l.b*l.n:l.b*l.n+l.b]
+	if l.b == 1 { // no knot tables: see rowsKernel.Eval
+		var uwh [200]float64
+		for i := 0; i < l.n; i++ {
+			w, h, d := l.scaled(in[1], i, k.op.LogitScale, &uwh)
+			p := gt[i*l.per : (i+1)*l.per]
+			if k.op.Inverse {
+				gx[i] = rqspline.InverseVJP(x[i], w, h, d, gy[i], -gld[0], p[:l.k], p[l.k:2*l.k], p[2*l.k:])
+			} else {
+				gx[i] = rqspline.ForwardVJP(x[i], w, h, d, gy[i], gld[0], p[:l.k], p[l.k:2*l.k], p[2*l.k:])
+			}
+		}
+	} else {
+		k.gradRows(x, packed, gy, gld, gx, gt)
+	}
+	if sc := k.op.LogitScale; sc != 1 {
+		for c := 0; c < l.b*l.n; c++ {
+			p := gt[c*l.per : c*l.per+2*l.k]
+			for j := range p {
+				p[j] *= sc
+			}
+		}
+	}
+	return nil
+}
+
+// gradRows is the gradient of a batch from the knots of the forward pass.
+func (k rowsGradKernel) gradRows(x, packed, gy, gld, gx, gt []float64) {
+	l := k.l
 	for r := 0; r < l.b; r++ {
 		for i := 0; i < l.n; i++ {
 			pr := l.paramRow(r, i)
@@ -278,13 +338,4 @@ func (k rowsGradKernel) Eval(out []float64, in [][]float64) error {
 			}
 		}
 	}
-	if sc := k.op.LogitScale; sc != 1 {
-		for c := 0; c < l.b*l.n; c++ {
-			p := gt[c*l.per : c*l.per+2*l.k]
-			for j := range p {
-				p[j] *= sc
-			}
-		}
-	}
-	return nil
 }
