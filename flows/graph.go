@@ -208,7 +208,13 @@ func (s *stack) graph(b *gb, off int, u, ctx *gorgonia.Node) (y, ld *gorgonia.No
 		if b.err != nil {
 			break
 		}
-		h1 := b.n(ops.MaskedLinear(x, b.view(q+s.oW1, h, n), b.view(q+s.oB1, h), p1, ops.ReLU, c1...))
+		in := x
+		if s.n == 1 && s.ctx == 0 {
+			// The masks cut the input off: the conditioner is the same for
+			// every row, so one row of it serves the batch.
+			in = Constant([]float64{0}, 1, 1)
+		}
+		h1 := b.n(ops.MaskedLinear(in, b.view(q+s.oW1, h, n), b.view(q+s.oB1, h), p1, ops.ReLU, c1...))
 		if b.err != nil {
 			break
 		}

@@ -35,6 +35,7 @@ type SplineRows struct {
 // K width logits, K height logits and K+1 derivative parameters. It returns
 // y (B, n), the splines applied elementwise, and logDet (B), each row's sum
 // of the log-derivatives of the map applied (for Inverse, −log f'(y)).
+// When every coordinate is shared (Shared = n), theta may have a single row.
 //
 // One op computes both outputs and keeps each spline's knots for its
 // gradient, which flows to x and theta. Parameters are not validated on this
@@ -66,7 +67,7 @@ func RQSplineRows(x, theta *gorgonia.Node, cfg SplineRows) (y, logDet *gorgonia.
 }
 
 type rowsLayout struct {
-	b, n, k, per, kl, shared int
+	b, tb, n, k, per, kl, shared int // tb: rows of parameters, b or 1
 }
 
 // size is the packed output's length: y, logDet and the knots.
@@ -86,13 +87,15 @@ func (op rowsOp) layout(x, theta tensor.Shape) (rowsLayout, error) {
 		return rowsLayout{}, fmt.Errorf("ops: RQSplineRows: shapes %v, %v; want (B, n), (B, n·(3K+1))", x, theta)
 	}
 	per := rqspline.NumParams(k)
-	if theta[0] != x[0] || theta[1] != x[1]*per {
-		return rowsLayout{}, fmt.Errorf("ops: RQSplineRows: parameters of shape %v for x of shape %v, want (%d, %d)", theta, x, x[0], x[1]*per)
-	}
 	if op.Shared < 0 || op.Shared > x[1] {
 		return rowsLayout{}, fmt.Errorf("ops: RQSplineRows: %d shared coordinates of %d", op.Shared, x[1])
 	}
-	return rowsLayout{b: x[0], n: x[1], k: k, per: per, kl: rqspline.KnotsLen(k), shared: op.Shared}, nil
+	// With every coordinate shared, one row of parameters serves the batch.
+	oneRow := op.Shared == x[1] && theta[0] == 1
+	if (theta[0] != x[0] && !oneRow) || theta[1] != x[1]*per {
+		return rowsLayout{}, fmt.Errorf("ops: RQSplineRows: parameters of shape %v for x of shape %v, want (%d, %d)", theta, x, x[0], x[1]*per)
+	}
+	return rowsLayout{b: x[0], tb: theta[0], n: x[1], k: k, per: per, kl: rqspline.KnotsLen(k), shared: op.Shared}, nil
 }
 
 func (op rowsOp) Arity() int { return 2 }
@@ -173,7 +176,7 @@ func (l rowsLayout) knots(packed []float64, r, i int) rqspline.Knots {
 func (k rowsKernel) Eval(out []float64, in [][]float64) error {
 	l := k.l
 	x, theta := in[0], in[1]
-	if len(x) != l.b*l.n || len(theta) != l.b*l.n*l.per || len(out) != l.size() {
+	if len(x) != l.b*l.n || len(theta) != l.tb*l.n*l.per || len(out) != l.size() {
 		return errBufferSize
 	}
 	var uwh [2 * 100]float64 // scaled width and height logits; layout allows at most 100 bins
@@ -260,7 +263,7 @@ func (op rowsGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tensor.Shape{l.b * l.n * (1 + l.per)}, nil
+	return tensor.Shape{l.b*l.n + l.tb*l.n*l.per}, nil
 }
 func (op rowsGradOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWithKernel(op, v) }
 func (op rowsGradOp) ReturnsPtr() bool                               { return false }
@@ -291,7 +294,7 @@ type rowsGradKernel struct{ rowsKernel }
 func (k rowsGradKernel) Eval(out []float64, in [][]float64) error {
 	l := k.l
 	x, packed, g := in[0], in[2], in[3]
-	if len(x) != l.b*l.n || len(packed) != l.size() || len(g) != l.size() || len(out) != l.b*l.n*(1+l.per) {
+	if len(x) != l.b*l.n || len(packed) != l.size() || len(g) != l.size() || len(out) != l.b*l.n+l.tb*l.n*l.per {
 		return errBufferSize
 	}
 	gx, gt := out[:l.b*l.n], out[l.b*l.n:]
@@ -312,7 +315,7 @@ func (k rowsGradKernel) Eval(out []float64, in [][]float64) error {
 		k.gradRows(x, packed, gy, gld, gx, gt)
 	}
 	if sc := k.op.LogitScale; sc != 1 {
-		for c := 0; c < l.b*l.n; c++ {
+		for c := 0; c < l.tb*l.n; c++ {
 			p := gt[c*l.per : c*l.per+2*l.k]
 			for j := range p {
 				p[j] *= sc
