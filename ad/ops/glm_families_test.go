@@ -353,6 +353,17 @@ func TestGLMFamiliesErrors(t *testing.T) {
 			t.Errorf("Poisson y = %v: value %v, want %v", y, out[0], want)
 		}
 	}
+	// Linear predictors beyond the inlined exp's range take math.Exp.
+	for _, eta := range []float64{-750, -700, 699.5, 700.5} {
+		got, err := runKernel(t, glmOp{fam: glmPoissonLog}, []tensor.Shape{{1, 1}, {1}, {1}}, []float64{eta}, []float64{1}, []float64{2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu := math.Exp(eta)
+		if want := 2*eta - mu - math.Log(2); !closeTo(got[0], want, 1e-14) || !closeTo(got[1], eta*(2-mu), 1e-14) {
+			t.Errorf("Poisson at η = %v: %v, want value %v, gradient %v", eta, got, want, eta*(2-mu))
+		}
+	}
 	// σ must be positive and finite.
 	nshapes := []tensor.Shape{{2, 1}, {1}, {2}, {}}
 	for _, s := range []float64{0, -1, math.Inf(1), math.NaN()} {

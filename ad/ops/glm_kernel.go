@@ -260,7 +260,19 @@ func poissonLogBlock(eta, y []float64) float64 {
 	y = y[:len(eta)]
 	var s float64
 	for i, e := range eta {
-		mu := fastExp(e)
+		var mu float64
+		if e > -700 && e < 700 {
+			// fastExp inlined; the rare arguments outside, and NaN,
+			// take the call.
+			nf := (e*expInvL + expShift) - expShift
+			n := int64(nf)
+			r := (e - nf*expL1) - nf*expL2
+			r2 := r * r
+			p := 1 + r + r2*(0.5+r*(1.0/6)) + r2*r2*(1.0/24+r*(1.0/120))
+			mu = expTable[n&63] * p * math.Float64frombits(uint64(n>>6+1023)<<52)
+		} else {
+			mu = fastExp(e)
+		}
 		s += y[i]*e - mu
 		eta[i] = y[i] - mu
 	}
