@@ -178,12 +178,15 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 			folded = append(folded, b.instr[i])
 		}
 	}
+	var first *Program
 	if len(folded) > 0 {
-		p := newProgram(c)
-		if err := p.run(folded); err != nil {
+		first = newProgram(c)
+		if err := first.run(folded); err != nil {
 			return nil, fmt.Errorf("ad: evaluating constant subgraph: %w", err)
 		}
-		c.init = p.arena
+		// The folding program becomes the result: its arena is the
+		// initial state, so it need not be copied again.
+		c.init = first.arena
 	}
 	// Count fallbacks after folding: one evaluated at compile time costs
 	// nothing at run time.
@@ -197,6 +200,9 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		c.fallbacks = append(c.fallbacks, fmt.Sprintf("%s ×%d", op, n))
 	}
 	sort.Strings(c.fallbacks)
+	if first != nil {
+		return first, nil // c.init aliases its arena; only newProgram reads c.init
+	}
 	return newProgram(c), nil
 }
 
