@@ -471,13 +471,13 @@ func (r *StudyResult) WriteFigures(dir string) ([]string, error) {
 	if len(groups) == 0 {
 		return nil, errors.New("factor: no finite bridge estimates to draw")
 	}
-	title := fmt.Sprintf("Factor analysis: bridge estimates of π(2 factors), %d pairs × %d, N = %d", len(r.Pairs), r.Replicates, r.PilotDraws)
+	title := fmt.Sprintf("Factor study: %d pairs × %d, N = %d", len(r.Pairs), r.Replicates, r.PilotDraws)
 	w.Write("factor_study_bridge", func(path string) error {
 		_, err := figures.Violins(path, title, groups, Truth2, figures.WithYLabel("π̂(k=2)"))
 		return err
 	})
 	w.Write("factor_study_pairs", func(path string) error {
-		_, err := figures.ViolinPanels(path, title+", by pair", panels, figures.WithColumns(1),
+		_, err := figures.ViolinPanels(path, title, panels, figures.WithColumns(1),
 			figures.WithXLabel("training/evaluation pair"), figures.WithYLabel("π̂(k=2)"))
 		return err
 	})
