@@ -32,10 +32,12 @@
 // (ops.MaskedLinear), the permutations between layers and the batched
 // rational-quadratic splines (ops.RQSplineRows). Training compiles the
 // minibatch negative log-likelihood with ad, whose gradient comes from
-// gorgonia.Grad; no reverse mode is written by hand. Single-point
-// evaluation keeps allocation-free native passes (the autoregressive
-// inverse computes one degree block of hidden units per coordinate, so it
-// costs about one forward pass). Fitted flows are saved and loaded in a
+// gorgonia.Grad; no reverse mode is written by hand. An RQMA's single-point
+// Forward and Inverse run compiled forward-only graphs without allocating;
+// the inverse graph inverts each autoregressive layer with one op that
+// computes one degree block of hidden units per coordinate, so it costs
+// about one forward pass. ConditionalRQMA still evaluates single points
+// with native passes written for it. Fitted flows are saved and loaded in a
 // versioned, checksummed binary format (Save, Load).
 //
 // A flow of one's own is written as a Builder: its forward map and

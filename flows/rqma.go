@@ -79,7 +79,8 @@ type RQMA struct {
 	work   *pointWork
 	buf    []float64
 	fwd    *ad.Program // the forward map's compiled graph
-	out    []float64   // its outputs: z, then log|det J_T|
+	inv    *ad.Program // the inverse map's compiled graph
+	out    []float64   // their outputs: n values, then the log-determinant
 }
 
 // NewRQMA returns an untrained RQMA flow on R^n, n = len(shift), with the
@@ -104,6 +105,9 @@ func NewRQMA(shift, scale []float64, cfg RQMAConfig, seed uint64) (*RQMA, error)
 	f.net.init(f.params, rand.New(rand.NewPCG(seed, 0x5eed)))
 	var err error
 	if f.fwd, err = f.compileForward(); err != nil {
+		return nil, err
+	}
+	if f.inv, err = f.compileInverse(); err != nil {
 		return nil, err
 	}
 	f.out = make([]float64, n+1)
@@ -142,6 +146,7 @@ func (f *RQMA) Clone() *RQMA {
 	g.work = f.net.newPointWork()
 	g.buf = make([]float64, f.net.n)
 	g.fwd = f.fwd.Clone()
+	g.inv = f.inv.Clone()
 	g.out = make([]float64, f.net.n+1)
 	return &g
 }
@@ -169,23 +174,15 @@ func (f *RQMA) Inverse(z, theta []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
 	}
-	y := f.buf
-	ld := 0.0 // log|det J_T(θ)|, accumulated
-	for i, zi := range z {
-		yi, d := squashInv(zi, f.c)
-		y[i] = yi
-		ld += d
+	if err := f.inv.Outputs(z, f.out); err != nil {
+		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
 	}
-	ld += f.net.inversePoint(f.params, y, nil, f.work)
-	for i, u := range y {
-		v, d := unsquashInv(u, f.c)
-		theta[i] = f.shift[i] + v/f.scale[i]
-		ld += d + math.Log(f.scale[i])
-	}
+	copy(theta, f.out[:n])
+	ld := f.out[n] // log|det J_T⁻¹(z)|
 	if !finite(ld) || !allFinite(theta) {
-		return -ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
+		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
 	}
-	return -ld, nil
+	return ld, nil
 }
 
 // LogDensity returns the flow's log-density at θ, log N(T(θ); 0, I) +
