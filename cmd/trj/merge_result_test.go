@@ -50,6 +50,9 @@ func meanSpace(t *testing.T) *ppl.Space {
 // them with "trj merge": the merged result is the whole run's apart from
 // wall times; a missing shard and a shard of another seed are refused.
 func TestMergeTRJResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several whole runs and shards; the full suite (without -short) runs them")
+	}
 	space := meanSpace(t)
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }

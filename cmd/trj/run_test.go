@@ -110,6 +110,9 @@ func TestRunFlagErrors(t *testing.T) {
 // whole run's JSON apart from wall times; a shard of another run is
 // refused.
 func TestRunSASShardsMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several whole runs and shards; the full suite (without -short) runs them")
+	}
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	tiny := []string{"run", "sas", "-quiet", "-seed", "4", "-steps", "300", "-chains", "6", "-train-draws", "300",

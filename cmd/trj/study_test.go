@@ -85,6 +85,9 @@ func runStudyArgs(args ...string) (code int, stdout, stderr string) {
 // refuses a shard of another seed, a missing or repeated shard and an
 // edited file.
 func TestStudyShardsMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several whole runs and shards; the full suite (without -short) runs them")
+	}
 	dir := t.TempDir()
 	tiny := []string{"study", "factor", "-data", factorData(t), "-n", "60", "-pairs", "2", "-reps", "2",
 		"-train-iters", "5", "-rejuvenate", "2", "-quiet"}
