@@ -79,6 +79,10 @@ type ConditionalRQMA struct {
 	buf    []float64
 	hb     []float64 // base MLP hidden activations
 	base   []float64 // base means then log-scales
+	// Compiled single-point maps and each model's standardisation.
+	fwd, inv *condProgram
+	data     *condData
+	out      []float64
 }
 
 // NewConditionalRQMA returns an untrained conditional flow for the models of
@@ -113,6 +117,15 @@ func NewConditionalRQMA(spec ConditionalSpec, shift, scale []float64, cfg RQMACo
 	for i := range bp[:baseHidden*ctx+baseHidden] {
 		bp[i] = b * (2*rng.Float64() - 1)
 	}
+	f.data = newCondData(f)
+	var err2 error
+	if f.fwd, err2 = f.compileCond(false); err2 != nil {
+		return nil, err2
+	}
+	if f.inv, err2 = f.compileCond(true); err2 != nil {
+		return nil, err2
+	}
+	f.out = make([]float64, n+1)
 	return f, nil
 }
 
@@ -138,29 +151,6 @@ func baseSize(n, ctx int) int { return baseHidden*ctx + baseHidden + 2*n*baseHid
 
 func (f *ConditionalRQMA) baseParams(p []float64) []float64 { return p[f.net.numParams():] }
 
-// baseForward computes the base means and log-scales (out, length 2n) and
-// the hidden activations hb for context ctx.
-func baseForward(bp, ctx, hb, out []float64, n int) {
-	c := len(ctx)
-	w1, b1 := bp[:baseHidden*c], bp[baseHidden*c:baseHidden*c+baseHidden]
-	w2 := bp[baseHidden*c+baseHidden : baseHidden*c+baseHidden+2*n*baseHidden]
-	b2 := bp[baseHidden*c+baseHidden+2*n*baseHidden:]
-	for j := 0; j < baseHidden; j++ {
-		a := b1[j]
-		for i, v := range ctx {
-			a += w1[j*c+i] * v
-		}
-		hb[j] = math.Tanh(a)
-	}
-	for o := 0; o < 2*n; o++ {
-		a := b2[o]
-		for j, h := range hb {
-			a += w2[o*baseHidden+j] * h
-		}
-		out[o] = a
-	}
-}
-
 // MaxDim returns the dimension of the saturated space.
 func (f *ConditionalRQMA) MaxDim() int { return f.net.n }
 
@@ -179,6 +169,8 @@ func (f *ConditionalRQMA) Clone() *ConditionalRQMA {
 	g.buf = make([]float64, f.net.n)
 	g.hb = make([]float64, baseHidden)
 	g.base = make([]float64, 2*f.net.n)
+	g.fwd, g.inv = f.fwd.clone(), f.inv.clone()
+	g.out = make([]float64, f.net.n+1)
 	return &g
 }
 
@@ -198,27 +190,11 @@ func (f *ConditionalRQMA) Forward(k int, xi, z []float64) (float64, error) {
 		return 0, err
 	}
 	n := f.net.n
-	act, ctx := f.spec.Active[k], f.spec.Contexts[k]
-	u := f.buf
-	ld := 0.0
-	for i, t := range xi {
-		v := t
-		if act[i] {
-			v = f.scale[i] * (t - f.shift[i])
-			ld += math.Log(f.scale[i])
-		}
-		s, d := squash(v, f.c)
-		u[i] = s
-		ld += d
+	if err := f.fwd.run(f.data, false, f.spec.Contexts[k], k, xi, f.out); err != nil {
+		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
 	}
-	ld += f.net.forwardPoint(f.params, u, ctx, f.work)
-	baseForward(f.baseParams(f.params), ctx, f.hb, f.base, n)
-	for i, y := range u {
-		w, d := unsquash(y, f.c)
-		ls := f.base[n+i]
-		z[i] = (w - f.base[i]) * math.Exp(-ls)
-		ld += d - ls
-	}
+	copy(z, f.out[:n])
+	ld := f.out[n]
 	if !finite(ld) || !allFinite(z) {
 		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
 	}
@@ -231,31 +207,15 @@ func (f *ConditionalRQMA) Inverse(k int, z, xi []float64) (float64, error) {
 		return 0, err
 	}
 	n := f.net.n
-	act, ctx := f.spec.Active[k], f.spec.Contexts[k]
-	baseForward(f.baseParams(f.params), ctx, f.hb, f.base, n)
-	y := f.buf
-	ld := 0.0 // forward log-determinant at the recovered point
-	for i, zi := range z {
-		ls := f.base[n+i]
-		yi, d := squashInv(zi*math.Exp(ls)+f.base[i], f.c)
-		y[i] = yi
-		ld += d - ls
+	if err := f.inv.run(f.data, true, f.spec.Contexts[k], k, z, f.out); err != nil {
+		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
 	}
-	ld += f.net.inversePoint(f.params, y, ctx, f.work)
-	for i, u := range y {
-		v, d := unsquashInv(u, f.c)
-		ld += d
-		if act[i] {
-			xi[i] = f.shift[i] + v/f.scale[i]
-			ld += math.Log(f.scale[i])
-		} else {
-			xi[i] = v
-		}
-	}
+	copy(xi, f.out[:n])
+	ld := f.out[n]
 	if !finite(ld) || !allFinite(xi) {
-		return -ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
+		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
 	}
-	return -ld, nil
+	return ld, nil
 }
 
 // LogDensity returns the flow's log-density of ξ given model k, which
@@ -416,44 +376,59 @@ func (r *condBatch) fill(idx []int, rng randSource, bufs [][]float64) {
 // standardisation has per-row log-determinants ldStd (B), with the rows'
 // contexts ctx (B, ctx).
 func (f *ConditionalRQMA) logDensityGraph(b *gb, v, ldStd, ctx *gorgonia.Node) *gorgonia.Node {
+	z, ld := f.forwardGraph(b, v, ldStd, ctx)
+	if b.err != nil {
+		return nil
+	}
+	return b.n(gorgonia.Add(ld, b.stdNormalRows(z)))
+}
+
+// baseGraph adds the conditional base's means and log-scales (B, n each)
+// for contexts ctx (B, ctx).
+func (f *ConditionalRQMA) baseGraph(b *gb, ctx *gorgonia.Node) (mean, ls *gorgonia.Node) {
 	n, c := f.net.n, f.net.ctx
-	u, ld0 := b.squashLayer(v, f.c)
-	if b.err != nil {
-		return nil
-	}
-	y, ld1 := f.net.graph(b, 0, u, ctx)
-	if b.err != nil {
-		return nil
-	}
-	w, ld2 := b.logitLayer(y, f.c)
-	if b.err != nil {
-		return nil
-	}
-	// The conditional diagonal normal base: means and log-scales from an
-	// MLP of the context.
 	o := f.net.numParams()
 	w1 := b.view(o, baseHidden, c)
 	b1 := b.view(o+baseHidden*c, baseHidden)
 	w2 := b.view(o+baseHidden*c+baseHidden, 2*n, baseHidden)
 	b2 := b.view(o+baseHidden*c+baseHidden+2*n*baseHidden, 2*n)
 	if b.err != nil {
-		return nil
+		return nil, nil
 	}
 	hb := b.n(ops.MaskedLinear(ctx, w1, b1, nil, ops.Tanh))
 	if b.err != nil {
-		return nil
+		return nil, nil
 	}
 	bo := b.n(ops.MaskedLinear(hb, w2, b2, nil, ops.Identity))
 	if b.err != nil {
-		return nil
+		return nil, nil
 	}
-	mean := b.n(gorgonia.Slice(bo, nil, gorgonia.S(0, n)))
-	ls := b.n(gorgonia.Slice(bo, nil, gorgonia.S(n, 2*n)))
+	mean = b.n(gorgonia.Slice(bo, nil, gorgonia.S(0, n)))
+	ls = b.n(gorgonia.Slice(bo, nil, gorgonia.S(n, 2*n)))
+	return mean, ls
+}
+
+// forwardGraph adds z = T̃(ξ|k) for standardised rows v and the per-row
+// log-determinant.
+func (f *ConditionalRQMA) forwardGraph(b *gb, v, ldStd, ctx *gorgonia.Node) (z, ld *gorgonia.Node) {
+	u, ld0 := b.squashLayer(v, f.c)
 	if b.err != nil {
-		return nil
+		return nil, nil
 	}
-	z := b.n(gorgonia.HadamardProd(b.n(gorgonia.Sub(w, mean)), b.n(gorgonia.Exp(b.n(gorgonia.Neg(ls))))))
-	ld := b.n(gorgonia.Add(b.n(gorgonia.Add(ld0, ld1)), ld2))
+	y, ld1 := f.net.graph(b, 0, u, ctx)
+	if b.err != nil {
+		return nil, nil
+	}
+	w, ld2 := b.logitLayer(y, f.c)
+	if b.err != nil {
+		return nil, nil
+	}
+	mean, ls := f.baseGraph(b, ctx)
+	if b.err != nil {
+		return nil, nil
+	}
+	z = b.n(gorgonia.HadamardProd(b.n(gorgonia.Sub(w, mean)), b.n(gorgonia.Exp(b.n(gorgonia.Neg(ls))))))
+	ld = b.n(gorgonia.Add(b.n(gorgonia.Add(ld0, ld1)), ld2))
 	ld = b.n(gorgonia.Sub(b.n(gorgonia.Add(ld, ldStd)), b.rowSum(ls)))
-	return b.n(gorgonia.Add(ld, b.stdNormalRows(z)))
+	return z, ld
 }

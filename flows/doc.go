@@ -36,8 +36,8 @@
 // Forward and Inverse run compiled forward-only graphs without allocating;
 // the inverse graph inverts each autoregressive layer with one op that
 // computes one degree block of hidden units per coordinate, so it costs
-// about one forward pass. ConditionalRQMA still evaluates single points
-// with native passes written for it. Fitted flows are saved and loaded in a
+// about one forward pass. ConditionalRQMA's maps are compiled the same way,
+// with each model's standardisation and context bound as data. Fitted flows are saved and loaded in a
 // versioned, checksummed binary format (Save, Load).
 //
 // A flow of one's own is written as a Builder: its forward map and

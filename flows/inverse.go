@@ -25,17 +25,28 @@ import (
 // pass), and returns (n+1): the layer's input, then the forward
 // log-determinant of the layer at it. It lowers to a native kernel for ad;
 // it has no gradient and no gorgonia Do.
+//
+// With a context (s.ctx > 0) it takes three more inputs: C1, C2 and the
+// context (1, ctx), which feed every hidden unit.
 type layerInverseOp struct{ s *stack }
 
-func (op layerInverseOp) Arity() int { return 7 }
+func (op layerInverseOp) Arity() int {
+	if op.s.ctx > 0 {
+		return 10
+	}
+	return 7
+}
 func (op layerInverseOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	m := gorgonia.TensorType{Dims: 2, Of: a}
 	v := gorgonia.TensorType{Dims: 1, Of: a}
+	if op.s.ctx > 0 {
+		return hm.NewFnType(m, m, v, m, v, m, v, m, m, v, v)
+	}
 	return hm.NewFnType(m, m, v, m, v, m, v, v)
 }
 func (op layerInverseOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	if len(in) != 7 {
+	if len(in) != op.Arity() {
 		return nil, fmt.Errorf("flows: layer inverse: %d inputs", len(in))
 	}
 	return tensor.Shape{op.s.n + 1}, nil
@@ -64,6 +75,9 @@ func (op layerInverseOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 	s := op.s
 	h := s.hidden
 	want := []int{s.n, h * s.n, h, h * h, h, s.out * h, s.out}
+	if s.ctx > 0 {
+		want = append(want, h*s.ctx, h*s.ctx, s.ctx)
+	}
 	if len(in) != len(want) {
 		return nil, fmt.Errorf("flows: layer inverse: %d inputs", len(in))
 	}
@@ -89,6 +103,10 @@ func (k *layerInverseKernel) Eval(out []float64, in [][]float64) error {
 	s, w := k.s, k.w
 	h, n, per := s.hidden, s.n, s.per
 	y, w1, b1, w2, b2, w3, b3 := in[0], in[1], in[2], in[3], in[4], in[5], in[6]
+	var c1, c2, ctx []float64
+	if s.ctx > 0 {
+		c1, c2, ctx = in[7], in[8], in[9]
+	}
 	x := w.a
 	clear(x)
 	ld := 0.0
@@ -99,9 +117,15 @@ func (k *layerInverseKernel) Eval(out []float64, in [][]float64) error {
 			if i > 0 {
 				blas64.Gemv(blas.NoTrans, 1, sub(w1, n, a, 0, b-a, i), vec(x[:i]), 1, vec(h1))
 			}
+			if ctx != nil {
+				blas64.Gemv(blas.NoTrans, 1, sub(c1, s.ctx, a, 0, b-a, s.ctx), vec(ctx), 1, vec(h1))
+			}
 			relu(h1)
 			copy(h2, b2[a:b])
 			blas64.Gemv(blas.NoTrans, 1, sub(w2, h, a, 0, b-a, b), vec(w.h1[:b]), 1, vec(h2))
+			if ctx != nil {
+				blas64.Gemv(blas.NoTrans, 1, sub(c2, s.ctx, a, 0, b-a, s.ctx), vec(ctx), 1, vec(h2))
+			}
 			relu(h2)
 		}
 		o := w.o[i*per : (i+1)*per]
@@ -126,7 +150,7 @@ func (k *layerInverseKernel) Eval(out []float64, in [][]float64) error {
 // inverse, reading the parameters in place.
 func (f *RQMA) compileInverse() (*ad.Program, error) {
 	s := f.net
-	n, h := s.n, s.hidden
+	n := s.n
 	b := &gb{g: gorgonia.NewGraph(), values: f.params}
 	in := gorgonia.NewMatrix(b.g, tensor.Float64, gorgonia.WithShape(1, n), gorgonia.WithName("z"))
 	// y = σ(c·z), with the forward logit's log-derivative at y, computed
@@ -136,22 +160,9 @@ func (f *RQMA) compileInverse() (*ad.Program, error) {
 	l1 := b.n(ops.LogSigmoid(cz))
 	l2 := b.n(ops.LogSigmoid(b.n(gorgonia.Neg(cz))))
 	ld := b.n(gorgonia.Sub(b.n(gorgonia.Neg(b.rowSum(b.n(gorgonia.Add(l1, l2))))), b.scalar(float64(n)*math.Log(f.c))))
-	for l := s.layers - 1; l >= 0 && b.err == nil; l-- {
-		q := l * s.size
-		packed := b.n(gorgonia.ApplyOp(layerInverseOp{s},
-			y, b.view(q+s.oW1, h, n), b.view(q+s.oB1, h), b.view(q+s.oW2, h, h), b.view(q+s.oB2, h),
-			b.view(q+s.oW3, s.out, h), b.view(q+s.oB3, s.out)))
-		if b.err != nil {
-			break
-		}
-		u := b.n(gorgonia.Slice(packed, gorgonia.S(0, n)))
-		ldl := b.n(gorgonia.Slice(packed, gorgonia.S(n)))
-		if b.err != nil {
-			break
-		}
-		y = b.n(gorgonia.Reshape(u, tensor.Shape{1, n}))
-		ld = b.n(gorgonia.Add(ld, ldl))
-	}
+	var ldl *gorgonia.Node
+	y, ldl = s.inverseGraph(b, y, nil)
+	ld = b.n(gorgonia.Add(ld, ldl))
 	if b.err != nil {
 		return nil, fmt.Errorf("flows: building the RQMA inverse graph: %w", b.err)
 	}
@@ -176,4 +187,39 @@ func (f *RQMA) compileInverse() (*ad.Program, error) {
 		return nil, fmt.Errorf("flows: compiling the RQMA inverse graph: %w", err)
 	}
 	return prog, nil
+}
+
+// inverseGraph adds the inverse of the stack at one point y (1, n), its
+// layers inverted in reverse order by layerInverseOp, with the context ctx
+// (1, ctx) or nil, and returns F⁻¹(y) and the stack's forward
+// log-determinant at it.
+func (s *stack) inverseGraph(b *gb, y, ctx *gorgonia.Node) (x, ld *gorgonia.Node) {
+	n, h := s.n, s.hidden
+	for l := s.layers - 1; l >= 0 && b.err == nil; l-- {
+		q := l * s.size
+		args := []*gorgonia.Node{y, b.view(q+s.oW1, h, n), b.view(q+s.oB1, h), b.view(q+s.oW2, h, h), b.view(q+s.oB2, h),
+			b.view(q+s.oW3, s.out, h), b.view(q+s.oB3, s.out)}
+		if s.ctx > 0 {
+			args = append(args, b.view(q+s.oC1, h, s.ctx), b.view(q+s.oC2, h, s.ctx), b.n(gorgonia.Reshape(ctx, tensor.Shape{s.ctx})))
+		}
+		if b.err != nil {
+			break
+		}
+		packed := b.n(gorgonia.ApplyOp(layerInverseOp{s}, args...))
+		if b.err != nil {
+			break
+		}
+		u := b.n(gorgonia.Slice(packed, gorgonia.S(0, n)))
+		ldl := b.n(gorgonia.Slice(packed, gorgonia.S(n)))
+		if b.err != nil {
+			break
+		}
+		y = b.n(gorgonia.Reshape(u, tensor.Shape{1, n}))
+		if ld == nil {
+			ld = ldl
+		} else {
+			ld = b.n(gorgonia.Add(ld, ldl))
+		}
+	}
+	return y, ld
 }

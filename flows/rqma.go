@@ -206,49 +206,6 @@ func stdNormalLogPDF(z []float64) float64 {
 	return s - float64(len(z))*halfLog2Pi
 }
 
-// logSigmoid is log(1/(1+e^−x)) without overflow.
-func logSigmoid(x float64) float64 {
-	if x > 0 {
-		return -math.Log1p(math.Exp(-x))
-	}
-	return x - math.Log1p(math.Exp(x))
-}
-
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
-// squash is h(v) = σ(c·v) and log h'(v).
-func squash(v, c float64) (u, logDeriv float64) {
-	cv := c * v
-	return sigmoid(cv), math.Log(c) + logSigmoid(cv) + logSigmoid(-cv)
-}
-
-// unsquash is h⁻¹(y) = logit(y)/c and log (h⁻¹)'(y).
-func unsquash(y, c float64) (z, logDeriv float64) {
-	ly, l1y := math.Log(y), math.Log1p(-y)
-	return (ly - l1y) / c, -math.Log(c) - ly - l1y
-}
-
-// squashInv inverts unsquash: y = σ(c·z), and returns log (h⁻¹)'(y), the
-// forward log-derivative at the recovered point, computed from z to keep
-// precision in the tails.
-func squashInv(z, c float64) (y, logDeriv float64) {
-	cz := c * z
-	return sigmoid(cz), -math.Log(c) - logSigmoid(cz) - logSigmoid(-cz)
-}
-
-// unsquashInv inverts squash: v = logit(u)/c, and returns log h'(v).
-func unsquashInv(u, c float64) (v, logDeriv float64) {
-	v = (math.Log(u) - math.Log1p(-u)) / c
-	cv := c * v
-	return v, math.Log(c) + logSigmoid(cv) + logSigmoid(-cv)
-}
-
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func allFinite(v []float64) bool {
