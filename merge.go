@@ -79,6 +79,15 @@ func Merge(parts ...*Result) (*Result, error) {
 			all.Chains = append(all.Chains, c)
 		}
 	}
+	if n := first.NumChains; n > 0 && len(all.Chains) != n {
+		var missing []int
+		for c := range n {
+			if _, ok := seen[c]; !ok {
+				missing = append(missing, c+1)
+			}
+		}
+		return nil, fmt.Errorf("trj: merge: the run has %d chains, the parts hold %d; missing chains %v", n, len(all.Chains), missing)
+	}
 	slices.SortFunc(all.Chains, func(a, b kernels.RJChainResult) int { return a.Chain - b.Chain })
 	out := *first
 	out.Timings = slices.Clone(first.Timings)

@@ -32,6 +32,9 @@ type Result struct {
 	Complete bool
 	// Chain[k] is π(k | y) from the chains' visit frequencies.
 	Chain []ChainEstimate `json:",omitempty"`
+	// NumChains is the number of chains of the whole run (a shard runs
+	// some of them).
+	NumChains int `json:",omitempty"`
 	// Steps is the number of kept steps over all chains.
 	Steps int `json:",omitempty"`
 	// Bridge is the bridge estimate from the pilot's evaluation draws.
@@ -99,7 +102,7 @@ func newResult(space *ppl.Space, s *Settings) *Result {
 	r := &Result{
 		Labels: make([]string, K), Dims: make([]int, K), Prior: make([]float64, K),
 		Seed: s.Seed, Pilot: s.Pilot.Method.String(), Transport: s.Transport.Kind.String(), Algorithm: s.Chains.Algorithm.String(),
-		Transports: make([]TransportReport, K),
+		Transports: make([]TransportReport, K), NumChains: s.Chains.Chains,
 	}
 	if s.Chains.Algorithm == CTRJ && s.Transport.Kind != TransportConditional {
 		r.Transport = "identity"

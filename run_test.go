@@ -87,6 +87,9 @@ func TestShardsMerge(t *testing.T) {
 	if _, err := trj.Merge(parts[1], other); err == nil || !strings.Contains(err.Error(), "different run") {
 		t.Errorf("merging shards of different seeds: err = %v", err)
 	}
+	if _, err := trj.Merge(parts[0], parts[1]); err == nil || !strings.Contains(err.Error(), "missing chains [4]") {
+		t.Errorf("merging without the last shard: err = %v", err)
+	}
 	if _, err := trj.Merge(parts[0], parts[0]); err == nil {
 		t.Error("merging a shard with itself: no error")
 	}
