@@ -16,7 +16,7 @@ func smallSettings(seed uint64) *trj.Settings {
 	return &trj.Settings{
 		Seed:   seed,
 		Pilot:  trj.PilotSettings{Warmup: 400, Draws: 1000},
-		Chains: trj.ChainSettings{Steps: 4000},
+		Chains: trj.ChainSettings{Chains: 4, Steps: 4000},
 	}
 }
 

@@ -206,7 +206,10 @@ func (a Algorithm) String() string {
 type ChainSettings struct {
 	// Algorithm is TRJ (default) or CTRJ.
 	Algorithm Algorithm
-	// Chains is the number of chains (4), run in parallel.
+	// Chains is the number of chains (8), run in parallel: with fewer, the
+	// indicators' ESS, and so the MCSE, can miss slow switching between
+	// the modes of a multimodal model (measured on robust variable
+	// selection: z-score sd 1.57 with 4 chains, 1.10 with 8).
 	Chains int
 	// Shard, when non-nil, runs only some of the chains (for a run split
 	// over several processes); chain c is seeded as in the full run.
@@ -257,7 +260,7 @@ func (s *Settings) withDefaults(numModels int) Settings {
 	}
 	c := &d.Chains
 	if c.Chains == 0 {
-		c.Chains = 4
+		c.Chains = 8
 	}
 	if c.Steps == 0 {
 		c.Steps = 5000

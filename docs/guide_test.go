@@ -150,7 +150,7 @@ func fitQuadratic(ctx context.Context, w io.Writer, x, y []float64) (*draws.Draw
 // compareModels asks whether the quadratic term is needed: it joins the
 // linear and the quadratic regression in a model space and compares them
 // with trj.Run (NUTS pilots, a transport per model, the bridge estimate and
-// four TRJ chains), then prints the table of model probabilities.
+// eight TRJ chains), then prints the table of model probabilities.
 func compareModels(ctx context.Context, w io.Writer, x, y []float64) (*trj.Result, error) {
 	var models []ppl.Model
 	for degree := 1; degree <= 2; degree++ {
