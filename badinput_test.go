@@ -37,6 +37,16 @@ func TestRunBadInput(t *testing.T) {
 		}
 		wrongDim[k] = a
 	}
+	// A transport without a Clone method cannot serve several goroutines.
+	noClone := make([]kernels.Transport, space.NumModels())
+	for k := range noClone {
+		d := space.ModelDim(k)
+		a, err := flows.NewAffine(make([]float64, d), mat.NewDiagDense(d, ones(d)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		noClone[k] = struct{ kernels.Transport }{a}
+	}
 	for _, c := range []struct {
 		name  string
 		space *ppl.Space
@@ -58,6 +68,9 @@ func TestRunBadInput(t *testing.T) {
 		{"user transport of the wrong dimension", space, &trj.Settings{
 			Pilot:     trj.PilotSettings{Warmup: 100, Draws: 100},
 			Transport: trj.TransportSettings{Kind: trj.TransportUser, User: wrongDim}}, "dimension 5"},
+		{"user transport without Clone", space, &trj.Settings{
+			Pilot:     trj.PilotSettings{Warmup: 100, Draws: 100},
+			Transport: trj.TransportSettings{Kind: trj.TransportUser, User: noClone}}, "no Clone method"},
 	} {
 		_, err := trj.Run(context.Background(), c.space, c.s)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -92,4 +105,12 @@ func TestRunCancelled(t *testing.T) {
 	if res.Steps >= 4*1_000_000 {
 		t.Errorf("cancelled run went on to %d steps", res.Steps)
 	}
+}
+
+func ones(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/trjgo/trj/internal/parallel"
 	"github.com/trjgo/trj/kernels"
 )
 
@@ -49,7 +50,7 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 	}
 	jump := kernels.UniformJumps(K)
 	records := make([][]kernels.JumpRecord, G)
-	err := parallel(ctx, G, func(ctx context.Context, g int) error {
+	err := parallel.For(ctx, G, func(ctx context.Context, g int) error {
 		kern, err := kernel(g)
 		if err != nil {
 			return err

@@ -9,11 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/parallel"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -77,7 +76,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	// Pilots, one model per worker.
 	pilots := make([]*pilot, K)
 	err := res.time("pilot", func() error {
-		return parallel(ctx, K, func(ctx context.Context, k int) error {
+		return parallel.For(ctx, K, func(ctx context.Context, k int) error {
 			p, err := runPilot(ctx, &s, space, k, progress("pilot", k, -1))
 			if err == nil && s.Pilot.From == nil && s.Pilot.Method != PilotNUTS {
 				m, _ := space.Model(k)
@@ -139,7 +138,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 			}
 			return nil
 		}
-		return parallel(ctx, K, func(ctx context.Context, k int) error {
+		return parallel.For(ctx, K, func(ctx context.Context, k int) error {
 			t, rep, err := fitTransport(&s, space, k, pilots[k])
 			if err != nil {
 				return fmt.Errorf("trj: transport of model %q: %w", space.ModelLabel(k), err)
@@ -155,8 +154,11 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 		res.transports = ts
 	}
 	kb := &kernelBuilder{space: space, ts: ts, cond: cond, alg: s.Chains.Algorithm, perm: s.Chains.Permutations, aux: s.Chains.Aux}
-	if kb.shared = sharedTransports(ts); !kb.shared && s.Chains.Chains > 1 && s.Transport.Kind == TransportUser {
-		return finish(errors.New("trj: a user transport has no Clone method, so it cannot serve parallel chains: add one or set Chains.Chains = 1"))
+	// The bridge's groups and the chains each need their own copy.
+	for k, t := range ts {
+		if t != nil && reflectClone(t) == nil {
+			return finish(fmt.Errorf("trj: transport %d (%T) has no Clone method, so it cannot serve the bridge's and the chains' goroutines: add one", k, t))
+		}
 	}
 
 	// Bridge estimate from the evaluation draws.
@@ -240,15 +242,12 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 // kernelBuilder makes a fresh kernel, with its own clones of the space and
 // transports, for every goroutine that needs one.
 type kernelBuilder struct {
-	space  *ppl.Space
-	ts     []kernels.Transport
-	cond   kernels.ConditionalTransport
-	alg    Algorithm
-	perm   [][][]int
-	aux    kernels.AuxiliaryDensity
-	shared bool
-	mu     sync.Mutex
-	used   bool
+	space *ppl.Space
+	ts    []kernels.Transport
+	cond  kernels.ConditionalTransport
+	alg   Algorithm
+	perm  [][][]int
+	aux   kernels.AuxiliaryDensity
 }
 
 func (b *kernelBuilder) kernel(jump [][]float64, within kernels.WithinModelKernel) (kernels.RJKernel, error) {
@@ -268,34 +267,13 @@ func (b *kernelBuilder) kernel(jump [][]float64, within kernels.WithinModelKerne
 	}
 	ts := make([]kernels.Transport, len(b.ts))
 	for k, t := range b.ts {
-		c, ok := cloneTransport(t)
+		c, ok := reflectClone(t).(kernels.Transport)
 		if !ok {
-			// Only reachable with one chain (checked in Run): hand out the
-			// original once.
-			b.mu.Lock()
-			used := b.used
-			b.used = true
-			b.mu.Unlock()
-			if used {
-				return nil, fmt.Errorf("trj: transport %d cannot be cloned for another goroutine", k)
-			}
-			c = t
+			return nil, fmt.Errorf("trj: transport %d (%T): its Clone does not give a kernels.Transport", k, t)
 		}
 		ts[k] = c
 	}
 	return kernels.NewTRJ(kernels.TRJConfig{Target: space, Transports: ts, Jump: jump, Within: within, Alternate: true, Permutations: b.perm})
-}
-
-func sharedTransports(ts []kernels.Transport) bool {
-	for _, t := range ts {
-		if t == nil {
-			continue
-		}
-		if _, ok := cloneTransport(t); !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // reflectClone calls v's Clone method, whatever concrete type it returns;
@@ -340,49 +318,6 @@ func defaultStart(probs []float64, pilots []*pilot) func(int, *rand.Rand) (int, 
 		ev := pilots[k].EvalDraws()
 		return k, ev[rng.IntN(len(ev))], nil
 	}
-}
-
-// parallel calls f(ctx, i) for i < n on at most GOMAXPROCS goroutines and
-// returns the error of the lowest failing index; after a failure, indices
-// not yet started are skipped.
-func parallel(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				if err := ctx.Err(); err != nil {
-					errs[i] = err
-					continue
-				}
-				if err := f(ctx, i); err != nil {
-					errs[i] = err
-					cancel()
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	var first error
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, context.Canceled) {
-			return err
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return first
 }
 
 // subSeed derives the seed of one stage's part i from the run's seed.

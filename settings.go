@@ -152,9 +152,10 @@ type TransportSettings struct {
 	// Kind is TransportAuto (default), TransportAffine, TransportRQMA,
 	// TransportConditional or TransportUser.
 	Kind TransportKind
-	// User holds one transport per model for TransportUser. Chains run in
-	// parallel, so each is copied per chain with its Clone method when it
-	// has one; without one, Chains.Chains must be 1.
+	// User holds one transport per model for TransportUser. The bridge's
+	// groups and the chains run in parallel, so each transport needs a
+	// Clone method (returning any type that is a kernels.Transport), which
+	// gives every goroutine its own copy.
 	User []kernels.Transport
 	// Load, when non-nil, reads a transport set written by
 	// Result.Transports.Save instead of fitting; it must match the space.

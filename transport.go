@@ -133,14 +133,3 @@ func fitConditional(s *Settings, space *ppl.Space, pilots []*pilot) (*flows.Cond
 	f, _, err := flows.FitConditionalRQMA(spec, x, models, cfg, opts)
 	return f, err
 }
-
-// cloneTransport returns a copy of t for another goroutine: by its Clone
-// method when it has one (whatever concrete type that returns), else t
-// itself when it is known to keep no scratch space.
-func cloneTransport(t kernels.Transport) (kernels.Transport, bool) {
-	if _, ok := t.(*flows.Affine); ok {
-		return t, true // no scratch space
-	}
-	c, ok := reflectClone(t).(kernels.Transport)
-	return c, ok
-}

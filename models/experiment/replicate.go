@@ -7,11 +7,10 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/parallel"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl/diag"
 )
@@ -29,59 +28,13 @@ func Stream(seed uint64, stage string, i int) *rand.Rand {
 }
 
 // Parallel calls f(ctx, i) for i = 0, …, n−1 on at most GOMAXPROCS
-// goroutines and returns the error of the lowest failing index (nil when all
-// succeed). Once a call fails or ctx is cancelled, indices not yet started
-// are skipped and the context passed to running calls is cancelled. f must
-// not share mutable state between indices.
+// goroutines and returns the error of the lowest failing index; see
+// parallel.For, which it calls.
 func Parallel(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
-	if n <= 0 {
-		return nil
-	}
-	if f == nil {
+	if n > 0 && f == nil {
 		return errors.New("experiment: nil function")
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	workers := min(n, runtime.GOMAXPROCS(0))
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				if err := ctx.Err(); err != nil {
-					errs[i] = err
-					continue
-				}
-				if err := f(ctx, i); err != nil {
-					errs[i] = err
-					cancel()
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	// Prefer a real failure over the cancellations it caused.
-	var first error
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, context.Canceled) {
-			return err
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	if first != nil {
-		return first
-	}
-	return ctx.Err()
+	return parallel.For(ctx, n, f)
 }
 
 // StepFunc advances one transdimensional chain by one step and returns the
