@@ -24,6 +24,11 @@
 // Models are indexed from zero in Go: index 0 is the paper's k=1 and index 1
 // its k=2; Label reports the paper's numbering.
 //
+// NewModel writes a component's density as a ppl model (a gorgonia graph,
+// differentiated automatically) and Target.NewSpace the target as a
+// ppl.Space, what trj.Run takes; the hand-written Component is the exact
+// reference they are tested against.
+//
 // Component satisfies kernels.Target (value and gradient) for within-model
 // samplers, Transport satisfies kernels.Transport, and Target satisfies
 // kernels.TransdimensionalTarget; the interfaces are matched structurally.
