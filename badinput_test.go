@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -104,6 +105,54 @@ func TestRunCancelled(t *testing.T) {
 	}
 	if res.Steps >= 4*1_000_000 {
 		t.Errorf("cancelled run went on to %d steps", res.Steps)
+	}
+}
+
+// TestRunCancelledInTransport: a run cancelled while the flows train stops
+// promptly (each flow's trainer checks the context between Adam steps) and
+// returns the finished pilots, marked incomplete, with the context's error.
+func TestRunCancelledInTransport(t *testing.T) {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := smallSettings(1)
+	s.Transport.Kind = trj.TransportRQMA
+	train := flows.DefaultTrainOptions()
+	var mu sync.Mutex
+	steps, after := 0, 0
+	cancelled := false
+	train.Progress = func(p flows.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		steps++
+		if cancelled {
+			after++
+		}
+		if p.Iteration == 3 && !cancelled {
+			cancelled = true
+			cancel()
+		}
+	}
+	s.Transport.Train = &train
+	res, err := trj.Run(ctx, space, s)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if res == nil || res.Complete || len(res.Pilots) != space.NumModels() || res.Bridge != nil || res.Chains != nil {
+		t.Fatalf("run cancelled in the transport stage: %+v", res)
+	}
+	for k, p := range res.Pilots {
+		if p == nil {
+			t.Errorf("pilot %d missing", k)
+		}
+	}
+	// After the cancel each flow still training may finish the step it was
+	// in, and no flow starts another.
+	if after > space.NumModels()-1 {
+		t.Errorf("%d training steps ran after the cancel (of %d in all)", after, steps)
 	}
 }
 

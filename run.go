@@ -127,7 +127,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 			return nil
 		}
 		if s.Transport.Kind == TransportConditional {
-			f, err := fitConditional(&s, space, pilots)
+			f, err := fitConditional(ctx, &s, space, pilots)
 			if err != nil {
 				return fmt.Errorf("trj: conditional flow: %w", err)
 			}
@@ -139,7 +139,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 			return nil
 		}
 		return parallel.For(ctx, K, func(ctx context.Context, k int) error {
-			t, rep, err := fitTransport(&s, space, k, pilots[k])
+			t, rep, err := fitTransport(ctx, &s, space, k, pilots[k])
 			if err != nil {
 				return fmt.Errorf("trj: transport of model %q: %w", space.ModelLabel(k), err)
 			}

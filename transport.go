@@ -1,6 +1,7 @@
 package trj
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/trjgo/trj/flows"
@@ -24,7 +25,7 @@ type TransportReport struct {
 // assessDraws is the number of pushforward draws behind each importance ESS.
 const assessDraws = 1000
 
-func fitTransport(s *Settings, space *ppl.Space, k int, p *pilot) (kernels.Transport, TransportReport, error) {
+func fitTransport(ctx context.Context, s *Settings, space *ppl.Space, k int, p *pilot) (kernels.Transport, TransportReport, error) {
 	m, err := space.Model(k)
 	if err != nil {
 		return nil, TransportReport{}, err
@@ -47,7 +48,7 @@ func fitTransport(s *Settings, space *ppl.Space, k int, p *pilot) (kernels.Trans
 		// One worker: runs are then the same at any GOMAXPROCS, and the
 		// models' flows already train in parallel.
 		opts.Workers = 1
-		f, _, err := flows.FitRQMA(p.Train, cfg, opts)
+		f, _, err := flows.FitRQMA(ctx, p.Train, cfg, opts)
 		return f, err
 	}
 	switch s.Transport.Kind {
@@ -100,7 +101,7 @@ func fitTransport(s *Settings, space *ppl.Space, k int, p *pilot) (kernels.Trans
 }
 
 // fitConditional trains one conditional RQMA flow on the saturated space.
-func fitConditional(s *Settings, space *ppl.Space, pilots []*pilot) (*flows.ConditionalRQMA, error) {
+func fitConditional(ctx context.Context, s *Settings, space *ppl.Space, pilots []*pilot) (*flows.ConditionalRQMA, error) {
 	K := space.NumModels()
 	spec := flows.ConditionalSpec{Active: space.ActiveMasks(), Contexts: make([][]float64, K)}
 	for k := range K {
@@ -130,6 +131,6 @@ func fitConditional(s *Settings, space *ppl.Space, pilots []*pilot) (*flows.Cond
 	}
 	opts.Seed = subSeed(s.Seed, "conditional", 0)
 	opts.Workers = 1
-	f, _, err := flows.FitConditionalRQMA(spec, x, models, cfg, opts)
+	f, _, err := flows.FitConditionalRQMA(ctx, spec, x, models, cfg, opts)
 	return f, err
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -60,7 +61,7 @@ func benchmarkFlowTrain(b *testing.B, steps int, dims []int) {
 					opts.Iterations = steps
 					opts.BatchSize = batch
 					opts.Seed = 1
-					_, _, err := flows.FitRQMA(x, flows.PaperRQMAConfig(), opts)
+					_, _, err := flows.FitRQMA(context.Background(), x, flows.PaperRQMAConfig(), opts)
 					return err
 				}
 				if err := fit(); err != nil { // warm-up: compile caches, page faults
@@ -109,7 +110,7 @@ func BenchmarkFlowEval(b *testing.B) {
 				opts := flows.DefaultTrainOptions()
 				opts.Iterations = 20
 				opts.Seed = 1
-				f, _, err = flows.FitRQMA(x, flows.PaperRQMAConfig(), opts)
+				f, _, err = flows.FitRQMA(context.Background(), x, flows.PaperRQMAConfig(), opts)
 			}
 			if err != nil {
 				b.Fatal(err)

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -234,8 +235,9 @@ func (f *ConditionalRQMA) LogDensity(k int, xi []float64) (float64, error) {
 // redrawn from N(0, 1) at every minibatch). Sample weights (opts.Weights,
 // nil: equal) are renormalised so that every model has the same total
 // weight. The standardisation uses each coordinate's weighted statistics
-// pooled over the models in which it is active.
-func FitConditionalRQMA(spec ConditionalSpec, x [][]float64, models []int, cfg RQMAConfig, opts TrainOptions) (*ConditionalRQMA, *TrainReport, error) {
+// pooled over the models in which it is active. Cancelling ctx stops
+// training between Adam steps, as for FitRQMA.
+func FitConditionalRQMA(ctx context.Context, spec ConditionalSpec, x [][]float64, models []int, cfg RQMAConfig, opts TrainOptions) (*ConditionalRQMA, *TrainReport, error) {
 	n, _, err := spec.validate()
 	if err != nil {
 		return nil, nil, err
@@ -289,7 +291,7 @@ func FitConditionalRQMA(spec ConditionalSpec, x [][]float64, models []int, cfg R
 	o.Weights = w
 	np := f.net.numParams()
 	spans := append(f.net.freeSpans(0), [2]int{np, len(f.params)})
-	rep, err := train(newGraphLearner(&condBatch{f: f, x: x, models: models}, f.params, spans), len(x), w, o)
+	rep, err := train(ctx, newGraphLearner(&condBatch{f: f, x: x, models: models}, f.params, spans), len(x), w, o)
 	return f, rep, err
 }
 

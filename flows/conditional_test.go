@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -144,7 +145,7 @@ func TestFitConditional(t *testing.T) {
 	opts.Seed = 3
 	cfg := PaperRQMAConfig()
 	cfg.HiddenPerDim = 8 // these targets are easy; keeps the test fast
-	f, rep, err := FitConditionalRQMA(spec, x, models, cfg, opts)
+	f, rep, err := FitConditionalRQMA(context.Background(), spec, x, models, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,20 +200,20 @@ func TestConditionalBadInput(t *testing.T) {
 	opts := ConditionalTrainOptions()
 	cases := map[string]func() error{
 		"labels": func() error {
-			_, _, err := FitConditionalRQMA(spec, x, []int{0, 1}, PaperRQMAConfig(), opts)
+			_, _, err := FitConditionalRQMA(context.Background(), spec, x, []int{0, 1}, PaperRQMAConfig(), opts)
 			return err
 		},
 		"range": func() error {
-			_, _, err := FitConditionalRQMA(spec, x, []int{0, 1, 2, 3}, PaperRQMAConfig(), opts)
+			_, _, err := FitConditionalRQMA(context.Background(), spec, x, []int{0, 1, 2, 3}, PaperRQMAConfig(), opts)
 			return err
 		},
 		"rows": func() error {
-			_, _, err := FitConditionalRQMA(spec, [][]float64{{1, 2}, {3, 4}}, []int{0, 1}, PaperRQMAConfig(), opts)
+			_, _, err := FitConditionalRQMA(context.Background(), spec, [][]float64{{1, 2}, {3, 4}}, []int{0, 1}, PaperRQMAConfig(), opts)
 			return err
 		},
 		"spec": func() error {
 			bad := ConditionalSpec{Contexts: spec.Contexts, Active: spec.Active[:2]}
-			_, _, err := FitConditionalRQMA(bad, x, []int{0, 1, 2, 0}, PaperRQMAConfig(), opts)
+			_, _, err := FitConditionalRQMA(context.Background(), bad, x, []int{0, 1, 2, 0}, PaperRQMAConfig(), opts)
 			return err
 		},
 		"ragged spec": func() error {

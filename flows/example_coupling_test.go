@@ -1,6 +1,7 @@
 package flows_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -184,7 +185,7 @@ func ExampleFitGraph() {
 	opts := flows.DefaultTrainOptions()
 	opts.Iterations = 300
 	opts.Seed = 7
-	f, _, err := flows.FitGraph(coupling{n: 2, layers: 4, hidden: 16}, x, opts)
+	f, _, err := flows.FitGraph(context.Background(), coupling{n: 2, layers: 4, hidden: 16}, x, opts)
 	if err != nil {
 		fmt.Println(err)
 		return

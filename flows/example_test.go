@@ -2,6 +2,7 @@ package flows_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -21,7 +22,7 @@ func ExampleFitRQMA() {
 	opts := flows.DefaultTrainOptions()
 	opts.Iterations = 100 // the paper uses 1000
 	opts.Seed = 7
-	f, rep, err := flows.FitRQMA(x, flows.PaperRQMAConfig(), opts)
+	f, rep, err := flows.FitRQMA(context.Background(), x, flows.PaperRQMAConfig(), opts)
 	if err != nil {
 		fmt.Println(err)
 		return

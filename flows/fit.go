@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -14,8 +15,10 @@ import (
 // FitRQMA trains an RQMA flow on the rows of x (samples of a distribution on
 // R^n) by maximum likelihood. The standardisation uses the weighted sample
 // means and reciprocal standard deviations of all rows; the network is
-// initialised from opts.Seed.
-func FitRQMA(x [][]float64, cfg RQMAConfig, opts TrainOptions) (*RQMA, *TrainReport, error) {
+// initialised from opts.Seed. Cancelling ctx stops training between Adam
+// steps: FitRQMA then returns the flow as far as it got, the report and an
+// error wrapping ctx's.
+func FitRQMA(ctx context.Context, x [][]float64, cfg RQMAConfig, opts TrainOptions) (*RQMA, *TrainReport, error) {
 	if _, err := checkRows(x); err != nil {
 		return nil, nil, err
 	}
@@ -30,14 +33,14 @@ func FitRQMA(x [][]float64, cfg RQMAConfig, opts TrainOptions) (*RQMA, *TrainRep
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := f.train(x, opts)
+	rep, err := f.train(ctx, x, opts)
 	return f, rep, err
 }
 
 // train fits the network of f, keeping its standardisation.
-func (f *RQMA) train(x [][]float64, opts TrainOptions) (*TrainReport, error) {
+func (f *RQMA) train(ctx context.Context, x [][]float64, opts TrainOptions) (*TrainReport, error) {
 	l := newGraphLearner(&rqmaBatch{f: f, x: x}, f.params, f.net.freeSpans(0))
-	return train(l, len(x), opts.Weights, opts)
+	return train(ctx, l, len(x), opts.Weights, opts)
 }
 
 func checkRows(x [][]float64) (int, error) {

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -331,8 +332,9 @@ func (f *GraphFlow) LogDensity(theta []float64) (float64, error) {
 // the settings of opts (zero fields: defaults), as FitRQMA trains an
 // RQMA: the standardisation uses the weighted sample means and standard
 // deviations, the parameters start from b.Init with a generator seeded by
-// opts.Seed.
-func FitGraph(b Builder, x [][]float64, opts TrainOptions) (*GraphFlow, *TrainReport, error) {
+// opts.Seed. Cancelling ctx stops training between Adam steps, as for
+// FitRQMA.
+func FitGraph(ctx context.Context, b Builder, x [][]float64, opts TrainOptions) (*GraphFlow, *TrainReport, error) {
 	if b == nil {
 		return nil, nil, errors.New("flows: nil Builder")
 	}
@@ -361,7 +363,7 @@ func FitGraph(b Builder, x [][]float64, opts TrainOptions) (*GraphFlow, *TrainRe
 		return nil, nil, errors.New("flows: Builder.Init gave non-finite parameters")
 	}
 	gf := &graphBatch{b: b, x: x, shift: shift, scale: scale}
-	rep, err := train(newGraphLearner(gf, params, [][2]int{{0, np}}), len(x), o.Weights, o)
+	rep, err := train(ctx, newGraphLearner(gf, params, [][2]int{{0, np}}), len(x), o.Weights, o)
 	if err != nil {
 		return nil, rep, err
 	}

@@ -2,6 +2,8 @@ package flows_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -31,7 +33,7 @@ func fitCoupling(t *testing.T, b flows.Builder, x [][]float64, iters int, seed u
 	opts := flows.DefaultTrainOptions()
 	opts.Iterations = iters
 	opts.Seed = seed
-	f, _, err := flows.FitGraph(b, x, opts)
+	f, _, err := flows.FitGraph(context.Background(), b, x, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,13 +158,13 @@ func TestFitGraphErrors(t *testing.T) {
 	x := banana(rand.New(rand.NewPCG(6, 6)), 100)
 	opts := flows.DefaultTrainOptions()
 	opts.Iterations = 2
-	if _, _, err := flows.FitGraph(badBuilder{coupling{n: 2, layers: 1, hidden: 2}}, x, opts); err == nil {
+	if _, _, err := flows.FitGraph(context.Background(), badBuilder{coupling{n: 2, layers: 1, hidden: 2}}, x, opts); err == nil {
 		t.Error("a Builder that leaves parameters unused was accepted")
 	}
-	if _, _, err := flows.FitGraph(coupling{n: 3, layers: 1, hidden: 2}, x, opts); err == nil {
+	if _, _, err := flows.FitGraph(context.Background(), coupling{n: 3, layers: 1, hidden: 2}, x, opts); err == nil {
 		t.Error("a Builder of the wrong dimension was accepted")
 	}
-	if _, _, err := flows.FitGraph(nil, x, opts); err == nil {
+	if _, _, err := flows.FitGraph(context.Background(), nil, x, opts); err == nil {
 		t.Error("a nil Builder was accepted")
 	}
 }
@@ -233,4 +235,28 @@ func TestGraphFlowTRJ(t *testing.T) {
 		t.Errorf("π(2) = %.4f ± %.4f, want 0.75 within 4 MCSE", m, se)
 	}
 	t.Logf("π(2) = %.4f ± %.4f over %d chains of %d steps", m, se, chains, steps)
+}
+
+// TestFitGraphCancel: FitGraph stops at the cancel from iteration 3's
+// Progress callback.
+func TestFitGraphCancel(t *testing.T) {
+	x := banana(rand.New(rand.NewPCG(6, 6)), 200)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	last := -1
+	opts := flows.DefaultTrainOptions()
+	opts.Iterations = 50
+	opts.Progress = func(p flows.Progress) {
+		last = p.Iteration
+		if p.Iteration == 3 {
+			cancel()
+		}
+	}
+	_, rep, err := flows.FitGraph(ctx, coupling{n: 2, layers: 1, hidden: 2}, x, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want one wrapping context.Canceled", err)
+	}
+	if last != 3 || rep.Iterations != 4 {
+		t.Errorf("training went on after the cancel: last iteration %d, %d steps", last, rep.Iterations)
+	}
 }

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -221,13 +222,13 @@ func TestRQMABadInput(t *testing.T) {
 	if _, err := NewRQMA([]float64{0}, []float64{0}, PaperRQMAConfig(), 1); err == nil {
 		t.Error("NewRQMA accepted a zero scale")
 	}
-	if _, _, err := FitRQMA([][]float64{{1}, {1}, {1}}, PaperRQMAConfig(), DefaultTrainOptions()); err == nil {
+	if _, _, err := FitRQMA(context.Background(), [][]float64{{1}, {1}, {1}}, PaperRQMAConfig(), DefaultTrainOptions()); err == nil {
 		t.Error("FitRQMA accepted constant data")
 	}
-	if _, _, err := FitRQMA([][]float64{{1}, {2, 3}}, PaperRQMAConfig(), DefaultTrainOptions()); err == nil {
+	if _, _, err := FitRQMA(context.Background(), [][]float64{{1}, {2, 3}}, PaperRQMAConfig(), DefaultTrainOptions()); err == nil {
 		t.Error("FitRQMA accepted ragged data")
 	}
-	if _, _, err := FitRQMA([][]float64{{1}, {2}}, PaperRQMAConfig(), TrainOptions{Iterations: -1}); err == nil {
+	if _, _, err := FitRQMA(context.Background(), [][]float64{{1}, {2}}, PaperRQMAConfig(), TrainOptions{Iterations: -1}); err == nil {
 		t.Error("FitRQMA accepted -1 iterations")
 	}
 }
@@ -239,11 +240,11 @@ func TestZeroTrainOptions(t *testing.T) {
 	cfg := RQMAConfig{Layers: 1, Bins: 3, HiddenPerDim: 2}
 	d := DefaultTrainOptions()
 	d.Iterations = 5
-	_, r1, err := FitRQMA(x, cfg, d)
+	_, r1, err := FitRQMA(context.Background(), x, cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, r2, err := FitRQMA(x, cfg, TrainOptions{Iterations: 5, DoubleAt: d.DoubleAt})
+	_, r2, err := FitRQMA(context.Background(), x, cfg, TrainOptions{Iterations: 5, DoubleAt: d.DoubleAt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestZeroTrainOptions(t *testing.T) {
 			t.Fatalf("iteration %d: loss %v with zero options, %v with the defaults", i, r2.Loss[i], r1.Loss[i])
 		}
 	}
-	if _, _, err := FitRQMA(x, cfg, TrainOptions{}); err != nil {
+	if _, _, err := FitRQMA(context.Background(), x, cfg, TrainOptions{}); err != nil {
 		t.Errorf("zero options: %v", err)
 	}
 }

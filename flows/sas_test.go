@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -155,7 +156,7 @@ func TestFitSAS(t *testing.T) {
 			opts := DefaultTrainOptions()
 			opts.LearningRate = 1e-2
 			opts.Seed = 1
-			f, rep, err := FitRQMA(x, PaperRQMAConfig(), opts)
+			f, rep, err := FitRQMA(context.Background(), x, PaperRQMAConfig(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@
 package flows
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -36,7 +37,7 @@ func TestTrainingTimes(t *testing.T) {
 			o.BatchSize = 128
 			o.Seed = 1
 			c0 := cpuTime()
-			f, _, err := FitRQMA(x, PaperRQMAConfig(), o)
+			f, _, err := FitRQMA(context.Background(), x, PaperRQMAConfig(), o)
 			cpu := cpuTime() - c0
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +73,7 @@ func TestTrainingTimes(t *testing.T) {
 					o.LearningRate = lr
 					o.Seed = 1
 					c0 := cpuTime()
-					f, rep, err := FitRQMA(x, PaperRQMAConfig(), o)
+					f, rep, err := FitRQMA(context.Background(), x, PaperRQMAConfig(), o)
 					cpu := cpuTime() - c0
 					if err != nil {
 						t.Fatal(err)
@@ -96,7 +97,7 @@ func TestTrainingTimes(t *testing.T) {
 				o := faTrainOptions()
 				o.Seed = 1
 				c0 := cpuTime()
-				_, rep, err := FitRQMA(x, faRQMAConfig(), o)
+				_, rep, err := FitRQMA(context.Background(), x, faRQMAConfig(), o)
 				cpu := cpuTime() - c0
 				if err != nil {
 					t.Fatal(err)
@@ -107,7 +108,7 @@ func TestTrainingTimes(t *testing.T) {
 				// full 3000 iterations.
 				o.StopWindow = 0
 				c0 = cpuTime()
-				_, rep, err = FitRQMA(x, faRQMAConfig(), o)
+				_, rep, err = FitRQMA(context.Background(), x, faRQMAConfig(), o)
 				cpu = cpuTime() - c0
 				if err != nil {
 					t.Fatal(err)

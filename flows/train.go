@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -216,8 +217,12 @@ const workerRows = 128
 const minWorkerRows = 32
 
 // train runs Adam on l over rows samples (the learner maps row indices to
-// data).
-func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport, error) {
+// data). ctx is checked before every step: once it is done, train returns
+// the report so far and ctx's error, wrapped.
+func train(ctx context.Context, l learner, rows int, weights []float64, o TrainOptions) (*TrainReport, error) {
+	if ctx == nil {
+		return nil, errors.New("flows: nil context")
+	}
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7a1a))
 	nw := o.Workers
@@ -297,6 +302,10 @@ func train(l learner, rows int, weights []float64, o TrainOptions) (*TrainReport
 	}
 
 	for t := 0; t < o.Iterations; t++ {
+		if err := ctx.Err(); err != nil {
+			rep.Elapsed = time.Since(start)
+			return rep, fmt.Errorf("flows: training stopped after %d of %d iterations: %w", t, o.Iterations, err)
+		}
 		bs := o.batchSize(t)
 		idx = idx[:0]
 		for i := 0; i < bs; i++ {

@@ -1,8 +1,11 @@
 package flows
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -25,18 +28,18 @@ func TestTrainDeterministic(t *testing.T) {
 	o := DefaultTrainOptions()
 	o.Iterations = 30
 	o.Seed = 5
-	f1, r1, err := FitRQMA(x, smallConfig(), o)
+	f1, r1, err := FitRQMA(context.Background(), x, smallConfig(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f2, _, _ := FitRQMA(x, smallConfig(), o)
+	f2, _, _ := FitRQMA(context.Background(), x, smallConfig(), o)
 	for i := range f1.params {
 		if f1.params[i] != f2.params[i] {
 			t.Fatalf("parameter %d differs between identical runs", i)
 		}
 	}
 	o.Workers = 1
-	f3, r3, _ := FitRQMA(x, smallConfig(), o)
+	f3, r3, _ := FitRQMA(context.Background(), x, smallConfig(), o)
 	// Same minibatches, different summation order: losses agree closely.
 	for i := range r1.Loss {
 		if math.Abs(r1.Loss[i]-r3.Loss[i]) > 1e-8*math.Abs(r1.Loss[i]) {
@@ -72,7 +75,7 @@ func TestTrainScheduleAndProgress(t *testing.T) {
 	o.Seed = 1
 	var seen []Progress
 	o.Progress = func(p Progress) { seen = append(seen, p) }
-	if _, _, err := FitRQMA(x, smallConfig(), o); err != nil {
+	if _, _, err := FitRQMA(context.Background(), x, smallConfig(), o); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 12 || seen[11].Iteration != 11 || !math.IsNaN(seen[0].ValidationLoss) {
@@ -88,7 +91,7 @@ func TestTrainEarlyStopping(t *testing.T) {
 	o.ValidateEvery = 5
 	o.LearningRate = 0.05 // large: the validation loss soon stalls
 	o.Iterations = 2000
-	_, rep, err := FitRQMA(x, smallConfig(), o)
+	_, rep, err := FitRQMA(context.Background(), x, smallConfig(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +121,7 @@ func TestTrainWeights(t *testing.T) {
 	o.Iterations = 20
 	o.Weights = w
 	o.Seed = 3
-	f, rep, err := FitRQMA(x, smallConfig(), o)
+	f, rep, err := FitRQMA(context.Background(), x, smallConfig(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +135,7 @@ func TestTrainWeights(t *testing.T) {
 		}
 	}
 	o.Weights = w[:10]
-	if _, _, err := FitRQMA(x, smallConfig(), o); err == nil {
+	if _, _, err := FitRQMA(context.Background(), x, smallConfig(), o); err == nil {
 		t.Error("wrong number of weights accepted")
 	}
 }
@@ -191,4 +194,60 @@ func faRQMAConfig() RQMAConfig {
 	c := PaperRQMAConfig()
 	c.SigmoidScale = math.Sqrt(8 / math.Pi)
 	return c
+}
+
+// TestTrainCancel: cancelling the context from the Progress callback of
+// iteration 3 stops FitRQMA and FitConditionalRQMA before iteration 4, with
+// an error wrapping context.Canceled and the report of the 4 steps taken.
+func TestTrainCancel(t *testing.T) {
+	fits := map[string]func(ctx context.Context, o TrainOptions) (*TrainReport, error){
+		"RQMA": func(ctx context.Context, o TrainOptions) (*TrainReport, error) {
+			_, rep, err := FitRQMA(ctx, smallData(300, 1), smallConfig(), o)
+			return rep, err
+		},
+		"conditional": func(ctx context.Context, o TrainOptions) (*TrainReport, error) {
+			spec := testSpec()
+			rng := rand.New(rand.NewPCG(2, 2))
+			var x [][]float64
+			var models []int
+			for r := 0; r < 300; r++ {
+				x = append(x, []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()})
+				models = append(models, r%3)
+			}
+			_, rep, err := FitConditionalRQMA(ctx, spec, x, models, smallConfig(), o)
+			return rep, err
+		},
+	}
+	for name, fit := range fits {
+		ctx, cancel := context.WithCancel(context.Background())
+		last := -1
+		o := DefaultTrainOptions()
+		o.Iterations = 50
+		o.Progress = func(p Progress) {
+			last = p.Iteration
+			if p.Iteration == 3 {
+				cancel()
+			}
+		}
+		rep, err := fit(ctx, o)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: err = %v, want one wrapping context.Canceled", name, err)
+		}
+		if last != 3 || rep == nil || rep.Iterations != 4 || len(rep.Loss) != 4 {
+			t.Errorf("%s: training went on after the cancel: last iteration %d, report %+v", name, last, rep)
+		}
+	}
+	// A context cancelled up front: no step at all.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o := DefaultTrainOptions()
+	o.Progress = func(p Progress) { t.Errorf("step %d ran under a cancelled context", p.Iteration) }
+	if _, _, err := FitRQMA(ctx, smallData(300, 1), smallConfig(), o); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled up front: err = %v", err)
+	}
+	//lint:ignore SA1012 a nil context is the bad input under test
+	if _, _, err := FitRQMA(nil, smallData(300, 1), smallConfig(), o); err == nil || !strings.Contains(err.Error(), "nil context") {
+		t.Errorf("nil context: err = %v", err)
+	}
 }

@@ -354,7 +354,7 @@ func FitProposals(ctx context.Context, kind string, train [][][]float64, p int, 
 			o := cfg.Train
 			o.Seed = experiment.Stream(cfg.Seed, "rqma-train", k).Uint64()
 			o.Progress = func(flows.Progress) { bar.Add(1) }
-			f, rep, err := flows.FitRQMA(fitDraws[k], cfg.RQMA, o)
+			f, rep, err := flows.FitRQMA(ctx, fitDraws[k], cfg.RQMA, o)
 			if err != nil {
 				return fmt.Errorf("factor: RQMA flow of the %d-factor model: %w", factors[k], err)
 			}

@@ -206,7 +206,7 @@ func FitProposals(ctx context.Context, kind string, space *ppl.Space, train [][]
 			o := cfg.Train
 			o.Seed = experiment.Stream(cfg.Seed, "rqma-train", k).Uint64()
 			o.Progress = func(flows.Progress) { bar.Add(1) }
-			f, rep, err := flows.FitRQMA(train[k], cfg.RQMA, o)
+			f, rep, err := flows.FitRQMA(ctx, train[k], cfg.RQMA, o)
 			if err != nil {
 				return fmt.Errorf("robustvs: RQMA flow of model %s: %w", space.ModelLabel(k), err)
 			}
@@ -229,7 +229,7 @@ func FitProposals(ctx context.Context, kind string, space *ppl.Space, train [][]
 		o := cfg.CTrain
 		o.Seed = experiment.Stream(cfg.Seed, "crqma-train", 0).Uint64()
 		o.Progress = func(flows.Progress) { bar.Add(1) }
-		f, rep, err := flows.FitConditionalRQMA(spec, rows, models, cfg.CRQMA, o)
+		f, rep, err := flows.FitConditionalRQMA(ctx, spec, rows, models, cfg.CRQMA, o)
 		if err != nil {
 			return nil, fmt.Errorf("robustvs: conditional RQMA flow: %w", err)
 		}

@@ -262,7 +262,7 @@ func (t *Target) FitTransports(ctx context.Context, kind string, pilot [][][]flo
 			o := cfg.Train
 			o.Seed = experiment.Stream(cfg.Seed, "rqma-train", k).Uint64()
 			o.Progress = func(flows.Progress) { bar.Add(1) }
-			f, rep, err := flows.FitRQMA(pilot[k], cfg.RQMA, o)
+			f, rep, err := flows.FitRQMA(ctx, pilot[k], cfg.RQMA, o)
 			if err != nil {
 				return fmt.Errorf("sas: RQMA flow of model %d: %w", k+1, err)
 			}
