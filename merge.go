@@ -24,7 +24,7 @@ func fingerprint(space *ppl.Space, s *Settings) string {
 		w(*s.Pilot.SMC)
 	}
 	w(s.Transport.Kind, s.Transport.AutoESS, s.Transport.RQMA != nil, s.Transport.Train != nil, s.Bridge.Groups)
-	w(s.Chains.Algorithm, s.Chains.Chains, s.Chains.Steps, s.Chains.Warmup, s.Chains.JumpFloor, s.Chains.Start != nil)
+	w(s.Chains.Algorithm, s.Chains.Chains, s.Chains.Steps, s.Chains.Warmup, s.Chains.JumpFloor, s.Chains.Start != nil, s.Chains.Jump, s.Chains.Within, s.Chains.RWScale)
 	rng := stream(0, "fingerprint", 0)
 	for k := range space.NumModels() {
 		lp, _ := space.LogPrior(k)

@@ -78,7 +78,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	err := res.time("pilot", func() error {
 		return parallel.For(ctx, K, func(ctx context.Context, k int) error {
 			p, err := runPilot(ctx, &s, space, k, progress("pilot", k, -1))
-			if err == nil && s.Pilot.From == nil && s.Pilot.Method != PilotNUTS {
+			if err == nil && s.Pilot.From == nil && s.Pilot.Method != PilotNUTS && s.needsNUTS() {
 				m, _ := space.Model(k)
 				if err = adaptWithin(ctx, &s, m, k, p); err == nil && s.Pilot.Method == PilotSMC {
 					err = refresh(ctx, &s, m, k, p)
@@ -180,12 +180,19 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	// Chains, each a jump proposal with j_k ∝ π̂ then a NUTS move.
 	err = res.time("chains", func() error {
 		for k := range K {
+			if s.Chains.Within != WithinNUTS {
+				break // the random walk needs no adaptation
+			}
 			m, _ := space.Model(k)
 			if err := adaptWithin(ctx, &s, m, k, pilots[k]); err != nil {
 				return fmt.Errorf("trj: model %q: %w", space.ModelLabel(k), err)
 			}
 		}
-		jump, err := jumpMatrix(res.Bridge.Normalized, s.Chains.JumpFloor)
+		jump, err := s.chainJumps(res.Bridge.Normalized)
+		if err != nil {
+			return err
+		}
+		newWithin, err := s.withinFactory(space, pilots)
 		if err != nil {
 			return err
 		}
@@ -216,7 +223,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 			}
 		}
 		rj, err := kernels.SampleRJ(ctx, func(int) (kernels.RJKernel, error) {
-			within, err := withinKernel(space, pilots)
+			within, err := newWithin()
 			if err != nil {
 				return nil, err
 			}

@@ -217,13 +217,24 @@ type ChainSettings struct {
 	Shard []int
 	// Steps is the number of kept steps per chain (5000) and Warmup the
 	// steps discarded before them (Steps/10; negative: none). Each step is a
-	// jump proposal followed by a NUTS move within the current model, with
-	// the step size and metric adapted in the pilot.
+	// jump proposal followed by a move within the current model (Within).
 	Steps, Warmup int
 	// JumpFloor is the least probability of proposing any model:
 	// j_k(k') = max(π̂(k'), JumpFloor) renormalised, π̂ the bridge estimate
 	// (0.1/K).
 	JumpFloor float64
+	// Jump, when non-nil, fixes the jump probabilities: j_k(k') = Jump[k']
+	// from every model k (one positive entry per model, summing to 1; the
+	// current model may be proposed too). The paper's SAS chains use the
+	// model probabilities, with which exact transports accept every jump.
+	// By default j follows the bridge estimate (JumpFloor).
+	Jump []float64
+	// Within is the move within the current model after each jump
+	// proposal: WithinNUTS (default) or WithinRandomWalk, whose proposal
+	// covariance is RWScale/n_k times the covariance of model k's training
+	// draws (RWScale 2.38² by default).
+	Within  WithinKind
+	RWScale float64
 	// Permutations is TRJ's map h̄ (see kernels.TRJConfig); nil is the
 	// identity.
 	Permutations [][][]int
@@ -273,6 +284,7 @@ func (s *Settings) withDefaults(numModels int) Settings {
 	if c.JumpFloor == 0 {
 		c.JumpFloor = 0.1 / float64(max(numModels, 1))
 	}
+	c.withinDefaults()
 	return d
 }
 
@@ -314,5 +326,5 @@ func (s *Settings) validate(numModels int) error {
 	case s.Bridge.Groups < 0 || s.Bridge.Groups == 1:
 		return fmt.Errorf("trj: %d bridge groups: need at least 2", s.Bridge.Groups)
 	}
-	return nil
+	return c.validateWithin(numModels)
 }
