@@ -57,7 +57,7 @@
 // the violin figures and the JSON an unsplit run gives, refusing files of
 // different runs (seed, settings, model or data: their fingerprints
 // differ) and missing or repeated shards. "run sas -shard i/n" likewise
-// runs the pilot and flows in full but only its block of the chains and of
-// the bridge replicates, and merge gives the whole run's table, figures
-// and JSON (apart from wall times).
+// runs the pilot, flows and bridge in full but only its block of the
+// chains, and merge gives the whole run's table, figures and JSON (apart
+// from wall times).
 package main

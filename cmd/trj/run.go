@@ -76,7 +76,7 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	fs.StringVar(&o.jsonPath, "json", "", "write the result as JSON to `file`")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bars on stderr")
 	var shardArg string
-	fs.StringVar(&shardArg, "shard", "", shardFlagHelp+"; sas only: a shard runs its block of the chains and bridge replicates and writes a partial result (-o) for trj merge")
+	fs.StringVar(&shardArg, "shard", "", shardFlagHelp+"; sas only: a shard runs its block of the chains and writes a partial result (-o) for trj merge")
 	fs.StringVar(&o.partial, "o", "", "partial result `file` of a shard (default trj-out/NAME/shard_I_of_N.json)")
 	fs.IntVar(&o.trainDraws, "train-draws", 0, "")
 	fs.IntVar(&o.evalDraws, "eval-draws", 0, "")

@@ -106,7 +106,7 @@ func TestRunFlagErrors(t *testing.T) {
 }
 
 // TestRunSASShardsMerge splits a toy "trj run sas" into three shards (two
-// chains each, bridge replicates 1-2, 3-4 and 5-6): merged, they give the
+// chains each; every shard repeats the bridge): merged, they give the
 // whole run's JSON apart from wall times; a shard of another run is
 // refused.
 func TestRunSASShardsMerge(t *testing.T) {

@@ -34,9 +34,13 @@
 // kernels.TransdimensionalTarget; the interfaces are matched structurally.
 //
 // Target.RunExperiment runs the paper's experiment on this target (`trj run
-// sas`): exact pilot draws, affine and RQMA flows fitted to them, TRJ chains
-// alternating a jump and a within-model random walk for each proposal type
-// (exact, affine, rqma), repeated Bartolucci bridge estimates from
-// independent evaluation sets, and the proposal scatter of the paper's
-// Figure 2; ExperimentResult.WriteFigures draws the figures.
+// sas`) with one trj.Run per proposal type (exact, affine, rqma) on the
+// space of NewSpace: exact pilot draws (trj.PilotGiven: training draws and
+// independent evaluation sets), the exact transports as user transports or
+// affine and RQMA flows fitted to the training draws, the Bartolucci bridge
+// estimate of each evaluation set and pooled, TRJ chains alternating a jump
+// with the fixed probabilities j = (1/4, 3/4) and a within-model random
+// walk, and the proposal scatter of the paper's Figure 2;
+// ExperimentResult.WriteFigures draws the figures and MergeExperiment joins
+// the parts of a run split over processes.
 package sas

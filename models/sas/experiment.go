@@ -6,19 +6,18 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
-	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/experiment"
 )
 
-// ExperimentConfig sizes the SAS experiment of the paper's §4.2: flows
-// fitted to exact draws of each model, then TRJ chains and repeated bridge
-// estimates for each proposal type.
+// ExperimentConfig sizes the SAS experiment of the paper's §4.2, which runs
+// trj.Run once per proposal type on exact pilot draws.
 type ExperimentConfig struct {
 	// Seed determines every random stream of the run.
 	Seed uint64
@@ -28,21 +27,22 @@ type ExperimentConfig struct {
 	// TrainDraws is the number N of exact draws per model that the flows
 	// and the random-walk covariances are fitted to.
 	TrainDraws int
-	// Chains is the number of replicate TRJ chains per proposal type and
-	// Steps the length of each; a step is a jump proposal followed by a
-	// within-model random walk.
+	// Chains is the number of TRJ chains per proposal type and Steps the
+	// length of each (no warm-up: they start at exact draws); a step is a
+	// jump proposal followed by a within-model random walk.
 	Chains, Steps int
-	// Jump is j_k(·), the same for every k; the paper uses the model
-	// probabilities (1/4, 3/4), which make the exact transports
-	// rejection-free.
+	// Jump is j_k(·), the same for every k (trj.ChainSettings.Jump); the
+	// paper uses the model probabilities (1/4, 3/4), which make the exact
+	// transports rejection-free. nil means the model probabilities.
 	Jump []float64
 	// RWScale multiplies the pilot covariance of model k divided by its
 	// dimension to give the random-walk covariance Σ_k; 2.38² is the
 	// classic optimal scaling.
 	RWScale float64
-	// BridgeReplicates is the number of Bartolucci bridge estimates per
-	// proposal type, each from one proposal per draw of a fresh evaluation
-	// set of EvalDraws exact draws per model; 0 skips them.
+	// BridgeReplicates is the number of evaluation sets, each of EvalDraws
+	// fresh exact draws per model: trj.Run's bridge groups. Each set gives
+	// a bridge estimate of its own (one proposal per draw); together they
+	// give the pooled estimate and its jackknife standard error. At least 2.
 	BridgeReplicates, EvalDraws int
 	// RQMA and Train configure the RQMA flows; Train.Seed is ignored (each
 	// model's flow gets its own seed derived from Seed).
@@ -54,12 +54,12 @@ type ExperimentConfig struct {
 	ScatterSources, ScatterAux int
 	// Progress, if non-nil, shows a bar per stage.
 	Progress *experiment.Progress
-	// ChainIndices and ReplicateIndices, when non-nil, are the chains
-	// (0 … Chains−1) and bridge replicates (0 … BridgeReplicates−1) to
-	// run, each exactly as in the whole run: the part of a run split over
-	// processes (trj run -shard). The pilot, the flows and the scatter
-	// are computed in full by every part. nil runs them all.
-	ChainIndices, ReplicateIndices []int
+	// ChainIndices, when non-nil, are the chains (0 … Chains−1) to run,
+	// each exactly as in the whole run: the part of a run split over
+	// processes (trj run -shard; MergeExperiment joins the parts). The
+	// pilot, the flows, the bridge and the scatter are computed in full by
+	// every part. nil runs them all.
+	ChainIndices []int
 }
 
 // rwScale is the classic 2.38² random-walk scaling.
@@ -122,19 +122,18 @@ func (c *ExperimentConfig) Validate() error {
 		return errors.New("sas: no proposal types")
 	case c.TrainDraws < 10:
 		return fmt.Errorf("sas: %d training draws per model, need at least 10", c.TrainDraws)
-	case c.Chains < 1 || c.Steps < 1:
-		return fmt.Errorf("sas: %d chains of %d steps", c.Chains, c.Steps)
+	case c.Chains < 1 || c.Steps < 4:
+		return fmt.Errorf("sas: %d chains of %d steps: need at least 1 chain of at least 4 steps", c.Chains, c.Steps)
 	case !(c.RWScale > 0) || math.IsInf(c.RWScale, 0):
 		return fmt.Errorf("sas: random-walk scale %v", c.RWScale)
-	case c.BridgeReplicates < 0 || (c.BridgeReplicates > 0 && c.EvalDraws < 1):
-		return fmt.Errorf("sas: %d bridge replicates of %d evaluation draws", c.BridgeReplicates, c.EvalDraws)
+	case c.BridgeReplicates < 2 || c.EvalDraws < 1:
+		return fmt.Errorf("sas: %d bridge replicates of %d evaluation draws: need at least 2 of at least 1", c.BridgeReplicates, c.EvalDraws)
+	case c.TrainDraws < c.BridgeReplicates:
+		return fmt.Errorf("sas: %d training draws cannot fill %d training groups", c.TrainDraws, c.BridgeReplicates)
 	case c.ScatterSources < 0 || c.ScatterAux < 0:
 		return errors.New("sas: negative scatter sizes")
 	}
 	if err := checkIndices("chain", c.ChainIndices, c.Chains); err != nil {
-		return err
-	}
-	if err := checkIndices("bridge replicate", c.ReplicateIndices, c.BridgeReplicates); err != nil {
 		return err
 	}
 	return experiment.CheckProposals("sas", c.Proposals, ProposalTypes())
@@ -150,18 +149,6 @@ func checkIndices(what string, idx []int, n int) error {
 		seen[i] = true
 	}
 	return nil
-}
-
-// indices returns idx, or 0 … n−1 when idx is nil.
-func indices(idx []int, n int) []int {
-	if idx != nil {
-		return idx
-	}
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
-	return all
 }
 
 // ProposalTypes lists the proposal types of the SAS experiment.
@@ -200,247 +187,23 @@ func (t *Target) ExactDraws(rng *rand.Rand, n int) ([][][]float64, error) {
 	return out, nil
 }
 
-// TransportSet is one proposal type's per-model transports. Its fitted
-// flows are read-only; New hands out copies with their own scratch space,
-// one per chain.
-type TransportSet struct {
-	// Kind is the proposal type.
-	Kind string
-	// Reports holds the RQMA training reports, one per model (nil for the
-	// other kinds).
-	Reports []*flows.TrainReport
-	exact   *Target
-	affine  []*flows.Affine
-	rqma    []*flows.RQMA
-}
-
-// New returns transports for one goroutine.
-func (s *TransportSet) New() []kernels.Transport {
-	var out []kernels.Transport
-	switch s.Kind {
-	case experiment.ProposalExact:
-		for _, tr := range s.exact.Transports() {
-			out = append(out, tr)
-		}
-	case experiment.ProposalAffine:
-		for _, a := range s.affine {
-			out = append(out, a) // stateless
-		}
-	case experiment.ProposalRQMA:
-		for _, f := range s.rqma {
-			out = append(out, f.Clone())
-		}
-	}
-	return out
-}
-
-// FitTransports fits the transports of one proposal type to pilot draws
-// (pilot[k] holds model k's draws): nothing for the exact transports,
-// sample means and covariances for the affine ones, and maximum-likelihood
-// RQMA flows (both models trained concurrently) otherwise. bar, if non-nil,
-// receives one unit per Adam step.
-func (t *Target) FitTransports(ctx context.Context, kind string, pilot [][][]float64, cfg ExperimentConfig, bar *experiment.Bar) (*TransportSet, error) {
-	if err := t.checkPilot(pilot, 2); err != nil {
-		return nil, err
-	}
-	s := &TransportSet{Kind: kind}
-	switch kind {
-	case experiment.ProposalExact:
-		s.exact = t.Clone()
-	case experiment.ProposalAffine:
-		for k, d := range pilot {
-			a, err := flows.FitAffine(d, nil)
-			if err != nil {
-				return nil, fmt.Errorf("sas: affine flow of model %d: %w", k+1, err)
-			}
-			s.affine = append(s.affine, a)
-		}
-	case experiment.ProposalRQMA:
-		s.rqma = make([]*flows.RQMA, len(pilot))
-		s.Reports = make([]*flows.TrainReport, len(pilot))
-		err := experiment.Parallel(ctx, len(pilot), func(ctx context.Context, k int) error {
-			o := cfg.Train
-			o.Seed = experiment.Stream(cfg.Seed, "rqma-train", k).Uint64()
-			o.Progress = func(flows.Progress) { bar.Add(1) }
-			f, rep, err := flows.FitRQMA(ctx, pilot[k], cfg.RQMA, o)
-			if err != nil {
-				return fmt.Errorf("sas: RQMA flow of model %d: %w", k+1, err)
-			}
-			s.rqma[k], s.Reports[k] = f, rep
-			return ctx.Err()
-		})
-		if err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("sas: unknown proposal type %q", kind)
-	}
-	return s, nil
-}
-
-// checkPilot reports pilot draws that do not match t or number fewer than
-// min per model.
-func (t *Target) checkPilot(pilot [][][]float64, min int) error {
-	if len(pilot) != t.NumModels() {
-		return fmt.Errorf("%w: pilot draws for %d models, target has %d", ErrDimension, len(pilot), t.NumModels())
-	}
-	for k, d := range pilot {
-		if len(d) < min {
-			return fmt.Errorf("sas: %d pilot draws of model %d, need at least %d", len(d), k+1, min)
-		}
-		for i, row := range d {
-			if len(row) != t.ModelDim(k) {
-				return fmt.Errorf("%w: pilot draw %d of model %d has length %d, want %d", ErrDimension, i, k+1, len(row), t.ModelDim(k))
-			}
-		}
-	}
-	return nil
-}
-
-// rwCovariances returns Σ_k = scale/n_k · Cov(pilot_k).
-func rwCovariances(pilot [][][]float64, scale float64) ([]mat.Symmetric, error) {
-	out := make([]mat.Symmetric, len(pilot))
-	for k, d := range pilot {
-		n := len(d[0])
-		m := mat.NewDense(len(d), n, nil)
-		for i, row := range d {
-			m.SetRow(i, row)
-		}
-		var cov mat.SymDense
-		stat.CovarianceMatrix(&cov, m, nil)
-		cov.ScaleSym(scale/float64(n), &cov)
-		out[k] = &cov
-	}
-	return out, nil
-}
-
-// RunChains runs cfg.Chains TRJ chains (those of cfg.ChainIndices when it
-// is non-nil, in its order) of cfg.Steps steps with the transports of set, each step a jump proposal followed by a within-model
-// random walk N(0, Σ_k) with Σ_k from the pilot draws. Chain c draws from
-// experiment.Stream(cfg.Seed, "chains-"+kind, c), starts in a uniformly
-// chosen model at a uniformly chosen pilot draw, and owns its target and
-// transports. bar receives one unit per step.
-func (t *Target) RunChains(ctx context.Context, set *TransportSet, pilot [][][]float64, cfg ExperimentConfig, bar *experiment.Bar) ([]*experiment.ChainRun, error) {
-	if err := t.checkPilot(pilot, 2); err != nil {
-		return nil, err
-	}
-	if cfg.Chains < 1 || cfg.Steps < 1 {
-		return nil, fmt.Errorf("sas: %d chains of %d steps", cfg.Chains, cfg.Steps)
-	}
-	if set == nil {
-		return nil, errors.New("sas: nil transport set")
-	}
-	cov, err := rwCovariances(pilot, cfg.RWScale)
-	if err != nil {
-		return nil, err
-	}
-	jump, err := t.jumpMatrix(cfg.Jump)
-	if err != nil {
-		return nil, err
-	}
-	chains := indices(cfg.ChainIndices, cfg.Chains)
-	runs := make([]*experiment.ChainRun, len(chains))
-	err = experiment.Parallel(ctx, len(chains), func(ctx context.Context, i int) error {
-		c := chains[i]
-		rng := experiment.Stream(cfg.Seed, "chains-"+set.Kind, c)
-		tg := t.Clone()
-		within, err := kernels.NewModelRandomWalk(tg, cov)
-		if err != nil {
-			return err
-		}
-		trj, err := kernels.NewTRJ(kernels.TRJConfig{Target: tg, Transports: set.New(), Jump: jump, Within: within, Alternate: true})
-		if err != nil {
-			return err
-		}
-		k0 := rng.IntN(tg.NumModels())
-		s, err := trj.Init(k0, pilot[k0][rng.IntN(len(pilot[k0]))])
-		if err != nil {
-			return err
-		}
-		step := func(rng *rand.Rand) (int, kernels.RJInfo) {
-			var info kernels.RJInfo
-			s, info = trj.Step(rng, s)
-			return s.Model, info
-		}
-		runs[i], err = experiment.RunChain(ctx, rng, cfg.Steps, tg.NumModels(), step, false, bar.Add)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return runs, nil
-}
-
-// jumpMatrix is j_k(·) = probs for every k, or the model probabilities when
-// probs is nil.
-func (t *Target) jumpMatrix(probs []float64) ([][]float64, error) {
-	if probs == nil {
-		for k := range t.comps {
-			probs = append(probs, t.ModelProb(k))
-		}
-	}
-	if len(probs) != t.NumModels() {
-		return nil, fmt.Errorf("%w: %d jump probabilities for %d models", ErrDimension, len(probs), t.NumModels())
-	}
-	return kernels.ProportionalJumps(probs)
-}
-
-// RunBridge computes cfg.BridgeReplicates Bartolucci bridge estimates (those
-// of cfg.ReplicateIndices when it is non-nil, in its order) with the
-// transports of set: replicate r draws a fresh evaluation set of
-// cfg.EvalDraws exact draws per model and makes one TRJ proposal from each
-// (kernels.EvaluationJumps). bar receives one unit per replicate.
-func (t *Target) RunBridge(ctx context.Context, set *TransportSet, cfg ExperimentConfig, bar *experiment.Bar) ([]kernels.BridgeEstimate, error) {
-	if set == nil {
-		return nil, errors.New("sas: nil transport set")
-	}
-	jump, err := t.jumpMatrix(cfg.Jump)
-	if err != nil {
-		return nil, err
-	}
-	prior := make([]float64, t.NumModels())
-	for k := range prior {
-		prior[k] = t.ModelProb(k)
-	}
-	reps := indices(cfg.ReplicateIndices, cfg.BridgeReplicates)
-	if len(reps) == 0 {
-		return nil, nil
-	}
-	return experiment.BridgeReplicatesOf(ctx, cfg.Seed, "bridge-"+set.Kind, reps, jump, prior,
-		func(ctx context.Context, rep int, rng *rand.Rand) ([]kernels.JumpRecord, error) {
-			tg := t.Clone()
-			trj, err := kernels.NewTRJ(kernels.TRJConfig{Target: tg, Transports: set.New(), Jump: jump})
-			if err != nil {
-				return nil, err
-			}
-			eval, err := tg.ExactDraws(rng, cfg.EvalDraws)
-			if err != nil {
-				return nil, err
-			}
-			recs, err := kernels.EvaluationJumps(rng, trj, eval)
-			bar.Add(1)
-			return recs, err
-		})
-}
-
 // ProposalScatter proposes systematic draws of model k=1 into model k=2 as
 // in the paper's Figure 2: source θᵢ = T₁⁻¹(Φ⁻¹((i+½)/sources)) with the
 // exact transport, auxiliary uⱼ = Φ⁻¹((j+½)/aux), and proposal
-// T₂⁻¹(T₁(θᵢ), uⱼ) with set's transports. It returns the sources paired
-// with their auxiliaries, (θᵢ, uⱼ), and the proposals; points whose
-// transport fails are left out.
-func (t *Target) ProposalScatter(set *TransportSet, sources, aux int) (source, proposed [][]float64, err error) {
+// T₂⁻¹(T₁(θᵢ), uⱼ) with the transports tr (one per model, used by this
+// goroutine only). It returns the sources paired with their auxiliaries,
+// (θᵢ, uⱼ), and the proposals; points whose transport fails are left out.
+func (t *Target) ProposalScatter(tr []kernels.Transport, sources, aux int) (source, proposed [][]float64, err error) {
 	if t.NumModels() != 2 || t.ModelDim(0) != 1 || t.ModelDim(1) != 2 {
 		return nil, nil, fmt.Errorf("%w: the proposal scatter needs models of dimensions 1 and 2", ErrDimension)
 	}
 	if sources < 1 || aux < 1 {
 		return nil, nil, fmt.Errorf("sas: %d sources with %d auxiliaries", sources, aux)
 	}
-	if set == nil {
-		return nil, nil, errors.New("sas: nil transport set")
+	if len(tr) != 2 || tr[0] == nil || tr[1] == nil || tr[0].Dim() != 1 || tr[1].Dim() != 2 {
+		return nil, nil, fmt.Errorf("%w: the proposal scatter needs transports of dimensions 1 and 2", ErrDimension)
 	}
 	exact := t.comps[0].Transport()
-	tr := set.New()
 	var std distuv.Normal
 	std.Sigma = 1
 	th, z, w, prop := make([]float64, 1), make([]float64, 1), make([]float64, 2), make([]float64, 2)
@@ -464,15 +227,82 @@ func (t *Target) ProposalScatter(set *TransportSet, sources, aux int) (source, p
 	return source, proposed, nil
 }
 
+// PilotDraws returns the exact pilot draws of trj.PilotSettings.Given:
+// for each model, BridgeReplicates training groups that share TrainDraws
+// draws, then BridgeReplicates evaluation groups of EvalDraws draws each.
+func (t *Target) PilotDraws(cfg ExperimentConfig) ([][][][]float64, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	G := cfg.BridgeReplicates
+	train, err := t.ExactDraws(experiment.Stream(cfg.Seed, "pilot", 0), cfg.TrainDraws)
+	if err != nil {
+		return nil, err
+	}
+	given := make([][][][]float64, t.NumModels())
+	for k := range given {
+		for g := range G {
+			given[k] = append(given[k], train[k][g*cfg.TrainDraws/G:(g+1)*cfg.TrainDraws/G])
+		}
+	}
+	for g := range G {
+		eval, err := t.ExactDraws(experiment.Stream(cfg.Seed, "eval", g), cfg.EvalDraws)
+		if err != nil {
+			return nil, err
+		}
+		for k := range given {
+			given[k] = append(given[k], eval[k])
+		}
+	}
+	return given, nil
+}
+
+// Settings returns the trj.Run settings of one proposal type on pilot
+// draws given (PilotDraws): the exact transports as user transports, or
+// affine or RQMA flows fitted to the training draws; chains of cfg.Steps
+// steps without warm-up, alternating a jump with the fixed probabilities
+// cfg.Jump and a random walk N(0, Σ_k).
+func (t *Target) Settings(kind string, cfg ExperimentConfig, given [][][][]float64) (*trj.Settings, error) {
+	jump := cfg.Jump
+	if jump == nil {
+		for k := range t.comps {
+			jump = append(jump, t.ModelProb(k))
+		}
+	}
+	s := &trj.Settings{
+		Seed:  cfg.Seed,
+		Pilot: trj.PilotSettings{Method: trj.PilotGiven, Given: given},
+		Chains: trj.ChainSettings{
+			Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Shard: cfg.ChainIndices,
+			Jump: jump, Within: trj.WithinRandomWalk, RWScale: cfg.RWScale,
+		},
+	}
+	switch kind {
+	case experiment.ProposalExact:
+		s.Transport.Kind = trj.TransportUser
+		for _, tr := range t.Transports() {
+			s.Transport.User = append(s.Transport.User, tr)
+		}
+	case experiment.ProposalAffine:
+		s.Transport.Kind = trj.TransportAffine
+	case experiment.ProposalRQMA:
+		train := cfg.Train
+		s.Transport = trj.TransportSettings{Kind: trj.TransportRQMA, RQMA: &cfg.RQMA, Train: &train}
+	default:
+		return nil, fmt.Errorf("sas: unknown proposal type %q", kind)
+	}
+	return s, nil
+}
+
 // ExperimentResult is the outcome of RunExperiment: the serialisable Result
-// and what the figures need.
+// and what the figures and the merging of shards need.
 type ExperimentResult struct {
 	*experiment.Result
 	// Running[p][c] is chain c's running estimate of π(k=2) under
 	// proposal type p.
 	Running map[string][][]float64
 	// Bridge[p] holds the normalised bridge estimates of π(k=2), one per
-	// replicate.
+	// evaluation set.
 	Bridge map[string][]float64
 	// Source holds the systematic (θ, u) pairs of model k=1 and
 	// Proposed[p] their proposals into model k=2 under proposal type p.
@@ -483,33 +313,30 @@ type ExperimentResult struct {
 	Background [][]float64
 	// Truth is π(k=2).
 	Truth float64
-	// Runs[p] and Estimates[p] are the chains and the bridge estimates of
-	// proposal type p, in the order of ExperimentConfig.ChainIndices and
-	// ReplicateIndices (all of them when those are nil): what merging the
-	// parts of a split run needs.
-	Runs      map[string][]*experiment.ChainRun
-	Estimates map[string][]kernels.BridgeEstimate
+	// Runs[p] is proposal type p's trj.Run result, with the chains of
+	// ExperimentConfig.ChainIndices (all of them when nil).
+	Runs map[string]*trj.Result
 }
 
 // RunExperiment runs the SAS experiment on t (normally Paper()): exact
-// pilot draws, then for each proposal type fitting, chains, bridge
-// replicates and the proposal scatter. The Result holds, per proposal type,
-// the chains' visit frequencies averaged over chains with their standard
-// errors across chains, the jump acceptance rate, the bridge replicates and
-// the stage wall times.
+// pilot draws, then trj.Run for each proposal type (transports, bridge
+// estimate, chains) and the proposal scatter. The Result holds, per
+// proposal type, the chains' visit frequencies pooled over the chains with
+// their MCSE (from the indicators' ESS across chains), each chain's own
+// summary, the jump acceptance rate, the bridge estimate of each
+// evaluation set and the stage wall times.
 func (t *Target) RunExperiment(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	labels := t.ExperimentLabels()
 	res := &ExperimentResult{
-		Result:    experiment.NewResult("sas", cfg.Seed, labels),
-		Running:   map[string][][]float64{},
-		Bridge:    map[string][]float64{},
-		Proposed:  map[string][][]float64{},
-		Truth:     t.ModelProb(t.NumModels() - 1),
-		Runs:      map[string][]*experiment.ChainRun{},
-		Estimates: map[string][]kernels.BridgeEstimate{},
+		Result:   experiment.NewResult("sas", cfg.Seed, labels),
+		Running:  map[string][][]float64{},
+		Bridge:   map[string][]float64{},
+		Proposed: map[string][][]float64{},
+		Truth:    t.ModelProb(t.NumModels() - 1),
+		Runs:     map[string]*trj.Result{},
 	}
 	res.Result.Truth = map[string]experiment.Float{}
 	for k, l := range labels {
@@ -523,16 +350,21 @@ func (t *Target) RunExperiment(ctx context.Context, cfg ExperimentConfig) (*Expe
 		"train_iterations": cfg.Train.Iterations, "train_batch": cfg.Train.BatchSize,
 		"train_double_at": cfg.Train.DoubleAt,
 	}
+	space, err := t.NewSpace()
+	if err != nil {
+		return nil, err
+	}
 	var shared experiment.Timer
-	var pilot [][][]float64
-	err := shared.Time("pilot", func() error {
+	var given [][][][]float64
+	err = shared.Time("pilot", func() error {
 		var err error
-		pilot, err = t.ExactDraws(experiment.Stream(cfg.Seed, "pilot", 0), cfg.TrainDraws)
+		given, err = t.PilotDraws(cfg)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	res.Seconds = shared.Seconds()
 	if cfg.ScatterSources > 0 && cfg.ScatterAux > 0 {
 		// As many background points as proposals per panel.
 		bg, err := t.ExactDraws(experiment.Stream(cfg.Seed, "background", 0), cfg.ScatterSources*cfg.ScatterAux)
@@ -541,71 +373,202 @@ func (t *Target) RunExperiment(ctx context.Context, cfg ExperimentConfig) (*Expe
 		}
 		res.Background = bg[t.NumModels()-1]
 	}
-	last := t.NumModels() - 1
 	for _, kind := range cfg.Proposals {
-		var timer experiment.Timer
-		var set *TransportSet
-		var bar *experiment.Bar
+		s, err := t.Settings(kind, cfg, given)
+		if err != nil {
+			return nil, err
+		}
+		nc := cfg.Chains
+		if cfg.ChainIndices != nil {
+			nc = len(cfg.ChainIndices)
+		}
+		bars := newBars(cfg.Progress, kind, nc)
 		if kind == experiment.ProposalRQMA {
-			bar = cfg.Progress.Stage("train "+kind, t.NumModels()*cfg.Train.Iterations)
+			bars.train = cfg.Progress.Stage("train "+kind, t.NumModels()*cfg.Train.Iterations)
+			s.Transport.Train.Progress = func(flows.Progress) { bars.train.Add(1) }
 		}
-		err := timer.Time(experiment.StageTrain, func() error {
-			var err error
-			set, err = t.FitTransports(ctx, kind, pilot, cfg, bar)
-			return err
-		})
-		bar.Done()
+		s.Progress = bars.report
+		r, err := trj.Run(ctx, space, s)
+		bars.done()
 		if err != nil {
-			return nil, err
+			return res, fmt.Errorf("sas: %s: %w", kind, err)
 		}
-		var runs []*experiment.ChainRun
-		bar = cfg.Progress.Stage("chains "+kind, cfg.Chains*cfg.Steps)
-		err = timer.Time(experiment.StageChains, func() error {
-			var err error
-			runs, err = t.RunChains(ctx, set, pilot, cfg, bar)
-			return err
-		})
-		bar.Done()
+		res.Runs[kind] = r
+		p, running, err := summarize(r, labels)
 		if err != nil {
-			return nil, err
+			return res, fmt.Errorf("sas: %s: %w", kind, err)
 		}
-		res.Runs[kind] = runs
-		p := &experiment.ProposalResult{Estimator: "chains", Seconds: map[string]experiment.Float{}}
-		if len(runs) > 0 {
-			if p, err = experiment.SummarizeChains(runs, labels); err != nil {
-				return nil, err
+		res.Running[kind] = running
+		var groups []kernels.BridgeEstimate
+		for g, ok := range r.Bridge.PerGroupOK {
+			if ok {
+				groups = append(groups, r.Bridge.PerGroup[g])
 			}
 		}
-		for _, r := range runs {
-			res.Running[kind] = append(res.Running[kind], r.Running(last))
-		}
-		if cfg.BridgeReplicates > 0 && (cfg.ReplicateIndices == nil || len(cfg.ReplicateIndices) > 0) {
-			var ests []kernels.BridgeEstimate
-			bar = cfg.Progress.Stage("bridge "+kind, cfg.BridgeReplicates)
-			err = timer.Time(experiment.StageBridge, func() error {
-				var err error
-				ests, err = t.RunBridge(ctx, set, cfg, bar)
-				return err
-			})
-			bar.Done()
-			if err != nil {
-				return nil, err
+		p.Bridge = experiment.SummarizeBridge(groups, labels)
+		p.Bridge.Replicates = r.Bridge.Groups
+		p.Bridge.Failed = r.Bridge.Groups - len(groups)
+		p.Bridge.EvalDraws = cfg.EvalDraws
+		res.Bridge[kind] = p.Bridge.Values(t.NumModels() - 1)
+		for _, st := range r.Timings {
+			switch st.Stage {
+			case "transport":
+				p.Seconds[experiment.StageTrain] = experiment.Float(st.Seconds)
+			case "bridge":
+				p.Seconds[experiment.StageBridge] = experiment.Float(st.Seconds)
+			case "chains":
+				p.Seconds[experiment.StageChains] = experiment.Float(st.Seconds)
 			}
-			res.Estimates[kind] = ests
-			p.Bridge = experiment.SummarizeBridge(ests, labels)
-			p.Bridge.EvalDraws = cfg.EvalDraws
-			res.Bridge[kind] = p.Bridge.Values(last)
 		}
 		if cfg.ScatterSources > 0 && cfg.ScatterAux > 0 {
-			src, prop, err := t.ProposalScatter(set, cfg.ScatterSources, cfg.ScatterAux)
+			tr := make([]kernels.Transport, t.NumModels())
+			for k := range tr {
+				tr[k] = cloneTransport(r.FittedTransport(k))
+			}
+			src, prop, err := t.ProposalScatter(tr, cfg.ScatterSources, cfg.ScatterAux)
 			if err != nil {
-				return nil, err
+				return res, err
 			}
 			res.Source, res.Proposed[kind] = src, prop
 		}
-		p.Seconds = timer.Seconds()
 		res.Add(kind, p)
 	}
-	res.Seconds = shared.Seconds()
 	return res, nil
+}
+
+// cloneTransport returns a copy of a fitted transport for this goroutine
+// (Result.FittedTransport hands out the run's own).
+func cloneTransport(t kernels.Transport) kernels.Transport {
+	switch t := t.(type) {
+	case *Transport:
+		return t.Clone()
+	case *flows.RQMA:
+		return t.Clone()
+	}
+	return t // *flows.Affine is stateless; nil stays nil
+}
+
+// summarize turns one trj.Run result into a ProposalResult: the pooled
+// visit frequencies with their MCSE, each chain's summary, the jump
+// acceptance rate; and each chain's running estimate of the last model's
+// probability.
+func summarize(r *trj.Result, labels []string) (*experiment.ProposalResult, [][]float64, error) {
+	if r.Chains == nil || len(r.Chain) != len(labels) {
+		return nil, nil, errors.New("the run has no chains")
+	}
+	var runs []*experiment.ChainRun
+	var running [][]float64
+	last := len(labels) - 1
+	for _, c := range r.Chains.Chains {
+		cr := &experiment.ChainRun{Models: c.Models, NumModels: len(labels)}
+		for from := range c.Proposed {
+			for to := range c.Proposed[from] {
+				cr.Jumps += c.Proposed[from][to]
+				cr.Accepted += c.Accepted[from][to]
+			}
+		}
+		runs = append(runs, cr)
+		running = append(running, cr.Running(last))
+	}
+	p, err := experiment.SummarizeChains(runs, labels)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The pooled estimate and its MCSE from the indicators' ESS across
+	// chains, rather than the spread of a few chains' means.
+	for k, l := range labels {
+		p.ModelProbabilities[l] = experiment.Float(r.Chain[k].P)
+		p.Stderr[l] = experiment.Float(math.NaN())
+		if r.Chain[k].Mixed {
+			p.Stderr[l] = experiment.Float(r.Chain[k].MCSE)
+		}
+	}
+	return p, running, nil
+}
+
+// bars turns trj.Run's progress reports into the experiment's bars: one for
+// the RQMA training (when set) and one for the chains.
+type bars struct {
+	p      *experiment.Progress
+	kind   string
+	n      int // chains this process runs
+	mu     sync.Mutex
+	train  *experiment.Bar
+	chains *experiment.Bar
+	last   map[int]int // steps done by chain
+}
+
+func newBars(p *experiment.Progress, kind string, chains int) *bars {
+	return &bars{p: p, kind: kind, n: chains, last: map[int]int{}}
+}
+
+func (b *bars) report(pr trj.Progress) {
+	if b.p == nil || pr.Stage != "chains" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.chains == nil {
+		b.train.Done()
+		b.chains = b.p.Stage("chains "+b.kind, b.n*pr.Total)
+	}
+	b.chains.Add(pr.Done - b.last[pr.Chain])
+	b.last[pr.Chain] = pr.Done
+}
+
+func (b *bars) done() {
+	b.train.Done()
+	b.chains.Done()
+}
+
+// MergeExperiment joins the results of the parts of one run split with
+// ExperimentConfig.ChainIndices into the whole run's result: each proposal
+// type's chains are merged by trj.Merge (which refuses parts of different
+// runs, overlapping or missing chains) and summarised again; the stages
+// every part repeats (pilot, transports, bridge, scatter) and the stage
+// times come from the part that ran chain 1.
+func MergeExperiment(parts ...*ExperimentResult) (*ExperimentResult, error) {
+	var base *ExperimentResult
+	for _, p := range parts {
+		if p == nil || p.Result == nil || len(p.Order) == 0 {
+			return nil, errors.New("sas: merge: a part has no result")
+		}
+		if r := p.Runs[p.Order[0]]; r != nil && r.Chains != nil && len(r.Chains.Chains) > 0 && r.Chains.Chains[0].Chain == 0 {
+			base = p
+		}
+	}
+	if base == nil {
+		return nil, errors.New("sas: merge: no part holds chain 1")
+	}
+	labels := base.Models
+	out := &ExperimentResult{
+		Result:  experiment.NewResult(base.Experiment, base.Seed, labels),
+		Running: map[string][][]float64{}, Bridge: base.Bridge, Proposed: base.Proposed,
+		Source: base.Source, Background: base.Background, Truth: base.Truth, Runs: map[string]*trj.Result{},
+	}
+	out.Result.Truth, out.Settings, out.Seconds = base.Result.Truth, base.Settings, base.Seconds
+	for _, kind := range base.Order {
+		var rs []*trj.Result
+		for i, p := range parts {
+			r := p.Runs[kind]
+			if r == nil {
+				return nil, fmt.Errorf("sas: merge: part %d has no %s run", i+1, kind)
+			}
+			rs = append(rs, r)
+		}
+		m, err := trj.Merge(rs...)
+		if err != nil {
+			return nil, fmt.Errorf("sas: merge %s: %w", kind, err)
+		}
+		p, running, err := summarize(m, labels)
+		if err != nil {
+			return nil, fmt.Errorf("sas: merge %s: %w", kind, err)
+		}
+		if bp := base.Proposals[kind]; bp != nil {
+			p.Bridge, p.Seconds = bp.Bridge, bp.Seconds
+		}
+		out.Runs[kind], out.Running[kind] = m, running
+		out.Add(kind, p)
+	}
+	return out, nil
 }

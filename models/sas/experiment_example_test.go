@@ -25,6 +25,6 @@ func ExampleTarget_RunExperiment() {
 			name, p.ModelProbabilities["2"], 100*p.AcceptanceRate, p.Bridge.Normalized["2"])
 	}
 	// Output:
-	// exact  π̂(k=2) = 0.76, jumps accepted 100%, bridge π̂(k=2) = 0.75
-	// affine π̂(k=2) = 0.73, jumps accepted 24%, bridge π̂(k=2) = 0.75
+	// exact  π̂(k=2) = 0.75, jumps accepted 100%, bridge π̂(k=2) = 0.75
+	// affine π̂(k=2) = 0.77, jumps accepted 21%, bridge π̂(k=2) = 0.75
 }

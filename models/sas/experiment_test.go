@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/experiment"
 )
 
@@ -67,6 +68,11 @@ func TestExperimentTiny(t *testing.T) {
 		p := res.Proposals[kind]
 		if a := float64(p.AcceptanceRate); !(a > 0 && a < 1) {
 			t.Errorf("%s acceptance rate %v", kind, a)
+		}
+		// The pooled estimate against the truth, within 4 MCSE (from the
+		// indicators' ESS across chains).
+		if pr, se := float64(p.ModelProbabilities["2"]), float64(p.Stderr["2"]); !(se > 0) || math.Abs(pr-0.75) > 4*se {
+			t.Errorf("%s π̂(2) = %v ± %v, want 0.75 within 4 MCSE", kind, pr, se)
 		}
 		if len(p.Chains) != cfg.Chains || p.Bridge == nil || p.Bridge.Replicates != cfg.BridgeReplicates {
 			t.Errorf("%s: %d chains, bridge %+v", kind, len(p.Chains), p.Bridge)
@@ -174,16 +180,14 @@ func TestWriteFigures(t *testing.T) {
 
 func TestProposalScatterExact(t *testing.T) {
 	tg := Paper()
-	_, err := tg.FitTransports(context.Background(), experiment.ProposalExact, nil, ExperimentConfig{}, nil)
-	if err == nil {
-		t.Fatal("nil pilot accepted")
+	var tr []kernels.Transport
+	for _, x := range tg.Transports() {
+		tr = append(tr, x)
 	}
-	pilot, _ := tg.ExactDraws(experiment.Stream(1, "p", 0), 10)
-	set, err := tg.FitTransports(context.Background(), experiment.ProposalExact, pilot, ExperimentConfig{}, nil)
-	if err != nil {
-		t.Fatal(err)
+	if _, _, err := tg.ProposalScatter(tr[:1], 7, 3); err == nil {
+		t.Fatal("one transport accepted")
 	}
-	src, prop, err := tg.ProposalScatter(set, 7, 3)
+	src, prop, err := tg.ProposalScatter(tr, 7, 3)
 	if err != nil || len(src) != 21 || len(prop) != 21 {
 		t.Fatalf("%d sources, %d proposals, %v", len(src), len(prop), err)
 	}
@@ -206,7 +210,10 @@ func TestExperimentConfigErrors(t *testing.T) {
 		"no steps":     func(c *ExperimentConfig) { c.Steps = 0 },
 		"rw scale":     func(c *ExperimentConfig) { c.RWScale = math.NaN() },
 		"eval draws":   func(c *ExperimentConfig) { c.EvalDraws = 0 },
+		"one group":    func(c *ExperimentConfig) { c.BridgeReplicates = 1 },
 		"bad jump":     func(c *ExperimentConfig) { c.Jump = []float64{1, 0} },
+		"jump length":  func(c *ExperimentConfig) { c.Jump = []float64{1} },
+		"chain index":  func(c *ExperimentConfig) { c.ChainIndices = []int{c.Chains} },
 	} {
 		c := tinyConfig()
 		c.Proposals = []string{experiment.ProposalExact}
@@ -215,29 +222,15 @@ func TestExperimentConfigErrors(t *testing.T) {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	tg := Paper()
-	ctx := context.Background()
-	pilot, _ := tg.ExactDraws(experiment.Stream(1, "p", 0), 50)
-	set, _ := tg.FitTransports(ctx, experiment.ProposalAffine, pilot, tinyConfig(), nil)
-	if _, err := tg.RunChains(ctx, set, [][][]float64{pilot[0], nil}, tinyConfig(), nil); err == nil {
-		t.Error("RunChains: empty pilot accepted")
+	if _, err := Paper().Settings("magic", tinyConfig(), nil); err == nil {
+		t.Error("Settings: unknown kind accepted")
 	}
-	if _, err := tg.RunChains(ctx, set, [][][]float64{pilot[1], pilot[1]}, tinyConfig(), nil); err == nil {
-		t.Error("RunChains: pilot of the wrong dimension accepted")
-	}
-	if _, err := tg.RunChains(ctx, nil, pilot, tinyConfig(), nil); err == nil {
-		t.Error("RunChains: nil transports accepted")
-	}
-	if _, err := tg.FitTransports(ctx, "magic", pilot, tinyConfig(), nil); err == nil {
-		t.Error("FitTransports: unknown kind accepted")
-	}
-	if _, err := tg.ExactDraws(experiment.Stream(1, "p", 0), 0); err == nil {
+	if _, err := Paper().ExactDraws(experiment.Stream(1, "p", 0), 0); err == nil {
 		t.Error("ExactDraws: zero draws accepted")
 	}
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	c := tinyConfig()
-	if _, err := Paper().RunExperiment(cctx, c); err == nil {
+	if _, err := Paper().RunExperiment(cctx, tinyConfig()); err == nil {
 		t.Error("cancelled context: no error")
 	}
 }
@@ -245,32 +238,21 @@ func TestExperimentConfigErrors(t *testing.T) {
 // TestRQMABeatsAffine checks the paper's claim at reduced sizes: bridge
 // estimates of π(k=2) with RQMA transports vary less than with affine ones.
 // The comparison is a one-sided F-test of the two variances at level 0.001
-// over independent replicates.
+// over independent evaluation sets.
 func TestRQMABeatsAffine(t *testing.T) {
 	cfg := tinyConfig()
+	cfg.Proposals = []string{experiment.ProposalAffine, experiment.ProposalRQMA}
 	cfg.TrainDraws = 2000
 	cfg.Train.Iterations = 200
 	cfg.BridgeReplicates = 12
 	cfg.EvalDraws = 500
-	tg := Paper()
-	ctx := context.Background()
-	pilot, err := tg.ExactDraws(experiment.Stream(cfg.Seed, "pilot", 0), cfg.TrainDraws)
+	cfg.Chains, cfg.Steps = 1, 10
+	cfg.ScatterSources = 0
+	res, err := Paper().RunExperiment(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	variance := func(kind string) float64 {
-		set, err := tg.FitTransports(ctx, kind, pilot, cfg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ests, err := tg.RunBridge(ctx, set, cfg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := experiment.SummarizeBridge(ests, tg.ExperimentLabels()).Values(1)
-		return stat.Variance(v, nil)
-	}
-	va, vr := variance(experiment.ProposalAffine), variance(experiment.ProposalRQMA)
+	va, vr := stat.Variance(res.Bridge[experiment.ProposalAffine], nil), stat.Variance(res.Bridge[experiment.ProposalRQMA], nil)
 	df := float64(cfg.BridgeReplicates - 1)
 	crit := distuv.F{D1: df, D2: df}.Quantile(0.999)
 	t.Logf("bridge sd of π̂(k=2): affine %.5f, rqma %.5f; variance ratio %.1f, F(0.999) = %.1f", math.Sqrt(va), math.Sqrt(vr), va/vr, crit)
@@ -279,16 +261,58 @@ func TestRQMABeatsAffine(t *testing.T) {
 	}
 }
 
+// TestMergeExperiment splits a run's chains over three parts and checks
+// that merging them gives the whole run's estimates.
+func TestMergeExperiment(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Proposals = []string{experiment.ProposalAffine, experiment.ProposalExact}
+	cfg.Chains, cfg.Steps = 4, 300
+	whole, err := Paper().RunExperiment(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*ExperimentResult
+	for _, idx := range [][]int{{2}, {0, 1}, {3}} {
+		c := cfg
+		c.ChainIndices = idx
+		p, err := Paper().RunExperiment(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	merged, err := MergeExperiment(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range cfg.Proposals {
+		w, m := whole.Proposals[kind], merged.Proposals[kind]
+		if w.ModelProbabilities["2"] != m.ModelProbabilities["2"] || w.Stderr["2"] != m.Stderr["2"] || w.AcceptanceRate != m.AcceptanceRate || len(m.Chains) != 4 {
+			t.Errorf("%s: whole %v ± %v (accept %v), merged %v ± %v (accept %v), %d chains", kind,
+				w.ModelProbabilities["2"], w.Stderr["2"], w.AcceptanceRate, m.ModelProbabilities["2"], m.Stderr["2"], m.AcceptanceRate, len(m.Chains))
+		}
+		if len(merged.Running[kind]) != 4 || m.Bridge == nil {
+			t.Errorf("%s: %d running estimates, bridge %v", kind, len(merged.Running[kind]), m.Bridge)
+		}
+	}
+	if _, err := MergeExperiment(parts[0], parts[2]); err == nil {
+		t.Error("parts without chain 1 merged")
+	}
+	if _, err := MergeExperiment(parts[1], parts[2]); err == nil {
+		t.Error("parts missing chain 3 merged")
+	}
+}
+
 func TestExperimentIndicesValidate(t *testing.T) {
-	for _, c := range []struct{ chains, reps []int }{{[]int{5}, nil}, {[]int{1, 1}, nil}, {nil, []int{-1}}, {nil, []int{20}}} {
+	for _, c := range [][]int{{5}, {1, 1}, {-1}} {
 		cfg := DefaultExperimentConfig()
-		cfg.ChainIndices, cfg.ReplicateIndices = c.chains, c.reps
+		cfg.ChainIndices = c
 		if err := cfg.Validate(); err == nil {
-			t.Errorf("chains %v, replicates %v accepted", c.chains, c.reps)
+			t.Errorf("chains %v accepted", c)
 		}
 	}
 	cfg := DefaultExperimentConfig()
-	cfg.ChainIndices, cfg.ReplicateIndices = []int{4, 0}, []int{}
+	cfg.ChainIndices = []int{4, 0}
 	if err := cfg.Validate(); err != nil {
 		t.Error(err)
 	}

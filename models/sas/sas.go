@@ -218,6 +218,10 @@ func (c *Component) Transport() *Transport {
 // Dim returns the dimension of θ and z.
 func (t *Transport) Dim() int { return t.c.Dim() }
 
+// Clone returns a Transport with the same parameters and its own scratch,
+// for another goroutine (trj.Run's user transports need it).
+func (t *Transport) Clone() *Transport { return t.c.Transport() }
+
 // Forward sets z = L⁻¹S⁻¹(θ) and returns log|det J_T(θ)|.
 func (t *Transport) Forward(theta, z []float64) (float64, error) {
 	return t.c.forward(theta, t.y, z)
