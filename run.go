@@ -138,8 +138,9 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 			}
 			return nil
 		}
+		cache := flows.NewTrainCache() // dropped with the stage
 		return parallel.For(ctx, K, func(ctx context.Context, k int) error {
-			t, rep, err := fitTransport(ctx, &s, space, k, pilots[k])
+			t, rep, err := fitTransport(ctx, &s, space, k, pilots[k], cache)
 			if err != nil {
 				return fmt.Errorf("trj: transport of model %q: %w", space.ModelLabel(k), err)
 			}

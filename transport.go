@@ -25,7 +25,9 @@ type TransportReport struct {
 // assessDraws is the number of pushforward draws behind each importance ESS.
 const assessDraws = 1000
 
-func fitTransport(ctx context.Context, s *Settings, space *ppl.Space, k int, p *pilot) (kernels.Transport, TransportReport, error) {
+// fitTransport fits model k's transport; cache lends compiled training
+// losses between the models' RQMA fits of one dimension.
+func fitTransport(ctx context.Context, s *Settings, space *ppl.Space, k int, p *pilot, cache *flows.TrainCache) (kernels.Transport, TransportReport, error) {
 	m, err := space.Model(k)
 	if err != nil {
 		return nil, TransportReport{}, err
@@ -45,6 +47,9 @@ func fitTransport(ctx context.Context, s *Settings, space *ppl.Space, k int, p *
 			opts = *s.Transport.Train
 		}
 		opts.Seed = subSeed(s.Seed, "flow", k)
+		if opts.Cache == nil {
+			opts.Cache = cache
+		}
 		// One worker: runs are then the same at any GOMAXPROCS, and the
 		// models' flows already train in parallel.
 		opts.Workers = 1

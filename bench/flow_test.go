@@ -42,12 +42,18 @@ func BenchmarkFlowTrain(b *testing.B) { benchmarkFlowTrain(b, 8, flowDims) }
 // large share of set-up (the graph path compiles its loss once per fit).
 func BenchmarkFlowTrainLong(b *testing.B) { benchmarkFlowTrain(b, 64, flowDims[:2]) }
 
+// The graph-cache cases share one flows.TrainCache across their fits, so
+// that after the warm-up fit none compiles its loss.
 func benchmarkFlowTrain(b *testing.B, steps int, dims []int) {
 	const rows, batch = 1024, 128
-	for _, impl := range []string{"graph", "hand"} {
+	for _, impl := range []string{"graph", "graph-cache", "hand"} {
 		for _, n := range dims {
 			b.Run(fmt.Sprintf("%s/n=%d", impl, n), func(b *testing.B) {
 				x := gaussianDraws(n, rows, uint64(n))
+				var cache *flows.TrainCache
+				if impl == "graph-cache" {
+					cache = flows.NewTrainCache()
+				}
 				fit := func() error { // DoubleAt from 250 on: a constant batch
 					if impl == "hand" {
 						opts := handDefaultTrainOptions()
@@ -61,6 +67,7 @@ func benchmarkFlowTrain(b *testing.B, steps int, dims []int) {
 					opts.Iterations = steps
 					opts.BatchSize = batch
 					opts.Seed = 1
+					opts.Cache = cache
 					_, _, err := flows.FitRQMA(context.Background(), x, flows.PaperRQMAConfig(), opts)
 					return err
 				}

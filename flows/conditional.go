@@ -353,6 +353,10 @@ func (r *condBatch) build(b *gb, rows int) (*gorgonia.Node, []*gorgonia.Node) {
 	return logq, []*gorgonia.Node{x, a, off, ldStd, ctx}
 }
 
+func (r *condBatch) cacheKey(rows int) any {
+	return trainKey{kind: "conditional", n: r.f.net.n, ctx: r.f.net.ctx, cfg: r.f.cfg, rows: rows}
+}
+
 func (r *condBatch) fill(idx []int, rng randSource, bufs [][]float64) {
 	f := r.f
 	n, c := f.net.n, f.net.ctx

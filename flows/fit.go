@@ -133,38 +133,44 @@ func (r *rqmaBatch) numParams() int { return len(r.f.params) }
 func (r *rqmaBatch) build(b *gb, rows int) (*gorgonia.Node, []*gorgonia.Node) {
 	f := r.f
 	n := f.net.n
+	// The standardisation is data filled with every batch (as the
+	// conditional flow's), so that the compiled loss depends only on the
+	// architecture and a TrainCache can hand it to another fit.
 	x := b.data("x", nil, rows, n)
-	a, c := make([]float64, rows*n), make([]float64, rows*n)
-	ldStd := 0.0
-	for i := 0; i < n; i++ {
-		ldStd += math.Log(f.scale[i])
-		for k := 0; k < rows; k++ {
-			a[k*n+i] = f.scale[i]
-			c[k*n+i] = -f.shift[i] * f.scale[i]
-		}
-	}
-	v := b.n(gorgonia.Add(b.n(gorgonia.HadamardProd(x, b.data("scale", a, rows, n))), b.data("offset", c, rows, n)))
+	a := b.data("scale", nil, rows, n)
+	off := b.data("offset", nil, rows, n)
+	ldStd := b.data("ldStd", nil, rows)
+	v := b.n(gorgonia.Add(b.n(gorgonia.HadamardProd(x, a)), off))
 	if b.err != nil {
 		return nil, nil
 	}
-	return f.logDensityGraph(b, v, ldStd), []*gorgonia.Node{x}
+	z, ld := f.forwardGraph(b, v, 0)
+	if b.err != nil {
+		return nil, nil
+	}
+	logq := b.n(gorgonia.Add(b.n(gorgonia.Add(ld, ldStd)), b.stdNormalRows(z)))
+	return logq, []*gorgonia.Node{x, a, off, ldStd}
 }
 
 func (r *rqmaBatch) fill(idx []int, _ randSource, bufs [][]float64) {
-	n := r.f.net.n
+	f := r.f
+	n := f.net.n
+	x, a, off, lds := bufs[0], bufs[1], bufs[2], bufs[3]
+	ld := 0.0
+	for i := 0; i < n; i++ {
+		ld += math.Log(f.scale[i])
+	}
 	for k, j := range idx {
-		copy(bufs[0][k*n:(k+1)*n], r.x[j])
+		copy(x[k*n:(k+1)*n], r.x[j])
+		for i := 0; i < n; i++ {
+			a[k*n+i], off[k*n+i] = f.scale[i], -f.shift[i]*f.scale[i]
+		}
+		lds[k] = ld
 	}
 }
 
-// logDensityGraph adds log q for the standardised rows v (B, n), whose
-// standardisation has log-determinant ldStd.
-func (f *RQMA) logDensityGraph(b *gb, v *gorgonia.Node, ldStd float64) *gorgonia.Node {
-	z, ld := f.forwardGraph(b, v, ldStd)
-	if b.err != nil {
-		return nil
-	}
-	return b.n(gorgonia.Add(ld, b.stdNormalRows(z)))
+func (r *rqmaBatch) cacheKey(rows int) any {
+	return trainKey{kind: "RQMA", n: r.f.net.n, cfg: r.f.cfg, rows: rows}
 }
 
 // forwardGraph adds z = h⁻¹(F(h(v))) for the standardised rows v and the
@@ -183,6 +189,9 @@ func (f *RQMA) forwardGraph(b *gb, v *gorgonia.Node, ldStd float64) (z, ld *gorg
 		return nil, nil
 	}
 	ld = b.n(gorgonia.Add(b.n(gorgonia.Add(ld0, ld1)), ld2))
+	if ldStd == 0 {
+		return z, ld
+	}
 	return z, b.n(gorgonia.Add(ld, b.scalar(ldStd)))
 }
 

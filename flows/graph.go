@@ -258,18 +258,84 @@ type batchFlow interface {
 // randSource is the part of *rand.Rand that batches use.
 type randSource interface{ NormFloat64() float64 }
 
+// cacheable is a batchFlow whose compiled loss depends only on its
+// architecture (everything fit-specific is data filled with every batch),
+// so that a TrainCache can hand it to another fit.
+type cacheable interface {
+	// cacheKey identifies the loss compiled for batches of rows rows.
+	cacheKey(rows int) any
+}
+
+// trainKey is the architecture of a cached training loss.
+type trainKey struct {
+	kind   string
+	n, ctx int
+	cfg    RQMAConfig
+	rows   int
+}
+
+// TrainCache keeps the compiled training losses of finished fits for later
+// fits of the same architecture, which then skip compiling them: RQMA fits
+// (FitRQMA) of one dimension and RQMAConfig share them, and conditional
+// fits (FitConditionalRQMA) of one saturated dimension, context length and
+// RQMAConfig. Compiling costs a few milliseconds and megabytes per batch
+// size, a large share of a short fit of a small flow. Set
+// TrainOptions.Cache to use one; it is safe for concurrent fits, holds what
+// the most concurrent fits of an architecture used, and keeps it until it
+// is dropped or Reset. The zero value is ready to use. Fits of flows
+// written by users (FitGraph) compile their own.
+type TrainCache struct {
+	mu   sync.Mutex
+	idle map[any][]*lossProgram
+}
+
+// NewTrainCache returns an empty cache.
+func NewTrainCache() *TrainCache { return &TrainCache{} }
+
+// Reset drops the programs the cache holds.
+func (c *TrainCache) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.idle = nil
+}
+
+// take returns an idle program of key k, or nil.
+func (c *TrainCache) take(k any) *lossProgram {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps := c.idle[k]
+	if len(ps) == 0 {
+		return nil
+	}
+	lp := ps[len(ps)-1]
+	c.idle[k] = ps[:len(ps)-1]
+	return lp
+}
+
+// put returns programs to the cache.
+func (c *TrainCache) put(ps []*lossProgram) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idle == nil {
+		c.idle = make(map[any][]*lossProgram)
+	}
+	for _, lp := range ps {
+		c.idle[lp.key] = append(c.idle[lp.key], lp)
+	}
+}
+
 // lossProgram is the compiled minibatch loss −Σ_r w_r·log q(x_r) for one
-// batch size, with buffers for its data.
+// batch size, with buffers for its data. A batch of fewer rows is padded
+// with copies of its first row of weight zero.
 type lossProgram struct {
-	prog  *ad.Program
-	data  []*gorgonia.Node
-	bufs  [][]float64
-	wts   *gorgonia.Node
-	wbuf  []float64
-	ones  []float64
-	gtmp  []float64
-	rows  int
-	wOnes bool
+	prog *ad.Program
+	key  any // the TrainCache key; nil when not cacheable
+	data []*gorgonia.Node
+	bufs [][]float64
+	wts  *gorgonia.Node
+	wbuf []float64
+	gtmp []float64
+	rows int
 }
 
 // compileLoss compiles the loss of f for batches of the given size.
@@ -296,18 +362,18 @@ func compileLoss(f batchFlow, rows int) (*lossProgram, error) {
 		return nil, fmt.Errorf("flows: training graph runs ops through gorgonia: %v", fb)
 	}
 	lp := &lossProgram{prog: prog, data: data, wts: wts, rows: rows}
+	if c, ok := f.(cacheable); ok {
+		lp.key = c.cacheKey(rows)
+	}
 	for _, d := range data {
 		lp.bufs = append(lp.bufs, make([]float64, d.Shape().TotalSize()))
-	}
-	lp.ones = make([]float64, rows)
-	for i := range lp.ones {
-		lp.ones[i] = 1
 	}
 	lp.wbuf = make([]float64, rows)
 	return lp, nil
 }
 
-// clone returns a copy with its own buffers, for another goroutine.
+// clone returns a copy with its own buffers, for another goroutine. lp
+// must not be evaluating.
 func (lp *lossProgram) clone() *lossProgram {
 	c := *lp
 	c.prog = lp.prog.Clone()
@@ -317,31 +383,38 @@ func (lp *lossProgram) clone() *lossProgram {
 	}
 	c.wbuf = make([]float64, lp.rows)
 	c.gtmp = nil
-	c.wOnes = false
 	return &c
 }
 
-// eval binds a batch and evaluates the loss, writing its gradient into g
-// (overwriting) when g is non-nil.
+// eval binds a batch of at most lp.rows rows and evaluates the loss,
+// writing its gradient into g (overwriting) when g is non-nil.
 func (lp *lossProgram) eval(f batchFlow, p []float64, idx []int, wts []float64, rng randSource, g []float64) (float64, error) {
 	f.fill(idx, rng, lp.bufs)
+	if m := len(idx); m < lp.rows {
+		// Pad with copies of the first row, of weight zero: their terms
+		// and gradients are exact zeros.
+		for _, buf := range lp.bufs {
+			w := len(buf) / lp.rows
+			for k := m; k < lp.rows; k++ {
+				copy(buf[k*w:(k+1)*w], buf[:w])
+			}
+		}
+	}
 	for i, d := range lp.data {
 		if err := lp.prog.Bind(d, lp.bufs[i]); err != nil {
 			return 0, err
 		}
 	}
-	switch {
-	case wts != nil:
-		copy(lp.wbuf, wts)
-		if err := lp.prog.Bind(lp.wts, lp.wbuf); err != nil {
-			return 0, err
+	m := copy(lp.wbuf, wts)
+	if wts == nil {
+		m = len(idx)
+		for k := range m {
+			lp.wbuf[k] = 1
 		}
-		lp.wOnes = false
-	case !lp.wOnes:
-		if err := lp.prog.Bind(lp.wts, lp.ones); err != nil {
-			return 0, err
-		}
-		lp.wOnes = true
+	}
+	clear(lp.wbuf[m:])
+	if err := lp.prog.Bind(lp.wts, lp.wbuf); err != nil {
+		return 0, err
 	}
 	var v float64
 	var err error
@@ -356,18 +429,23 @@ func (lp *lossProgram) eval(f batchFlow, p []float64, idx []int, wts []float64, 
 	return v, err
 }
 
-// graphLearner trains a batchFlow: the shared cache of compiled losses per
-// batch size, from which each worker clones its own programs.
+// graphLearner trains a batchFlow. Its compiled losses come from the
+// TrainCache, if any, or are compiled on first use of a batch size
+// together with a clone per other worker, all made before any of them
+// evaluates; each worker owns one program per batch size it uses.
 type graphLearner struct {
 	f      batchFlow
 	p      []float64
 	spans  [][2]int
+	cache  *TrainCache
+	nw     int
 	mu     sync.Mutex
-	protos map[int]*lossProgram
+	spare  map[int][]*lossProgram // compiled for a worker that has not asked yet
+	issued []*lossProgram
 }
 
 func newGraphLearner(f batchFlow, p []float64, spans [][2]int) *graphLearner {
-	return &graphLearner{f: f, p: p, spans: spans, protos: make(map[int]*lossProgram)}
+	return &graphLearner{f: f, p: p, spans: spans, nw: 1, spare: make(map[int][]*lossProgram)}
 }
 
 func (l *graphLearner) params() []float64   { return l.p }
@@ -376,22 +454,64 @@ func (l *graphLearner) newWorker() worker {
 	return &graphWorker{l: l, progs: make(map[int]*lossProgram)}
 }
 
-// program returns a worker's own compiled loss for batches of the given
-// size, compiling the shared prototype on first use.
+// setup tells the learner the number of workers and the cache to use.
+func (l *graphLearner) setup(workers int, cache *TrainCache) {
+	l.nw, l.cache = max(workers, 1), cache
+}
+
+// release hands the learner's programs to the cache, if any.
+func (l *graphLearner) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cache != nil && len(l.issued) > 0 && l.issued[0].key != nil {
+		all := l.issued
+		for _, ps := range l.spare {
+			all = append(all, ps...)
+		}
+		l.cache.put(all)
+	}
+	l.issued, l.spare = nil, nil
+}
+
+// program returns a program of its own for batches of the given size to a
+// worker that has none.
 func (l *graphLearner) program(rows int) (*lossProgram, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	lp, ok := l.protos[rows]
-	if !ok {
-		var err error
-		if lp, err = compileLoss(l.f, rows); err != nil {
-			return nil, err
-		}
-		l.protos[rows] = lp
+	if l.spare == nil {
+		l.spare = make(map[int][]*lossProgram)
 	}
-	// Workers evaluate clones: the prototype stays idle, so that cloning it
-	// never races with an evaluation.
-	return lp.clone(), nil
+	ps := l.spare[rows]
+	if len(ps) == 0 {
+		var lp *lossProgram
+		if c, ok := l.f.(cacheable); ok && l.cache != nil {
+			lp = l.cache.take(c.cacheKey(rows))
+		}
+		if lp == nil {
+			var err error
+			if lp, err = compileLoss(l.f, rows); err != nil {
+				return nil, err
+			}
+			// Clones for the other workers now, while lp is idle.
+			for range l.nw - 1 {
+				ps = append(ps, lp.clone())
+			}
+		}
+		ps = append(ps, lp)
+	}
+	lp := ps[len(ps)-1]
+	l.spare[rows] = ps[:len(ps)-1]
+	l.issued = append(l.issued, lp)
+	return lp, nil
+}
+
+// padRows is the batch size compiled for a chunk of rows rows: a multiple
+// of 16 (8 for the smallest), so that odd chunk sizes share programs.
+func padRows(rows int) int {
+	if rows <= 8 {
+		return 8
+	}
+	return (rows + 15) / 16 * 16
 }
 
 type graphWorker struct {
@@ -399,18 +519,40 @@ type graphWorker struct {
 	progs map[int]*lossProgram
 }
 
+// get returns the worker's program for a chunk of rows rows: for
+// evaluations without a gradient (validation) the smallest program it
+// already has that fits, else one compiled for padRows(rows).
+func (k *graphWorker) get(rows int, grad bool) (*lossProgram, error) {
+	size := padRows(rows)
+	if lp, ok := k.progs[size]; ok {
+		return lp, nil
+	}
+	if !grad {
+		var best *lossProgram
+		for s, lp := range k.progs {
+			if s >= rows && (best == nil || s < best.rows) {
+				best = lp
+			}
+		}
+		if best != nil {
+			return best, nil
+		}
+	}
+	lp, err := k.l.program(size)
+	if err != nil {
+		return nil, err
+	}
+	k.progs[size] = lp
+	return lp, nil
+}
+
 func (k *graphWorker) batch(p []float64, idx []int, wts []float64, rng randSource, g []float64) (float64, error) {
 	tot := 0.0
 	for lo := 0; lo < len(idx); lo += workerRows {
 		hi := min(lo+workerRows, len(idx))
-		rows := hi - lo
-		lp, ok := k.progs[rows]
-		if !ok {
-			var err error
-			if lp, err = k.l.program(rows); err != nil {
-				return math.NaN(), err
-			}
-			k.progs[rows] = lp
+		lp, err := k.get(hi-lo, g != nil)
+		if err != nil {
+			return math.NaN(), err
 		}
 		var wc []float64
 		if wts != nil {

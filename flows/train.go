@@ -60,6 +60,9 @@ type TrainOptions struct {
 	Workers int
 	// Progress, if non-nil, is called after every iteration.
 	Progress func(Progress)
+	// Cache, if non-nil, lends compiled training losses between fits of
+	// the same architecture (see TrainCache); nil compiles them per fit.
+	Cache *TrainCache
 }
 
 // Progress reports the state of training after one iteration.
@@ -196,6 +199,10 @@ type learner interface {
 	// freeSpans lists the index ranges of the parameters that can change;
 	// the gradient is zero outside them (masked weights).
 	freeSpans() [][2]int
+	// setup sets the number of workers and the cache of compiled losses,
+	// before any newWorker; release ends the fit.
+	setup(workers int, cache *TrainCache)
+	release()
 }
 
 // worker evaluates Σ_r w_r·(−log q(x_r)) over sample rows idx (w_r = 1 when
@@ -258,6 +265,8 @@ func train(ctx context.Context, l learner, rows int, weights []float64, o TrainO
 		return nil, errors.New("flows: training samples have zero total weight")
 	}
 
+	l.setup(nw, o.Cache)
+	defer l.release()
 	p := l.params()
 	np := len(p)
 	workers := make([]worker, nw)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -249,5 +250,110 @@ func TestTrainCancel(t *testing.T) {
 	//lint:ignore SA1012 a nil context is the bad input under test
 	if _, _, err := FitRQMA(nil, smallData(300, 1), smallConfig(), o); err == nil || !strings.Contains(err.Error(), "nil context") {
 		t.Errorf("nil context: err = %v", err)
+	}
+}
+
+// TestTrainCache: fits that borrow compiled losses from a TrainCache give
+// the same flows, bit for bit, as fits that compile their own, reuse the
+// programs of earlier fits of the architecture instead of compiling, and
+// may run concurrently.
+func TestTrainCache(t *testing.T) {
+	o := DefaultTrainOptions()
+	o.Iterations = 12
+	o.BatchSize = 100 // chunks of 50 rows, padded to 64
+	o.DoubleAt = []int{6}
+	o.ValidationFraction = 0.2
+	o.ValidateEvery = 4
+	fit := func(seed uint64, c *TrainCache) []float64 {
+		o := o
+		o.Seed, o.Cache = seed, c
+		f, _, err := FitRQMA(context.Background(), smallData(300, seed), smallConfig(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.params
+	}
+	want := [][]float64{fit(1, nil), fit(2, nil)}
+	c := NewTrainCache()
+	got := fit(1, c)
+	held := func() map[*lossProgram]bool {
+		m := make(map[*lossProgram]bool)
+		for _, ps := range c.idle {
+			for _, lp := range ps {
+				m[lp] = true
+			}
+		}
+		return m
+	}
+	first := held()
+	if len(first) == 0 {
+		t.Fatal("the cache holds nothing after a fit")
+	}
+	got2 := fit(2, c)
+	second := held()
+	if len(second) != len(first) {
+		t.Errorf("the second fit compiled: %d programs held, %d after the first fit", len(second), len(first))
+	}
+	for lp := range second {
+		if !first[lp] {
+			t.Error("the second fit compiled a program")
+		}
+	}
+	var wg sync.WaitGroup
+	conc := make([][]float64, 4)
+	for i := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conc[i] = fit(uint64(i%2+1), c)
+		}()
+	}
+	wg.Wait()
+	for i, p := range append([][]float64{got, got2}, conc...) {
+		w := want[i%2]
+		for j := range w {
+			if p[j] != w[j] {
+				t.Fatalf("fit %d with the cache: parameter %d is %v, %v without", i, j, p[j], w[j])
+			}
+		}
+	}
+	c.Reset()
+	if len(held()) != 0 {
+		t.Error("Reset kept programs")
+	}
+}
+
+// TestTrainCacheConditional: conditional fits borrowing from a TrainCache
+// match fits that compile their own.
+func TestTrainCacheConditional(t *testing.T) {
+	spec := testSpec()
+	rng := rand.New(rand.NewPCG(2, 2))
+	var x [][]float64
+	var models []int
+	for r := 0; r < 200; r++ {
+		x = append(x, []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()})
+		models = append(models, r%3)
+	}
+	o := ConditionalTrainOptions()
+	o.Iterations = 6
+	o.BatchSize = 40
+	fit := func(seed uint64, c *TrainCache) []float64 {
+		o := o
+		o.Seed, o.Cache = seed, c
+		f, _, err := FitConditionalRQMA(context.Background(), spec, x, models, smallConfig(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.params
+	}
+	c := NewTrainCache()
+	for _, seed := range []uint64{1, 2} {
+		fit(seed, c)
+		w, g := fit(seed, nil), fit(seed, c)
+		for j := range w {
+			if g[j] != w[j] {
+				t.Fatalf("seed %d: parameter %d is %v with the cache, %v without", seed, j, g[j], w[j])
+			}
+		}
 	}
 }
