@@ -100,6 +100,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	// Transports.
 	ts := make([]kernels.Transport, K)
 	var cond kernels.ConditionalTransport
+	var indep *independenceSet
 	err = res.time("transport", func() error {
 		if s.Transport.Load != nil {
 			var c *flows.ConditionalRQMA
@@ -138,6 +139,11 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 			}
 			return nil
 		}
+		if s.Transport.Kind == TransportIndependence {
+			var err error
+			indep, err = fitIndependence(ctx, &s, space, pilots, res.Transports)
+			return err
+		}
 		cache := flows.NewTrainCache() // dropped with the stage
 		return parallel.For(ctx, K, func(ctx context.Context, k int) error {
 			t, rep, err := fitTransport(ctx, &s, space, k, pilots[k], cache)
@@ -154,7 +160,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	if res.conditional == nil && ts[0] != nil {
 		res.transports = ts
 	}
-	kb := &kernelBuilder{space: space, ts: ts, cond: cond, alg: s.Chains.Algorithm, perm: s.Chains.Permutations, aux: s.Chains.Aux}
+	kb := &kernelBuilder{space: space, ts: ts, cond: cond, alg: s.Chains.Algorithm, perm: s.Chains.Permutations, aux: s.Chains.Aux, indep: indep}
 	// The bridge's groups and the chains each need their own copy.
 	for k, t := range ts {
 		if t != nil && reflectClone(t) == nil {
@@ -256,10 +262,18 @@ type kernelBuilder struct {
 	alg   Algorithm
 	perm  [][][]int
 	aux   kernels.AuxiliaryDensity
+	indep *independenceSet
 }
 
 func (b *kernelBuilder) kernel(jump [][]float64, within kernels.WithinModelKernel) (kernels.RJKernel, error) {
 	space := b.space.Clone()
+	if b.indep != nil {
+		props, err := b.indep.proposals()
+		if err != nil {
+			return nil, err
+		}
+		return kernels.NewIndependenceRJ(kernels.IndependenceRJConfig{Target: space, Proposals: props, Jump: jump, Within: within, Alternate: true})
+	}
 	if b.alg == CTRJ {
 		var cond kernels.ConditionalTransport
 		if b.cond != nil {

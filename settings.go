@@ -128,6 +128,11 @@ const (
 	TransportConditional
 	// TransportUser uses TransportSettings.User.
 	TransportUser
+	// TransportIndependence proposes θ' ~ q_{k'} independently of the
+	// current state (classic RJMCMC, e.g. Lopes and West 2004), q_k fitted
+	// to model k's training draws by TransportSettings.Independence; for
+	// the bridge and the chains of the TRJ algorithm (kernels.IndependenceRJ).
+	TransportIndependence
 )
 
 // String names the kind.
@@ -143,6 +148,8 @@ func (k TransportKind) String() string {
 		return "conditional RQMA"
 	case TransportUser:
 		return "user"
+	case TransportIndependence:
+		return "independence"
 	}
 	return fmt.Sprintf("TransportKind(%d)", int(k))
 }
@@ -150,7 +157,7 @@ func (k TransportKind) String() string {
 // TransportSettings configures the transport stage.
 type TransportSettings struct {
 	// Kind is TransportAuto (default), TransportAffine, TransportRQMA,
-	// TransportConditional or TransportUser.
+	// TransportConditional, TransportUser or TransportIndependence.
 	Kind TransportKind
 	// User holds one transport per model for TransportUser. The bridge's
 	// groups and the chains run in parallel, so each transport needs a
@@ -168,6 +175,13 @@ type TransportSettings struct {
 	// AutoESS is the importance ESS fraction below which TransportAuto
 	// tries an RQMA flow (0.5).
 	AutoESS float64
+	// Independence fits model k's proposal for TransportIndependence to its
+	// unconstrained training draws (NormalIndependence when nil). It is
+	// called once per model, and again for every goroutine that needs its
+	// own copy (the bridge's groups, the chains) unless the proposal has a
+	// Clone method returning a kernels.IndependenceProposal; so it must give
+	// the same proposal for the same draws.
+	Independence IndependenceFunc
 }
 
 // BridgeSettings configures the bridge estimate.
@@ -304,7 +318,7 @@ func (s *Settings) validate(numModels int) error {
 	}
 	t := s.Transport
 	switch {
-	case t.Kind < TransportAuto || t.Kind > TransportUser:
+	case t.Kind < TransportAuto || t.Kind > TransportIndependence:
 		return fmt.Errorf("trj: unknown transport kind %d", int(t.Kind))
 	case t.Kind == TransportUser && len(t.User) != numModels:
 		return fmt.Errorf("trj: %d user transports for %d models", len(t.User), numModels)
@@ -325,6 +339,9 @@ func (s *Settings) validate(numModels int) error {
 		return fmt.Errorf("trj: jump floor %v: need 0 < floor ≤ 1/K", c.JumpFloor)
 	case s.Bridge.Groups < 0 || s.Bridge.Groups == 1:
 		return fmt.Errorf("trj: %d bridge groups: need at least 2", s.Bridge.Groups)
+	}
+	if err := s.validateIndependence(); err != nil {
+		return err
 	}
 	return c.validateWithin(numModels)
 }

@@ -62,6 +62,11 @@ func NewIndependenceRJ(cfg IndependenceRJConfig) (*IndependenceRJ, error) {
 	return &IndependenceRJ{core: core, props: append([]IndependenceProposal(nil), cfg.Proposals...), prop: make([]float64, core.nmax)}, nil
 }
 
+// NumModels is the number of models K.
+func (r *IndependenceRJ) NumModels() int { return len(r.core.dims) }
+
+var _ RJKernel = (*IndependenceRJ)(nil)
+
 // Init returns the state at model k with parameters θ (copied).
 func (r *IndependenceRJ) Init(k int, theta []float64) (RJState, error) { return r.core.init(k, theta) }
 
