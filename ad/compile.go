@@ -18,6 +18,7 @@ type Option func(*config)
 type config struct {
 	outputs []*gorgonia.Node
 	shared  map[*gorgonia.Node]bool
+	noFuse  bool // tests: keep one instruction per node (see fuse.go)
 }
 
 // WithOutputs adds nodes whose values Program.Outputs returns, flattened
@@ -187,6 +188,13 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		// The folding program becomes the result: its arena is the
 		// initial state, so it need not be copied again.
 		c.init = first.arena
+	}
+	if out != nil && !cfg.noFuse {
+		c.value = c.fuse(c.value, []int{c.outSlot}, b.isConst)
+		c.full = c.fuse(c.full, append([]int{c.outSlot}, c.gradSlots...), b.isConst)
+	}
+	if !cfg.noFuse {
+		c.outputs = c.fuse(c.outputs, c.extra, b.isConst)
 	}
 	// Count fallbacks after folding: one evaluated at compile time costs
 	// nothing at run time.
@@ -476,7 +484,7 @@ func (b *builder) lowerBuiltin(nd *gorgonia.Node, typ string, cs []*gorgonia.Nod
 			return false, nil
 		}
 		s := b.newSlot(nd, n)
-		b.emit(nd, instr{kind: kUnary, out: s, args: args, unary: f})
+		b.emit(nd, instr{kind: kUnary, out: s, args: args, unary: f, sym: fmt.Sprint(op)})
 		return true, nil
 
 	case "elemBinOp":
@@ -486,19 +494,19 @@ func (b *builder) lowerBuiltin(nd *gorgonia.Node, typ string, cs []*gorgonia.Nod
 			return false, nil
 		}
 		na, nb := size(cs[0].Shape()), size(cs[1].Shape())
-		var f binaryFunc
+		var v uint8
 		switch {
 		case na == n && nb == n:
-			f = fs[0]
+			v = 0
 		case na == 1 && nb == n:
-			f = fs[1]
+			v = 1
 		case na == n && nb == 1:
-			f = fs[2]
+			v = 2
 		default:
 			return false, nil
 		}
 		s := b.newSlot(nd, n)
-		b.emit(nd, instr{kind: kBinary, out: s, args: args, binary: f})
+		b.emit(nd, instr{kind: kBinary, out: s, args: args, binary: fs[v], sym: sym, variant: v})
 		return true, nil
 
 	case "sumOp", "maxOp":

@@ -26,6 +26,16 @@
 // Instructions whose inputs are all constants, such as the seeds of the
 // gradient, are evaluated once at compile time.
 //
+// After lowering, runs of consecutive elementwise instructions (unary and
+// binary ops, sums of all elements, broadcasts and copies) are fused into
+// single instructions: one dispatch for the run, operands resolved at
+// compile time (a broadcast scalar or a constant with all elements equal
+// is read as a scalar), a sum accumulated in the loop of the square or
+// product it sums, a product with a scalar merged into the product that
+// feeds it, and softplus and sigmoid of one vector computed from one exp.
+// Fused programs compute the same values as unfused ones up to the order
+// of additions in fused sums (see fuse.go).
+//
 // Custom ops lower by implementing Lowerer. Any other op still works through
 // its gorgonia Do method, slowly and with allocation; Program.Fallbacks lists
 // such ops so that users can see what is slow.

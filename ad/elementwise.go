@@ -227,13 +227,25 @@ var binaryFuncs = map[string][3]binaryFunc{
 			}
 		},
 	},
-	"^":  genericBinary(math.Pow),
-	"<":  genericBinary(func(x, y float64) float64 { return b2f(x < y) }),
-	">":  genericBinary(func(x, y float64) float64 { return b2f(x > y) }),
-	"<=": genericBinary(func(x, y float64) float64 { return b2f(x <= y) }),
-	">=": genericBinary(func(x, y float64) float64 { return b2f(x >= y) }),
-	"==": genericBinary(func(x, y float64) float64 { return b2f(x == y) }),
-	"!=": genericBinary(func(x, y float64) float64 { return b2f(x != y) }),
+	"^":  genericBinary(scalarBinary["^"]),
+	"<":  genericBinary(scalarBinary["<"]),
+	">":  genericBinary(scalarBinary[">"]),
+	"<=": genericBinary(scalarBinary["<="]),
+	">=": genericBinary(scalarBinary[">="]),
+	"==": genericBinary(scalarBinary["=="]),
+	"!=": genericBinary(scalarBinary["!="]),
+}
+
+// scalarBinary holds the scalar functions of the binary ops without a
+// dedicated loop, for fused kernels (fuse.go) and genericBinary.
+var scalarBinary = map[string]func(x, y float64) float64{
+	"^":  math.Pow,
+	"<":  func(x, y float64) float64 { return b2f(x < y) },
+	">":  func(x, y float64) float64 { return b2f(x > y) },
+	"<=": func(x, y float64) float64 { return b2f(x <= y) },
+	">=": func(x, y float64) float64 { return b2f(x >= y) },
+	"==": func(x, y float64) float64 { return b2f(x == y) },
+	"!=": func(x, y float64) float64 { return b2f(x != y) },
 }
 
 // b2f encodes a comparison as gorgonia does for same-type results: 1 or 0.

@@ -44,8 +44,17 @@ func (p *Program) planInplace() *inplace {
 		return ms
 	}
 	written := make(map[int]bool)
-	for _, ins := range c.full {
-		written[c.slotOff[ins.out]] = true
+	var outs []int
+	for i := range c.full {
+		ins := &c.full[i]
+		if ins.kind == kFused {
+			outs = fusedOuts(outs, ins)
+		} else {
+			outs = append(outs, ins.out)
+		}
+	}
+	for _, s := range outs {
+		written[c.slotOff[s]] = true
 	}
 	for _, s := range c.wrt {
 		st.wrtMoves = append(st.wrtMoves, moves(s))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -91,6 +92,7 @@ const (
 	kAccum
 	kKernel
 	kFallback
+	kFused
 )
 
 // instr is one lowered node. Fields are used according to kind; keeping one
@@ -110,6 +112,10 @@ type instr struct {
 	kernel int         // kKernel: index into Program.kernels
 	fb     *fallback
 	name   string // op description for error messages
+
+	sym     string // kUnary, kBinary: the op's name or symbol, for fusion
+	variant uint8  // kBinary: 0 tensor–tensor, 1 scalar–tensor, 2 tensor–scalar
+	fz      []fop  // kFused: the fused instructions, see fuse.go
 }
 
 // segment is a run of a gather: out[at+i] = in[src+i*stride] for i < n,
@@ -167,7 +173,8 @@ func (p *Program) LogDensity(x []float64) (float64, error) {
 
 // LogDensityGrad evaluates the output node at x and writes its gradient
 // with respect to the wrt nodes into grad, laid out as x. It does not
-// allocate unless the program has fallbacks.
+// allocate unless the program has fallbacks (or, once, on its first call).
+// When it returns an error, grad's contents are unspecified.
 func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 	if p.code.outSlot < 0 {
 		return math.NaN(), errNoOutput
@@ -179,18 +186,32 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 		return math.NaN(), err
 	}
 	defer p.release()
-	if err := p.load(x); err != nil {
-		return math.NaN(), err
+	if p.inplace == nil {
+		p.inplace = p.planInplace()
 	}
-	if err := p.run(p.code.full); err != nil {
-		return math.NaN(), err
+	if st := p.inplace; st.ok && len(x) == p.code.dim && p.code.dim > 0 && !overlap(x, grad) {
+		// Read x and write the gradient where they are, as
+		// LogDensityGradInPlace does, saving two copies.
+		if &x[0] != st.x || &grad[0] != st.g {
+			p.bindInplace(x, grad)
+		}
+		if err := p.run(p.code.full); err != nil {
+			return math.NaN(), err
+		}
+	} else {
+		if err := p.load(x); err != nil {
+			return math.NaN(), err
+		}
+		if err := p.run(p.code.full); err != nil {
+			return math.NaN(), err
+		}
+		g := grad
+		for _, s := range p.code.gradSlots {
+			n := copy(g, p.slots[s])
+			g = g[n:]
+		}
 	}
 	v := p.slots[p.code.outSlot][0]
-	g := grad
-	for _, s := range p.code.gradSlots {
-		n := copy(g, p.slots[s])
-		g = g[n:]
-	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return v, fmt.Errorf("%w: log-density is %v", ErrNonFinite, v)
 	}
@@ -413,6 +434,8 @@ func (p *Program) run(code []instr) (err error) {
 			if err := ins.fb.eval(out, s, ins.args); err != nil {
 				return err
 			}
+		case kFused:
+			runFused(s, ins.fz)
 		}
 	}
 	return nil
@@ -566,6 +589,12 @@ func gemm(l *linalg, a, b, out []float64) {
 		}
 		blas64.Gemv(tb, 1, gb, row, 0, blas64.Vector{N: l.n, Inc: 1, Data: out[i*l.n : (i+1)*l.n]})
 	}
+}
+
+// overlap reports whether two non-empty slices share memory.
+func overlap(a, b []float64) bool {
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa < pb+uintptr(len(b))*8 && pb < pa+uintptr(len(a))*8
 }
 
 // allFinite reports whether no element of xs is NaN or infinite. x*0 is 0

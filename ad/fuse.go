@@ -1,0 +1,662 @@
+package ad
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// Fusion of elementwise instructions.
+//
+// Small models spend most of an evaluation between kernels: a standard
+// normal in 21 dimensions is six instructions of 21 or 1 elements each, and
+// the per-instruction dispatch, the indirect call and the reloading of
+// operands cost more than the arithmetic. After lowering and constant
+// folding, the compiler therefore rewrites each entry point's instruction
+// list:
+//
+//   - every maximal run of consecutive elementwise instructions (unary and
+//     binary ops, sums of all elements, broadcasts and plain copies) becomes
+//     one kFused instruction whose ops run from a single switch with the
+//     loops inline, instead of one dispatch and one indirect call each;
+//   - operands are resolved at compile time: a broadcast of a scalar is read
+//     as that scalar, a copy as its source, and a constant whose elements are
+//     all equal (the seeds of gradients, broadcast constants) as a scalar, so
+//     that a product with it loads one operand instead of two;
+//   - broadcasts and copies that nothing reads any more are dropped;
+//   - softplus(x) and sigmoid(x) of the same x in one run (a logistic
+//     likelihood and its gradient) share one exp per element.
+//
+// Every op writes its own buffer as before, in the original order, so the
+// program computes the same values: bit for bit, except the shared
+// softplus/sigmoid, which is within an ulp or two of the separate formulas.
+// Errors and non-finite results are therefore unchanged.
+
+// fcode is the operation of one fused op.
+type fcode uint8
+
+const (
+	fUnary           fcode = iota // out = un(a)
+	fNeg                          // out = −a
+	fSquare                       // out = a²
+	fAdd                          // out = a + b
+	fSub                          // out = a − b
+	fMul                          // out = a · b
+	fDiv                          // out = a / b
+	fGeneric                      // out = gen(a, b), elementwise
+	fSum                          // out[0] = Σ a
+	fFill                         // out = a (a scalar)
+	fCopy                         // out = a (a vector)
+	fSoftplusSigmoid              // out = softplus(a), out2 = sigmoid(a)
+)
+
+// foperand is an operand of a fused op: n elements of slot from off, or,
+// when scalar, the single element at off.
+type foperand struct {
+	slot, off int
+	scalar    bool
+}
+
+// fop is one op of a fused instruction.
+type fop struct {
+	code fcode
+	out  int // slot written
+	out2 int // fSoftplusSigmoid: the sigmoid's slot
+	n    int // elements of the vector operands and of out (fSum: of a)
+	a, b foperand
+	un   unaryFunc
+	gen  func(x, y float64) float64
+	sym  string // the unary op's name, for pairing softplus and sigmoid
+
+	// fSquare, fMul: sum >= 0 is a slot whose element 0 receives the sum
+	// of out, accumulated in the same loop.
+	sum int
+	// fMul: when scaled, each product is multiplied by the scalar scale
+	// (the product with a scalar that read this op's result alone, merged
+	// into it), and out is that scaled product's slot.
+	scale  foperand
+	scaled bool
+}
+
+// runFused executes the ops of a kFused instruction in order.
+func runFused(s [][]float64, ops []fop) {
+	for k := range ops {
+		op := &ops[k]
+		n := op.n
+		switch op.code {
+		case fUnary:
+			op.un(s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n])
+		case fNeg:
+			out, a := s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n]
+			for i, v := range a {
+				out[i] = -v
+			}
+		case fSquare:
+			out, a := s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n]
+			if op.sum >= 0 {
+				s[op.sum][0] = squareSum(out, a)
+				continue
+			}
+			for i, v := range a {
+				out[i] = v * v
+			}
+		case fMul:
+			if op.sum >= 0 || op.scaled {
+				mulFused(s[op.out][:n], s, op)
+				continue
+			}
+			if n == 1 {
+				s[op.out][0] = s[op.a.slot][op.a.off] * s[op.b.slot][op.b.off]
+				continue
+			}
+			binaryFused(s[op.out][:n], s, op)
+		case fAdd, fSub, fDiv, fGeneric:
+			if n == 1 {
+				s[op.out][0] = scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
+				continue
+			}
+			binaryFused(s[op.out][:n], s, op)
+		case fSum:
+			s[op.out][0] = floats.Sum(s[op.a.slot][op.a.off : op.a.off+n])
+		case fFill:
+			out, v := s[op.out][:n], s[op.a.slot][op.a.off]
+			for i := range out {
+				out[i] = v
+			}
+		case fCopy:
+			copy(s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n])
+		case fSoftplusSigmoid:
+			softplusSigmoid(s[op.out][:n], s[op.out2][:n], s[op.a.slot][op.a.off:op.a.off+n])
+		}
+	}
+}
+
+// scalarOp applies a binary op to two numbers.
+func scalarOp(op *fop, x, y float64) float64 {
+	switch op.code {
+	case fAdd:
+		return x + y
+	case fSub:
+		return x - y
+	case fMul:
+		return x * y
+	case fDiv:
+		return x / y
+	}
+	return op.gen(x, y)
+}
+
+// binaryFused runs a binary op with its operands' shapes: tensor–tensor,
+// scalar–tensor, tensor–scalar or scalar–scalar (a broadcast result).
+func binaryFused(out []float64, s [][]float64, op *fop) {
+	n := len(out)
+	as, bs := op.a.scalar, op.b.scalar
+	switch {
+	case !as && !bs:
+		a, b := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n]
+		switch op.code {
+		case fAdd:
+			for i := range out {
+				out[i] = a[i] + b[i]
+			}
+		case fSub:
+			for i := range out {
+				out[i] = a[i] - b[i]
+			}
+		case fMul:
+			for i := range out {
+				out[i] = a[i] * b[i]
+			}
+		case fDiv:
+			for i := range out {
+				out[i] = a[i] / b[i]
+			}
+		default:
+			f := op.gen
+			for i := range out {
+				out[i] = f(a[i], b[i])
+			}
+		}
+	case as && !bs:
+		x, b := s[op.a.slot][op.a.off], s[op.b.slot][op.b.off:op.b.off+n]
+		switch op.code {
+		case fAdd:
+			for i, v := range b {
+				out[i] = x + v
+			}
+		case fSub:
+			for i, v := range b {
+				out[i] = x - v
+			}
+		case fMul:
+			for i, v := range b {
+				out[i] = x * v
+			}
+		case fDiv:
+			for i, v := range b {
+				out[i] = x / v
+			}
+		default:
+			f := op.gen
+			for i, v := range b {
+				out[i] = f(x, v)
+			}
+		}
+	case !as && bs:
+		a, y := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off]
+		switch op.code {
+		case fAdd:
+			for i, v := range a {
+				out[i] = v + y
+			}
+		case fSub:
+			for i, v := range a {
+				out[i] = v - y
+			}
+		case fMul:
+			for i, v := range a {
+				out[i] = v * y
+			}
+		case fDiv:
+			for i, v := range a {
+				out[i] = v / y
+			}
+		default:
+			f := op.gen
+			for i, v := range a {
+				out[i] = f(v, y)
+			}
+		}
+	default:
+		v := scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
+		for i := range out {
+			out[i] = v
+		}
+	}
+}
+
+// squareSum writes a² into out and returns Σ a², summed in four
+// interleaved partial sums.
+func squareSum(out, a []float64) float64 {
+	a = a[:len(out)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		v0, v1, v2, v3 := a[i]*a[i], a[i+1]*a[i+1], a[i+2]*a[i+2], a[i+3]*a[i+3]
+		out[i], out[i+1], out[i+2], out[i+3] = v0, v1, v2, v3
+		s0 += v0
+		s1 += v1
+		s2 += v2
+		s3 += v3
+	}
+	for ; i < len(a); i++ {
+		v := a[i] * a[i]
+		out[i] = v
+		s0 += v
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// mulFused runs a product with a fused scale and/or sum.
+func mulFused(out []float64, s [][]float64, op *fop) {
+	n := len(out)
+	c := 1.0
+	scaled := op.scaled
+	if scaled {
+		c = s[op.scale.slot][op.scale.off]
+	}
+	var s0, s1 float64
+	switch {
+	case !op.a.scalar && !op.b.scalar:
+		a, b := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n]
+		i := 0
+		if scaled {
+			for ; i+2 <= n; i += 2 {
+				v0, v1 := a[i]*b[i]*c, a[i+1]*b[i+1]*c
+				out[i], out[i+1] = v0, v1
+				s0 += v0
+				s1 += v1
+			}
+			for ; i < n; i++ {
+				v := a[i] * b[i] * c
+				out[i] = v
+				s0 += v
+			}
+		} else {
+			for ; i+2 <= n; i += 2 {
+				v0, v1 := a[i]*b[i], a[i+1]*b[i+1]
+				out[i], out[i+1] = v0, v1
+				s0 += v0
+				s1 += v1
+			}
+			for ; i < n; i++ {
+				v := a[i] * b[i]
+				out[i] = v
+				s0 += v
+			}
+		}
+	case op.a.scalar && op.b.scalar:
+		v := s[op.a.slot][op.a.off] * s[op.b.slot][op.b.off]
+		if scaled {
+			v *= c
+		}
+		for i := range out {
+			out[i] = v
+			s0 += v
+		}
+	default:
+		a, x := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off]
+		if op.a.scalar {
+			a, x = s[op.b.slot][op.b.off:op.b.off+n], s[op.a.slot][op.a.off]
+			if scaled {
+				// x·a[i] then ·c: the scalar is the left factor.
+				for i, v := range a {
+					out[i] = x * v * c
+				}
+			} else {
+				for i, v := range a {
+					out[i] = x * v
+				}
+			}
+		} else if scaled {
+			for i, v := range a {
+				out[i] = v * x * c
+			}
+		} else {
+			for i, v := range a {
+				out[i] = v * x
+			}
+		}
+		if op.sum >= 0 {
+			i := 0
+			for ; i+2 <= n; i += 2 {
+				s0 += out[i]
+				s1 += out[i+1]
+			}
+			for ; i < n; i++ {
+				s0 += out[i]
+			}
+		}
+	}
+	if op.sum >= 0 {
+		s[op.sum][0] = s0 + s1
+	}
+}
+
+// softplusSigmoid computes softplus and sigmoid of x from one exp where
+// both take their general branch (gorgonia's cut-offs otherwise).
+func softplusSigmoid(sp, sg, x []float64) {
+	x, sg = x[:len(sp)], sg[:len(sp)]
+	for i, v := range x {
+		if v >= -708 && v <= 16 {
+			e := math.Exp(v)
+			sp[i] = math.Log1p(e)
+			sg[i] = e / (1 + e)
+			continue
+		}
+		sp[i] = softplus(v)
+		sg[i] = sigmoid(v)
+	}
+}
+
+// fuse rewrites an instruction list of code c as described above. liveOut
+// are the slots the entry point reads after running the list; isConst the
+// slots fixed at compile time, whose values are in c.init.
+func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
+	if len(list) == 0 {
+		return list
+	}
+	shared := func(t int) bool { _, ok := c.shared[t]; return ok }
+
+	// Broadcasts and copies, resolved to their sources.
+	res := make(map[int]foperand)
+	for i := range list {
+		ins := &list[i]
+		if ins.kind != kGather || len(ins.segs) != 1 {
+			continue
+		}
+		sg := ins.segs[0]
+		n := c.slotLen[ins.out]
+		if sg.at != 0 || sg.n != n || n == 0 || sg.arg < 0 || (sg.stride != 0 && sg.stride != 1) {
+			continue
+		}
+		src := foperand{slot: ins.args[sg.arg], off: sg.src, scalar: sg.stride == 0}
+		if r, ok := res[src.slot]; ok {
+			if r.scalar {
+				src = r
+			} else {
+				src.slot, src.off = r.slot, r.off+src.off
+			}
+		}
+		res[ins.out] = src
+	}
+	uniform := func(t int) bool {
+		if !isConst[t] || shared(t) || c.slotLen[t] == 0 {
+			return false
+		}
+		v := c.init[c.slotOff[t] : c.slotOff[t]+c.slotLen[t]]
+		b0 := math.Float64bits(v[0])
+		for _, x := range v[1:] {
+			if math.Float64bits(x) != b0 {
+				return false
+			}
+		}
+		return true
+	}
+	// operand resolves slot t read as n elements; vecOnly refuses a scalar.
+	operand := func(t, n int, vecOnly bool) foperand {
+		r, ok := res[t]
+		if !ok {
+			r = foperand{slot: t}
+			if n > 1 && (c.slotLen[t] == 1 || uniform(t)) {
+				r.scalar = true
+			}
+		}
+		if r.scalar && vecOnly {
+			return foperand{slot: t}
+		}
+		return r
+	}
+
+	// Lower each fusable instruction to an op.
+	ops := make([]*fop, len(list))
+	for i := range list {
+		ins := &list[i]
+		n := c.slotLen[ins.out]
+		if n == 0 {
+			continue
+		}
+		op := &fop{out: ins.out, n: n, sum: -1}
+		switch ins.kind {
+		case kUnary:
+			op.code, op.a, op.un, op.sym = fUnary, operand(ins.args[0], n, true), ins.unary, ins.sym
+			switch ins.sym {
+			case "neg":
+				op.code = fNeg
+			case "square":
+				op.code = fSquare
+			}
+		case kBinary:
+			op.a, op.b = operand(ins.args[0], n, false), operand(ins.args[1], n, false)
+			switch ins.sym {
+			case "+":
+				op.code = fAdd
+			case "-":
+				op.code = fSub
+			case "⊙":
+				op.code = fMul
+			case "÷":
+				op.code = fDiv
+			default:
+				f, ok := scalarBinary[ins.sym]
+				if !ok {
+					continue
+				}
+				op.code, op.gen = fGeneric, f
+			}
+		case kSumAll:
+			m := c.slotLen[ins.args[0]]
+			if m == 0 {
+				continue
+			}
+			op.code, op.n, op.a = fSum, m, operand(ins.args[0], m, true)
+		case kGather:
+			r, ok := res[ins.out]
+			if !ok {
+				continue
+			}
+			op.code, op.a = fCopy, r
+			if r.scalar {
+				op.code = fFill
+			}
+		default:
+			continue
+		}
+		ops[i] = op
+	}
+
+	// Drop broadcasts and copies whose buffers nothing reads now that
+	// their readers take the sources.
+	overlaps := func(t, u int) bool {
+		if shared(t) || shared(u) || c.slotLen[t] == 0 || c.slotLen[u] == 0 {
+			return t == u
+		}
+		return c.slotOff[t] < c.slotOff[u]+c.slotLen[u] && c.slotOff[u] < c.slotOff[t]+c.slotLen[t]
+	}
+	dead := make([]bool, len(list))
+	var reads []int
+	for changed := true; changed; {
+		changed = false
+		reads = append(reads[:0], liveOut...)
+		for i := range list {
+			if dead[i] {
+				continue
+			}
+			switch op := ops[i]; {
+			case op == nil:
+				reads = append(reads, list[i].args...)
+			case op.code == fUnary || op.code == fNeg || op.code == fSquare || op.code == fSum ||
+				op.code == fFill || op.code == fCopy:
+				reads = append(reads, op.a.slot)
+			default:
+				reads = append(reads, op.a.slot, op.b.slot)
+			}
+		}
+		for i, op := range ops {
+			if op == nil || dead[i] || (op.code != fFill && op.code != fCopy) {
+				continue
+			}
+			used := false
+			for _, r := range reads {
+				if overlaps(r, op.out) {
+					used = true
+					break
+				}
+			}
+			if !used {
+				dead[i], changed = true, true
+			}
+		}
+	}
+	// readOnce reports whether slot t is read exactly once, not by the
+	// entry point.
+	readOnce := func(t int) bool {
+		k := 0
+		for _, r := range reads {
+			if overlaps(r, t) {
+				k++
+			}
+		}
+		for _, r := range liveOut {
+			if overlaps(r, t) {
+				return false
+			}
+		}
+		return k == 1
+	}
+
+	// Group consecutive ops, merging as they come.
+	var out []instr
+	var run []fop
+	flush := func() {
+		if len(run) == 0 {
+			return
+		}
+		out = append(out, instr{kind: kFused, out: run[0].out, fz: run,
+			name: fmt.Sprintf("fused elementwise ops (%d)", len(run))})
+		run = nil
+	}
+	for i := range list {
+		if dead[i] {
+			continue
+		}
+		op := ops[i]
+		if op == nil {
+			flush()
+			out = append(out, list[i])
+			continue
+		}
+		switch {
+		case op.code == fUnary && (op.sym == "softplus" || op.sym == "sigmoid") && pairSoftplusSigmoid(run, op):
+			continue
+		case op.code == fSum && mergeSum(run, op):
+			continue
+		case op.code == fMul:
+			if r, ok := mergeScale(run, op, readOnce); ok {
+				run = r
+				continue
+			}
+		}
+		run = append(run, *op)
+	}
+	flush()
+	return out
+}
+
+// mergeSum folds a sum of all elements into the square or product of run
+// that computes its operand, and reports whether it did. The product's
+// buffer is still written; the sum is accumulated in the same loop and
+// written earlier than before, which nothing can notice since nothing
+// before the sum reads it.
+func mergeSum(run []fop, sum *fop) bool {
+	if sum.a.scalar || sum.a.off != 0 {
+		return false
+	}
+	for k := len(run) - 1; k >= 0; k-- {
+		p := &run[k]
+		if p.out != sum.a.slot || p.n != sum.n {
+			continue
+		}
+		if (p.code != fSquare && p.code != fMul) || p.sum >= 0 {
+			return false
+		}
+		p.sum = sum.out
+		return true
+	}
+	return false
+}
+
+// mergeScale folds a product op of a vector and a scalar, whose vector is
+// the result of a product p in run that nothing else reads, into p: p moves
+// to op's place (its operands were ready before) and writes op's buffer
+// instead of its own. It returns the new run.
+func mergeScale(run []fop, op *fop, readOnce func(int) bool) ([]fop, bool) {
+	v, x := op.a, op.b
+	if v.scalar {
+		v, x = x, v
+	}
+	if v.scalar || !x.scalar || v.off != 0 || op.sum >= 0 || op.scaled {
+		return run, false
+	}
+	for k := len(run) - 1; k >= 0; k-- {
+		p := run[k]
+		if p.out != v.slot {
+			continue
+		}
+		if p.code != fMul || p.n != op.n || p.sum >= 0 || p.scaled || !readOnce(p.out) {
+			return run, false
+		}
+		p.scale, p.scaled, p.out = x, true, op.out
+		run = append(run[:k], run[k+1:]...)
+		return append(run, p), true
+	}
+	return run, false
+}
+
+// pairSoftplusSigmoid merges op, a softplus or a sigmoid, into an earlier
+// op of run computing the other of the two from the same operand, and
+// reports whether it did. The earlier op then writes both buffers; nothing
+// between the two reads op's buffer, since op had not run yet.
+func pairSoftplusSigmoid(run []fop, op *fop) bool {
+	want := "sigmoid"
+	if op.sym == "sigmoid" {
+		want = "softplus"
+	}
+	for k := range run {
+		p := &run[k]
+		if p.code != fUnary || p.sym != want || p.a != op.a || p.n != op.n {
+			continue
+		}
+		p.code = fSoftplusSigmoid
+		if op.sym == "sigmoid" {
+			p.out2 = op.out
+		} else {
+			p.out, p.out2 = op.out, p.out
+		}
+		return true
+	}
+	return false
+}
+
+// fusedOuts appends the slots a kFused instruction writes.
+func fusedOuts(dst []int, ins *instr) []int {
+	for k := range ins.fz {
+		op := &ins.fz[k]
+		dst = append(dst, op.out)
+		if op.code == fSoftplusSigmoid {
+			dst = append(dst, op.out2)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,338 @@
+package ad
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// withoutFusion compiles one instruction per node, the reference that
+// fused programs are compared with.
+func withoutFusion() Option { return func(c *config) { c.noFuse = true } }
+
+// fuseCases are graphs aimed at the fusion rewrites, checked besides every
+// graph of graphCases.
+var fuseCases = []struct {
+	name  string
+	build graphFunc
+	gen   func(*rand.Rand, int) []float64
+}{
+	// Σx²: square and sum in one loop; the gradient's two products with
+	// uniform constants, the second merged into the first.
+	{"gauss", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 21)
+		sq := G.Must(G.Sum(G.Must(G.Square(x))))
+		return G.Must(G.Sub(G.Must(G.Mul(G.NewConstant(-0.5), sq)), G.NewConstant(1.5))), []*G.Node{x}
+	}, normals},
+	// A normal likelihood with a location and a log-scale: broadcast
+	// scalars, a data vector, products and sums along a chain.
+	{"normal-loc-scale", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		mu, logSigma := scalar(g, "mu"), scalar(g, "logSigma")
+		y := constMatrix(g, "y", 3, 13)
+		sigma := G.Must(G.Exp(logSigma))
+		z := G.Must(G.Div(G.Must(G.Sub(y, mu)), sigma))
+		ll := G.Must(G.Sub(G.Must(G.Mul(G.NewConstant(-0.5), G.Must(G.Sum(G.Must(G.Square(z)))))),
+			G.Must(G.Mul(G.NewConstant(13.0), logSigma))))
+		return G.Must(G.Add(ll, G.Must(G.Neg(G.Must(G.Square(mu)))))), []*G.Node{mu, logSigma}
+	}, normals},
+	// Products with uniform and non-uniform constant vectors, a dot
+	// product written as a sum of a product, a product with a scalar that
+	// is also read elsewhere (no merge), and a mean (broadcast gathers).
+	{"constants", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 6)
+		u := G.NewConstant(tensor.New(tensor.WithShape(6), tensor.WithBacking([]float64{3, 3, 3, 3, 3, 3})))
+		w := constMatrix(g, "w", 5, 6)
+		p := G.Must(G.HadamardProd(x, u))
+		q := G.Must(G.Mul(p, G.NewConstant(0.25)))
+		t := G.Must(G.Sum(G.Must(G.HadamardProd(G.Must(G.Tanh(x)), w))))
+		m := G.Must(G.Square(G.Must(G.Mean(G.Must(G.HadamardProd(q, x))))))
+		return sumAll(G.Must(G.Sum(G.Must(G.Square(q)))), G.Must(G.Sum(p)), t, m), []*G.Node{x}
+	}, normals},
+	// Products chained with scalars that are computed between them: the
+	// merged product must not read the scalar before it exists.
+	{"scale-after-scalar", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x, s := vec(g, "x", 5), scalar(g, "s")
+		a := G.Must(G.HadamardProd(x, constMatrix(g, "w", 2, 5)))
+		e := G.Must(G.Exp(G.Must(G.Sum(G.Must(G.Square(x))))))
+		b := G.Must(G.Mul(a, G.Must(G.Mul(s, G.Must(G.Neg(e))))))
+		return G.Must(G.Sum(G.Must(G.Sin(b)))), []*G.Node{x, s}
+	}, func(rng *rand.Rand, dim int) []float64 {
+		x := normals(rng, dim)
+		for i := range x {
+			x[i] *= 0.3
+		}
+		return x
+	}},
+	// softplus and sigmoid of the same vector across their cut-offs.
+	{"softplus-sigmoid", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 7)
+		k := G.NewConstant(tensor.New(tensor.WithShape(7), tensor.WithBacking([]float64{1, 30, -30, 800, -800, 16.5, -708.5})))
+		e := G.Must(G.HadamardProd(x, k))
+		return G.Must(G.Sum(G.Must(G.Sub(G.Must(G.HadamardProd(x, e)), G.Must(G.Softplus(e)))))), []*G.Node{x}
+	}, normals},
+	// Comparisons and powers run through the generic fused op.
+	{"generic", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 4)
+		two := G.NewConstant(2.0)
+		c := G.Must(G.Gt(x, G.NewConstant(0.0), true))
+		return G.Must(G.Sum(G.Must(G.HadamardProd(c, G.Must(G.Pow(G.Must(G.Add(G.Must(G.Square(x)), G.NewConstant(1.0))), two)))))), []*G.Node{x}
+	}, normals},
+}
+
+// TestFusionMatchesUnfused compares fused programs with unfused ones on
+// every test graph: values and gradients agree to rounding (only fused sums
+// and the shared softplus/sigmoid change the order of operations), through
+// every entry point. The fused-only graphs are also checked against the
+// TapeMachine and finite differences.
+func TestFusionMatchesUnfused(t *testing.T) {
+	type tc struct {
+		name  string
+		build graphFunc
+		gen   func(*rand.Rand, int) []float64
+	}
+	var cases []tc
+	for _, c := range graphCases {
+		cases = append(cases, tc{c.name, c.build, c.gen})
+	}
+	for _, c := range fuseCases {
+		cases = append(cases, tc{c.name, c.build, c.gen})
+		t.Run("references/"+c.name, func(t *testing.T) { checkAgainstReferences(t, c.build, c.gen, noBug) })
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fused, plain := compileFunc(t, c.build), compileFunc(t, c.build, withoutFusion())
+			if nf, np := len(fused.code.full), len(plain.code.full); nf > np {
+				t.Errorf("fused program has %d instructions, unfused %d", nf, np)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			dim := fused.Dim()
+			g1, g2, g3 := make([]float64, dim), make([]float64, dim), make([]float64, dim)
+			for trial := 0; trial < 3; trial++ {
+				x := c.gen(rng, dim)
+				x0 := append([]float64(nil), x...)
+				v1, err1 := fused.LogDensityGrad(x, g1)
+				v2, err2 := plain.LogDensityGrad(x, g2)
+				if err1 != nil || err2 != nil {
+					t.Fatalf("errors: fused %v, unfused %v", err1, err2)
+				}
+				v3, err3 := fused.LogDensityGradInPlace(x, g3)
+				v4, err4 := fused.LogDensity(x)
+				if err3 != nil || err4 != nil {
+					t.Fatalf("in place: %v; LogDensity: %v", err3, err4)
+				}
+				if !closeTo(v1, v2, 1e-13, 1e-13) || v3 != v1 || v4 != v1 {
+					t.Errorf("x=%v: fused value %v (in place %v, LogDensity %v), unfused %v", x, v1, v3, v4, v2)
+				}
+				for i := range g1 {
+					if !closeTo(g1[i], g2[i], 1e-13, 1e-13) || g3[i] != g1[i] {
+						t.Errorf("x=%v: fused grad[%d] %v (in place %v), unfused %v", x, i, g1[i], g3[i], g2[i])
+					}
+				}
+				for i := range x {
+					if math.Float64bits(x[i]) != math.Float64bits(x0[i]) {
+						t.Fatalf("LogDensityGrad changed x[%d]: %v to %v", i, x0[i], x[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFusionNonFinite checks that bad inputs give the same errors with and
+// without fusion: a NaN or an infinity in any coordinate.
+func TestFusionNonFinite(t *testing.T) {
+	builds := map[string]graphFunc{}
+	for _, c := range fuseCases {
+		builds[c.name] = c.build
+	}
+	builds["logistic"] = logisticGraph(40, 5)
+	for _, name := range sortedNames(builds) {
+		build := builds[name]
+		t.Run(name, func(t *testing.T) {
+			fused, plain := compileFunc(t, build), compileFunc(t, build, withoutFusion())
+			dim := fused.Dim()
+			g1, g2 := make([]float64, dim), make([]float64, dim)
+			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				for j := 0; j < dim; j++ {
+					x := make([]float64, dim)
+					for i := range x {
+						x[i] = 0.1 * float64(i+1)
+					}
+					x[j] = bad
+					v1, err1 := fused.LogDensityGrad(x, g1)
+					v2, err2 := plain.LogDensityGrad(x, g2)
+					if (err1 == nil) != (err2 == nil) || errors.Is(err1, ErrNonFinite) != errors.Is(err2, ErrNonFinite) {
+						t.Fatalf("x[%d]=%v: fused (%v, %v), unfused (%v, %v)", j, bad, v1, err1, v2, err2)
+					}
+					if err1 == nil && (math.IsNaN(v1) || math.IsInf(v1, 0)) {
+						t.Fatalf("x[%d]=%v: non-finite value %v without an error", j, bad, v1)
+					}
+					_, err3 := fused.LogDensity(x)
+					_, err4 := plain.LogDensity(x)
+					if (err3 == nil) != (err4 == nil) {
+						t.Fatalf("x[%d]=%v: LogDensity fused %v, unfused %v", j, bad, err3, err4)
+					}
+				}
+			}
+		})
+	}
+}
+
+func sortedNames(m map[string]graphFunc) []string {
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			if names[j] < names[i] {
+				names[i], names[j] = names[j], names[i]
+			}
+		}
+	}
+	return names
+}
+
+// TestFusionShape pins down what the rewrites do to two small models: the
+// 21-dimensional normal becomes one instruction of four ops, and the
+// logistic regression evaluates one exp per observation for softplus and
+// sigmoid.
+func TestFusionShape(t *testing.T) {
+	p := compileFunc(t, fuseCases[0].build)
+	if len(p.code.full) != 1 || p.code.full[0].kind != kFused || len(p.code.full[0].fz) != 4 {
+		t.Errorf("gauss: %d instructions, want one fused instruction of 4 ops", len(p.code.full))
+	}
+	q := compileFunc(t, logisticGraph(40, 5))
+	pairs := 0
+	for _, ins := range q.code.full {
+		for _, op := range ins.fz {
+			if op.code == fSoftplusSigmoid {
+				pairs++
+			}
+		}
+	}
+	if pairs != 1 {
+		t.Errorf("logistic: %d shared softplus/sigmoid ops, want 1", pairs)
+	}
+}
+
+// TestSoftplusSigmoid compares the shared computation with the separate
+// formulas, on both sides of every cut-off and at non-finite inputs.
+func TestSoftplusSigmoid(t *testing.T) {
+	xs := []float64{0, 1e-300, -1e-300, 0.5, -0.5, 1, -1, 15.9, 16, 16.0000001, 18.9, 19, 19.5, 30,
+		-707.9, -708, -708.0000001, -708.9, -709, -709.5, -745, 700, 1e300, -1e300,
+		math.Inf(1), math.Inf(-1), math.NaN()}
+	rng := rand.New(rand.NewPCG(8, 9))
+	for i := 0; i < 1000; i++ {
+		xs = append(xs, 40*rng.NormFloat64())
+	}
+	sp, sg := make([]float64, len(xs)), make([]float64, len(xs))
+	softplusSigmoid(sp, sg, xs)
+	for i, x := range xs {
+		wp, wg := softplus(x), sigmoid(x)
+		if math.IsNaN(wp) != math.IsNaN(sp[i]) || math.IsNaN(wg) != math.IsNaN(sg[i]) {
+			t.Errorf("x=%v: got (%v, %v), want (%v, %v)", x, sp[i], sg[i], wp, wg)
+			continue
+		}
+		if math.IsNaN(wp) {
+			continue
+		}
+		if !closeTo(sp[i], wp, 4e-16, 0) && !(sp[i] == wp) {
+			t.Errorf("softplus(%v) = %v, want %v", x, sp[i], wp)
+		}
+		if !closeTo(sg[i], wg, 4e-16, 0) && !(sg[i] == wg) {
+			t.Errorf("sigmoid(%v) = %v, want %v", x, sg[i], wg)
+		}
+	}
+}
+
+// TestFusedOverlappingSlices calls LogDensityGrad with x and grad in one
+// array: the program must fall back to copying and still be right.
+func TestFusedOverlappingSlices(t *testing.T) {
+	p := compileFunc(t, fuseCases[0].build)
+	x := normals(rand.New(rand.NewPCG(5, 6)), 21)
+	want := make([]float64, 21)
+	v0, err := p.LogDensityGrad(x, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := append([]float64(nil), x...)
+	v, err := p.LogDensityGrad(buf, buf)
+	if err != nil || v != v0 {
+		t.Fatalf("shared buffer: %v, %v; want %v", v, err, v0)
+	}
+	for i := range buf {
+		if buf[i] != want[i] {
+			t.Fatalf("grad[%d] = %v, want %v", i, buf[i], want[i])
+		}
+	}
+}
+
+// TestFusedOutputs checks CompileOutputs programs and WithOutputs nodes
+// that are intermediate results of fused chains.
+func TestFusedOutputs(t *testing.T) {
+	build := func(opts ...Option) (*Program, error) {
+		g := G.NewGraph()
+		x := vec(g, "x", 5)
+		p := G.Must(G.HadamardProd(x, x))
+		q := G.Must(G.Mul(p, G.NewConstant(-2.0))) // p is an output: no merge
+		r := G.Must(G.Sum(G.Must(G.Exp(q))))
+		return Compile(g, r, []*G.Node{x}, append(opts, WithOutputs(p, q))...)
+	}
+	fused, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := build(withoutFusion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := []float64{0.1, -0.2, 0.3, 0.7, -1.1}
+	o1, o2 := make([]float64, 10), make([]float64, 10)
+	if err := fused.Outputs(x, o1); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Outputs(x, o2); err != nil {
+		t.Fatal(err)
+	}
+	for i := range o1 {
+		if o1[i] != o2[i] {
+			t.Errorf("output %d: fused %v, unfused %v", i, o1[i], o2[i])
+		}
+	}
+	g1, g2 := make([]float64, 5), make([]float64, 5)
+	v1, _ := fused.LogDensityGrad(x, g1)
+	v2, _ := plain.LogDensityGrad(x, g2)
+	if !closeTo(v1, v2, 1e-14, 0) {
+		t.Errorf("value: fused %v, unfused %v", v1, v2)
+	}
+	for i := range g1 {
+		if !closeTo(g1[i], g2[i], 1e-14, 1e-300) {
+			t.Errorf("grad[%d]: fused %v, unfused %v", i, g1[i], g2[i])
+		}
+	}
+}
+
+// TestFusedDoesNotAllocate: fused programs evaluate without allocating,
+// through the copying and the in-place entry points, and their clones too.
+func TestFusedDoesNotAllocate(t *testing.T) {
+	for _, c := range fuseCases {
+		p := compileFunc(t, c.build)
+		q := p.Clone()
+		x := c.gen(rand.New(rand.NewPCG(1, 1)), p.Dim())
+		grad := make([]float64, p.Dim())
+		for _, prog := range []*Program{p, q} {
+			prog.LogDensityGrad(x, grad)
+			if n := testing.AllocsPerRun(50, func() { prog.LogDensityGrad(x, grad) }); n != 0 {
+				t.Errorf("%s: LogDensityGrad allocates %v times", c.name, n)
+			}
+			if n := testing.AllocsPerRun(50, func() { prog.LogDensity(x) }); n != 0 {
+				t.Errorf("%s: LogDensity allocates %v times", c.name, n)
+			}
+		}
+	}
+}
