@@ -75,6 +75,23 @@ func TestConditionalInverseAndLogDet(t *testing.T) {
 	if n := testing.AllocsPerRun(10, func() { f.Forward(1, xi, z); f.Inverse(1, z, back) }); n != 0 {
 		t.Errorf("%v allocations", n)
 	}
+	// The paper's width in dimension 8 (256 hidden units), where a matrix
+	// product with the context would spread over goroutines and allocate.
+	const n8 = 8
+	spec := ConditionalSpec{Active: [][]bool{make([]bool, n8), make([]bool, n8)}, Contexts: [][]float64{{1, 0}, {0, 1}}}
+	for i := range n8 {
+		spec.Active[0][i] = i < 4
+		spec.Active[1][i] = true
+	}
+	ones := []float64{1, 1, 1, 1, 1, 1, 1, 1}
+	w, err := NewConditionalRQMA(spec, make([]float64, n8), ones, PaperRQMAConfig(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x8, z8, b8 := make([]float64, n8), make([]float64, n8), make([]float64, n8)
+	if n := testing.AllocsPerRun(10, func() { w.Forward(0, x8, z8); w.Forward(1, x8, z8); w.Inverse(1, z8, b8) }); n != 0 {
+		t.Errorf("paper configuration: %v allocations", n)
+	}
 }
 
 func TestConditionalGradient(t *testing.T) {

@@ -434,6 +434,12 @@ func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
 		}
 		for i := 3; i < len(in); i += 2 {
 			c := k.cols[i]
+			if B == 1 {
+				// out += V c: no transpose, and a Gemv, which never
+				// spreads over goroutines (Gemm allocates when it does).
+				blas64.Gemv(blas.NoTrans, 1, genM(no, c, c, in[i+1]), blas64.Vector{N: c, Inc: 1, Data: in[i]}, 1, blas64.Vector{N: no, Inc: 1, Data: out})
+				continue
+			}
 			vt := k.extraT[(i-3)/2]
 			transpose(vt, in[i+1], no, c)
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, c, c, in[i]), genM(c, no, no, vt), 1, genM(B, no, no, out))
