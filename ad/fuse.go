@@ -111,7 +111,17 @@ func runFused(s [][]float64, ops []fop) {
 				continue
 			}
 			binaryFused(s[op.out][:n], s, op)
-		case fAdd, fSub, fDiv, fGeneric:
+		case fAdd, fSub:
+			if op.sum >= 0 {
+				s[op.sum][0] = addSubSum(s[op.out][:n], s, op)
+				continue
+			}
+			if n == 1 {
+				s[op.out][0] = scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
+				continue
+			}
+			binaryFused(s[op.out][:n], s, op)
+		case fDiv, fGeneric:
 			if n == 1 {
 				s[op.out][0] = scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
 				continue
@@ -344,6 +354,58 @@ func mulFused(out []float64, s [][]float64, op *fop) {
 	}
 }
 
+// addSubSum runs a sum or difference and returns the sum of its result,
+// accumulated in the loop when both operands are vectors.
+func addSubSum(out []float64, s [][]float64, op *fop) float64 {
+	n := len(out)
+	if op.a.scalar || op.b.scalar {
+		if n == 1 {
+			out[0] = scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
+		} else {
+			binaryFused(out, s, op)
+		}
+		var s0, s1 float64
+		i := 0
+		for ; i+2 <= n; i += 2 {
+			s0 += out[i]
+			s1 += out[i+1]
+		}
+		for ; i < n; i++ {
+			s0 += out[i]
+		}
+		return s0 + s1
+	}
+	a, b := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n]
+	var s0, s1 float64
+	i := 0
+	if op.code == fAdd {
+		for ; i+2 <= n; i += 2 {
+			v0, v1 := a[i]+b[i], a[i+1]+b[i+1]
+			out[i], out[i+1] = v0, v1
+			s0 += v0
+			s1 += v1
+		}
+		for ; i < n; i++ {
+			v := a[i] + b[i]
+			out[i] = v
+			s0 += v
+		}
+		return s0 + s1
+	}
+	for ; i+2 <= n; i += 2 {
+		v0, v1 := a[i]-b[i], a[i+1]-b[i+1]
+		out[i], out[i+1] = v0, v1
+		s0 += v0
+		s1 += v1
+	}
+	for ; i < n; i++ {
+		v := a[i] - b[i]
+		out[i] = v
+		s0 += v
+	}
+	return s0 + s1
+}
+
 // softplusSigmoid computes softplus and sigmoid of x from one exp where
 // both take their general branch (gorgonia's cut-offs otherwise).
 func softplusSigmoid(sp, sg, x []float64) {
@@ -446,6 +508,21 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 				op.code = fSub
 			case "⊙":
 				op.code = fMul
+				// A product with a constant 1 is its other operand, with
+				// −1 its negation: the same bits, one pass fewer.
+				v, k := op.a, op.b
+				if v.scalar {
+					v, k = k, v
+				}
+				if !v.scalar && k.scalar && isConst[k.slot] && !shared(k.slot) {
+					switch c.init[c.slotOff[k.slot]+k.off] {
+					case 1:
+						res[ins.out] = v
+						op.code, op.a = fCopy, v
+					case -1:
+						op.code, op.a = fNeg, v
+					}
+				}
 			case "÷":
 				op.code = fDiv
 			default:
@@ -588,7 +665,7 @@ func mergeSum(run []fop, sum *fop) bool {
 		if p.out != sum.a.slot || p.n != sum.n {
 			continue
 		}
-		if (p.code != fSquare && p.code != fMul) || p.sum >= 0 {
+		if (p.code != fSquare && p.code != fMul && p.code != fAdd && p.code != fSub) || p.sum >= 0 {
 			return false
 		}
 		p.sum = sum.out

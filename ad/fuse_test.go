@@ -74,6 +74,16 @@ var fuseCases = []struct {
 		e := G.Must(G.HadamardProd(x, k))
 		return G.Must(G.Sum(G.Must(G.Sub(G.Must(G.HadamardProd(x, e)), G.Must(G.Softplus(e)))))), []*G.Node{x}
 	}, normals},
+	// Products with constants 1 and −1 (a sum's gradient seed and its
+	// negation), which become a copy of the other operand and a negation;
+	// sums of sums and differences.
+	{"unit-products", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 5)
+		ones := G.NewConstant(tensor.New(tensor.WithShape(5), tensor.WithBacking([]float64{1, 1, 1, 1, 1})))
+		a := G.Must(G.HadamardProd(G.Must(G.Sin(x)), ones))
+		b := G.Must(G.Mul(G.Must(G.Cos(x)), G.NewConstant(-1.0)))
+		return sumAll(G.Must(G.Sum(G.Must(G.Sub(a, b)))), G.Must(G.Sum(G.Must(G.Add(a, G.Must(G.Square(b))))))), []*G.Node{x}
+	}, normals},
 	// Comparisons and powers run through the generic fused op.
 	{"generic", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
 		x := vec(g, "x", 4)
