@@ -21,7 +21,7 @@ func TestRunFactorAndRobustVS(t *testing.T) {
 		want  []string
 		figs  []string
 	}{
-		{"factor", []string{"-chains", "2", "-steps", "50"}, []string{"data: embedded:exchange_rates_standardized.csv\n", "π(2)", "π(3)", "lopes-west", "rqma"}, []string{"factor_running.png", "factor_bridge.svg", "factor_proposals.png"}},
+		{"factor", []string{"-chains", "2", "-steps", "50", "-train-draws", "400"}, []string{"data: embedded:exchange_rates_standardized.csv\n", "π(2)", "π(3)", "lopes-west", "rqma"}, []string{"factor_running.png", "factor_bridge.svg", "factor_proposals.png"}},
 		{"robustvs", nil, []string{"data: embedded:robust_regression_vs.csv\n", "π(1,1,1,1)", "crqma", "indep-aux", "0.6200"}, []string{"robustvs_bridge.png", "robustvs_proposals.svg"}},
 	} {
 		out := filepath.Join(dir, c.name)

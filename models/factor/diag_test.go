@@ -74,7 +74,6 @@ func TestDiagFlows(t *testing.T) {
 	cfg.Train.BatchSize = envInt("FD_BATCH", cfg.Train.BatchSize)
 	cfg.Train.ValidationFraction = envFloat("FD_VAL", cfg.Train.ValidationFraction)
 	cfg.Train.Workers = envInt("FD_WORKERS", 1)
-	cfg.FlowOnLoadings = os.Getenv("FD_LOADINGS") != ""
 	t.Logf("rqma %+v train iters %d stop %d lr %g d1 %g d2 %g batch %d", cfg.RQMA, cfg.Train.Iterations,
 		cfg.Train.StopWindow, cfg.Train.LearningRate, cfg.Train.Decay1, cfg.Train.Decay2, cfg.Train.BatchSize)
 	space, err := NewSpace(y)

@@ -28,16 +28,15 @@
 // The 2-factor posterior has two modes: the factor-2 loadings of variables
 // 3–6 are all positive (weight ≈ 0.78) or all negative, because β_22 — the
 // only loading that fixes their sign — is close to zero. NUTS chains do
-// not cross between them, so RunPilot draws the training and the
-// (independent) evaluation sets of each model by adaptive-tempering SMC
-// from the prior (kernels.RunSMC with TemperedFactory), and records the
-// weight of each mode. The modes are not connected on the unconstrained
-// scale (log β_22 would have to pass −∞), so their weights are set by the
-// tempering itself: DefaultConfig keeps the conditional ESS at 0.9·N per
-// temperature rather than the paper's 0.5·N, which left the weight of the
-// larger mode anywhere between 0.31 and 0.95 over eight seeds. The
-// particles are then moved by a few hundred random-walk steps
-// (Rejuvenate), because SMC's last resampling leaves clusters of
+// not cross between them, so the pilots are adaptive-tempering SMC runs
+// from the exact prior (kernels.RunSMC with TemperedFactory), which also
+// estimate each model's evidence. The modes are not connected on the
+// unconstrained scale (log β_22 would have to pass −∞), so their weights
+// are set by the tempering itself: DefaultConfig keeps the conditional ESS
+// at 0.9·N per temperature rather than the paper's 0.5·N, which left the
+// weight of the larger mode anywhere between 0.31 and 0.95 over eight
+// seeds. The particles are then moved by a few NUTS transitions (trj's
+// pilot refresh), because SMC's last resampling leaves clusters of
 // near-copies.
 //
 // # Proposals
@@ -51,16 +50,20 @@
 // coordinate and puts the auxiliaries on the new loadings. The baseline is the Lopes–West
 // independence proposal q_k(θ) = N(β; μ_β, 2B) Π IG(Λ_ii; 18, 18υ_i²),
 // its Gaussian part on the loadings themselves (draws with β_jj ≤ 0 are
-// outside the support and rejected).
+// outside the support and rejected), run as trj's independence
+// proposals (trj.TransportIndependence).
 //
 // # Experiment
 //
-// Run fits each proposal type to the training draws, runs RJMCMC chains
-// alternating a jump and a within-model random walk N(0, 2.38²/n_k·Σ̂_k)
-// on the unconstrained (log) scale, and repeats the Bartolucci bridge
-// estimate with one proposal per evaluation draw (the replicates share
-// the evaluation set, as the paper's 100 estimates per training and
-// evaluation pair do). WriteFigures draws the running estimates, violins
-// of the bridge estimates and proposals into the 3-factor model on
-// selected bivariate marginals.
+// Run calls trj.Run once per proposal type (Settings gives its settings),
+// the first run's SMC pilots reused by the others: independent runs per
+// model, half training the proposals and half evaluating them, the bridge
+// estimate's jackknife standard error taken over the evaluation runs;
+// RJMCMC chains alternate a jump and a within-model random walk
+// N(0, 2.38²/n_k·Σ̂_k) on the unconstrained (log) scale. WriteFigures
+// draws the running estimates, violins of the evaluation groups' bridge
+// estimates and proposals into the 3-factor model on selected bivariate
+// marginals. The bridge study (RunPair, `trj study factor`) keeps its own
+// pipeline (RunPilot, FitProposals): its replicates share one evaluation
+// set by design.
 package factor

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/experiment"
@@ -31,35 +30,38 @@ type Config struct {
 	// Proposals lists the proposal types to run, in order: a subset of
 	// experiment.ProposalAffine, ProposalRQMA and ProposalLopesWest.
 	Proposals []string
-	// PilotDraws is N, the size of the training set and of the
-	// (independent) evaluation set of each model, each the particles of an
-	// SMC run started from the prior.
+	// PilotDraws is N, the number of SMC particles per model and set
+	// (training, evaluation): each set is BridgeReplicates independent SMC
+	// runs from the prior of N/BridgeReplicates particles.
 	PilotDraws int
 	// SMC configures the pilot runs (Particles and Seed are set per run).
 	SMC kernels.SMCSettings
+	// PilotRefresh NUTS transitions at the posterior (trj's
+	// PilotSettings.Refresh, with a kernel adapted from the particles) move
+	// every SMC particle in Run: SMC's last resampling leaves clusters of
+	// near-copies (its moves change one eigen-direction at a time), which
+	// flows would overfit and which make evaluation draws dependent.
+	// 0 moves none.
+	PilotRefresh int
 	// RejuvenateSteps random-walk Metropolis steps on the posterior, with
-	// the particles' covariance scaled by 2.38²/n, move every SMC particle
-	// after the run: SMC's last resampling leaves clusters of near-copies
-	// (its moves change one eigen-direction at a time), which flows would
-	// overfit and which make evaluation draws dependent.
+	// the particles' covariance scaled by 2.38²/n, do the same for the
+	// study's pilots (RunPilot); Run does not use them.
 	RejuvenateSteps int
 	// Chains replicate RJMCMC chains of Steps steps per proposal type,
 	// each step a jump proposal followed by a within-model random walk
 	// N(0, RWScale/n_k·Cov_k) on the unconstrained (log) scale.
 	Chains, Steps int
 	RWScale       float64
-	// BridgeReplicates Bartolucci bridge estimates per proposal type, each
-	// from one proposal per evaluation draw with its own random stream.
+	// BridgeReplicates is the number of independent evaluation groups (SMC
+	// runs) per model in Run, over which the bridge estimate's jackknife
+	// standard error is taken, each group giving an estimate of its own
+	// (the violins); in the study, the number of Bartolucci bridge
+	// estimates per proposal type from one proposal per evaluation draw.
 	BridgeReplicates int
 	// RQMA and Train configure the RQMA flows (the paper's factor-analysis
 	// variant); Train.Seed is replaced per model.
 	RQMA  flows.RQMAConfig
 	Train flows.TrainOptions
-	// FlowOnLoadings fits the affine and RQMA flows to β_jj rather than
-	// log β_jj (see loadingScale). It is off by default: on the pilot
-	// draws of seed 1 (N = 2000) it changed neither the held-out
-	// log-likelihood nor the jump acceptance measurably.
-	FlowOnLoadings bool
 	// ScatterSources evaluation draws of the 2-factor model are proposed
 	// into the 3-factor model for the proposal figure; 0 skips it.
 	ScatterSources int
@@ -80,12 +82,12 @@ func ProposalTypes() []string {
 // runs whose temperatures keep a conditional ESS of 0.9·N (the paper's
 // 0.5·N leaves the weights of the 2-factor modes to chance: 0.31 to 0.95
 // over eight seeds with 1000 particles, against 0.75 to 0.84 over five
-// with 0.9), then 200 rejuvenation steps; the
-// paper's factor-analysis flow settings (MADE width 8·n against the
+// with 0.9) in 10 independent runs per set, each particle then moved by 10
+// NUTS transitions; the paper's factor-analysis flow settings (MADE width 8·n against the
 // paper's 32·n, validation-based early stopping, at most 3000 Adam steps)
 // but a learning rate kept at 3e-3 for 200 steps and then decayed by 0.999
-// per step; five chains of 10⁵ steps (as the paper) and 10 bridge
-// replicates.
+// per step; five chains of 10⁵ steps (as the paper), and the bridge
+// estimate's standard error from 10 evaluation groups.
 //
 // The paper's decay (0.995 for 200 steps, then 0.9971) brings the rate
 // below 10⁻⁴ by step 1000, long before the validation loss stops falling:
@@ -106,6 +108,7 @@ func DefaultConfig() Config {
 		Proposals:        ProposalTypes(),
 		PilotDraws:       4000,
 		SMC:              kernels.SMCSettings{ESSFraction: 0.9},
+		PilotRefresh:     10,
 		RejuvenateSteps:  200,
 		Chains:           5,
 		Steps:            100000,
@@ -113,14 +116,13 @@ func DefaultConfig() Config {
 		BridgeReplicates: 10,
 		RQMA:             rq,
 		Train:            t,
-		FlowOnLoadings:   false,
 		ScatterSources:   300,
 	}
 }
 
 // PaperConfig returns the paper's sizes: N = 16000 pilot draws per model
 // and set, the full factor-analysis flow settings, chains of 10⁵ steps. It
-// keeps DefaultConfig's SMC pilot (conditional ESS 0.9·N, rejuvenation).
+// keeps DefaultConfig's SMC pilot (conditional ESS 0.9·N, refresh moves).
 func PaperConfig() Config {
 	c := DefaultConfig()
 	c.PilotDraws = 16000
@@ -146,305 +148,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("factor: %d bridge replicates", c.BridgeReplicates)
 	case c.ScatterSources < 0:
 		return errors.New("factor: negative scatter size")
-	case c.RejuvenateSteps < 0:
-		return fmt.Errorf("factor: %d rejuvenation steps", c.RejuvenateSteps)
+	case c.RejuvenateSteps < 0 || c.PilotRefresh < 0:
+		return fmt.Errorf("factor: %d rejuvenation steps, %d refresh moves", c.RejuvenateSteps, c.PilotRefresh)
+	case c.BridgeReplicates > 0 && c.PilotDraws/c.BridgeReplicates < 25:
+		return fmt.Errorf("factor: %d pilot draws in %d groups: need at least 25 per group", c.PilotDraws, c.BridgeReplicates)
 	}
 	return experiment.CheckProposals("factor", c.Proposals, ProposalTypes())
-}
-
-// Pilot holds SMC draws (unconstrained) of each model: Train[k] and
-// Eval[k] are independent runs.
-type Pilot struct {
-	Train, Eval [][][]float64
-	// LogZ[set][k] is the SMC evidence estimate of model k's run (set 0
-	// training, 1 evaluation).
-	LogZ [2][]float64
-	// ModeWeight[set] is the fraction of the 2-factor draws in the mode
-	// with positive factor-2 loadings of variables 3..6.
-	ModeWeight [2]float64
-}
-
-// RunPilot draws the training and evaluation sets by SMC from the prior,
-// one run per model and set, each with n particles.
-func RunPilot(ctx context.Context, y *mat.Dense, n int, smc kernels.SMCSettings, rejuvenate int, seed uint64, bar *experiment.Bar) (*Pilot, error) {
-	pl := &Pilot{Train: make([][][]float64, len(factors)), Eval: make([][][]float64, len(factors))}
-	_, p := y.Dims()
-	for set, name := range []string{"pilot-train", "pilot-eval"} {
-		pl.LogZ[set] = make([]float64, len(factors))
-		for k, nf := range factors {
-			f, err := TemperedFactory(y, nf)
-			if err != nil {
-				return nil, err
-			}
-			s := smc
-			s.Particles = n
-			s.Seed = experiment.Stream(seed, name, k).Uint64()
-			r, err := kernels.RunSMC(ctx, f, &s)
-			if err != nil {
-				return nil, fmt.Errorf("factor: SMC pilot of the %d-factor model: %w", nf, err)
-			}
-			draws := make([][]float64, n)
-			for i := range draws {
-				draws[i] = append([]float64(nil), r.Particle(i)...)
-			}
-			if rejuvenate > 0 {
-				if err := Rejuvenate(ctx, y, nf, draws, rejuvenate, seed, name); err != nil {
-					return nil, err
-				}
-			}
-			if set == 0 {
-				pl.Train[k] = draws
-			} else {
-				pl.Eval[k] = draws
-			}
-			pl.LogZ[set][k] = r.LogZ
-			if nf == 2 {
-				lay := NewLayout(p, nf)
-				pos := 0
-				for _, d := range draws {
-					if lay.Mode(d) > 0 {
-						pos++
-					}
-				}
-				pl.ModeWeight[set] = float64(pos) / float64(n)
-			}
-			bar.Add(1)
-		}
-	}
-	return pl, nil
-}
-
-// Rejuvenate moves each draw of the k-factor posterior in place by steps
-// random-walk Metropolis steps with proposal covariance 2.38²/n times the
-// draws' covariance; draw i uses the stream experiment.Stream(seed,
-// stage+"-rejuvenate", i), so the result does not depend on scheduling.
-func Rejuvenate(ctx context.Context, y *mat.Dense, k int, draws [][]float64, steps int, seed uint64, stage string) error {
-	if len(draws) < 2 {
-		return fmt.Errorf("factor: %d draws to rejuvenate", len(draws))
-	}
-	m, err := NewModel(y, k)
-	if err != nil {
-		return err
-	}
-	cov := rwCovariances([][][]float64{draws}, 1)[0]
-	n := len(draws[0])
-	workers := runtime.GOMAXPROCS(0)
-	return experiment.Parallel(ctx, workers, func(ctx context.Context, w int) error {
-		rw, err := kernels.NewRWM(m.Clone(), 2.38/math.Sqrt(float64(n)), cov)
-		if err != nil {
-			return err
-		}
-		for i := w; i < len(draws); i += workers {
-			if i%64 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			rng := experiment.Stream(seed, stage+"-rejuvenate", i)
-			s, err := rw.Init(draws[i])
-			if err != nil {
-				continue // a particle outside the support stays put
-			}
-			for range steps {
-				s, _ = rw.Step(rng, s)
-			}
-			copy(draws[i], s.Position)
-		}
-		return nil
-	})
-}
-
-// lopesWest is the Lopes–West independence proposal on the unconstrained
-// scale: the Gaussian part is on the loadings themselves (β_jj, not its
-// log), as in the paper, so a draw with a non-positive β_jj lies outside
-// the support and is rejected.
-type lopesWest struct {
-	q   *LopesWestProposal
-	lay Layout
-	c   []float64
-}
-
-func newLopesWest(draws [][]float64, lay Layout) (*lopesWest, error) {
-	conv := make([][]float64, len(draws))
-	for i, d := range draws {
-		c := append([]float64(nil), d...)
-		for _, pos := range lay.LogDiag {
-			c[pos] = math.Exp(c[pos])
-		}
-		conv[i] = c
-	}
-	q, err := NewLopesWestProposal(conv, lay.BetaIndices(), lay.LambdaIndices(), true)
-	if err != nil {
-		return nil, err
-	}
-	return &lopesWest{q: q, lay: lay, c: make([]float64, lay.Dim())}, nil
-}
-
-func (l *lopesWest) Dim() int { return l.lay.Dim() }
-
-func (l *lopesWest) LogDensity(u []float64) (float64, error) {
-	if len(u) != len(l.c) {
-		return math.Inf(-1), fmt.Errorf("factor: point of length %d, want %d", len(u), len(l.c))
-	}
-	copy(l.c, u)
-	jac := 0.0
-	for _, pos := range l.lay.LogDiag {
-		l.c[pos] = math.Exp(u[pos])
-		jac += u[pos]
-	}
-	lq, err := l.q.LogDensity(l.c)
-	return lq + jac, err
-}
-
-var errOutsideSupport = errors.New("factor: Lopes–West draw outside the support (β_jj ≤ 0)")
-
-func (l *lopesWest) Sample(rng *rand.Rand, u []float64) error {
-	if err := l.q.Sample(rng, l.c); err != nil {
-		return err
-	}
-	for _, pos := range l.lay.LogDiag {
-		if !(l.c[pos] > 0) {
-			return errOutsideSupport
-		}
-	}
-	copy(u, l.c)
-	for _, pos := range l.lay.LogDiag {
-		u[pos] = math.Log(l.c[pos])
-	}
-	return nil
-}
-
-// ProposalSet is one proposal type fitted to the training draws. New
-// returns a kernel for one goroutine.
-type ProposalSet struct {
-	Kind    string
-	Reports []*flows.TrainReport
-	affine  []*flows.Affine
-	rqma    []*flows.RQMA
-	train   [][][]float64
-	lays    []Layout
-	// onLoadings: the flows were fitted to β_jj, not log β_jj.
-	onLoadings bool
-}
-
-// FitProposals fits the proposal type kind to the training draws.
-func FitProposals(ctx context.Context, kind string, train [][][]float64, p int, cfg Config, bar *experiment.Bar) (*ProposalSet, error) {
-	s := &ProposalSet{Kind: kind, train: train, onLoadings: cfg.FlowOnLoadings}
-	for _, nf := range factors {
-		s.lays = append(s.lays, NewLayout(p, nf))
-	}
-	fitDraws := train
-	if s.onLoadings && kind != experiment.ProposalLopesWest {
-		fitDraws = make([][][]float64, len(train))
-		for k, d := range train {
-			fitDraws[k] = toLoadingScale(d, s.lays[k].LogDiag)
-		}
-	}
-	switch kind {
-	case experiment.ProposalAffine:
-		for k, d := range fitDraws {
-			a, err := flows.FitAffine(d, nil)
-			if err != nil {
-				return nil, fmt.Errorf("factor: affine flow of the %d-factor model: %w", factors[k], err)
-			}
-			s.affine = append(s.affine, a)
-		}
-	case experiment.ProposalRQMA:
-		s.rqma = make([]*flows.RQMA, len(train))
-		s.Reports = make([]*flows.TrainReport, len(train))
-		err := experiment.Parallel(ctx, len(train), func(ctx context.Context, k int) error {
-			o := cfg.Train
-			o.Seed = experiment.Stream(cfg.Seed, "rqma-train", k).Uint64()
-			o.Progress = func(flows.Progress) { bar.Add(1) }
-			f, rep, err := flows.FitRQMA(ctx, fitDraws[k], cfg.RQMA, o)
-			if err != nil {
-				return fmt.Errorf("factor: RQMA flow of the %d-factor model: %w", factors[k], err)
-			}
-			s.rqma[k], s.Reports[k] = f, rep
-			return ctx.Err()
-		})
-		if err != nil {
-			return nil, err
-		}
-	case experiment.ProposalLopesWest:
-		// Fitted per kernel in New (the proposal keeps scratch space);
-		// fit once here to fail early.
-		for k, d := range train {
-			if _, err := newLopesWest(d, s.lays[k]); err != nil {
-				return nil, fmt.Errorf("factor: Lopes–West proposal of the %d-factor model: %w", factors[k], err)
-			}
-		}
-	default:
-		return nil, fmt.Errorf("factor: unknown proposal type %q", kind)
-	}
-	return s, nil
-}
-
-// rjKernel is what the chains and the bridge need of TRJ and
-// IndependenceRJ.
-type rjKernel interface {
-	kernels.JumpProposer
-	Init(k int, theta []float64) (kernels.RJState, error)
-	Step(rng *rand.Rand, s kernels.RJState) (kernels.RJState, kernels.RJInfo)
-}
-
-// New returns a kernel of this proposal type on target (which it then
-// owns) with the given within-model kernel (nil: none).
-func (s *ProposalSet) New(target *ppl.Space, within kernels.WithinModelKernel) (rjKernel, error) {
-	jump := kernels.UniformJumps(target.NumModels())
-	switch s.Kind {
-	case experiment.ProposalAffine, experiment.ProposalRQMA:
-		tr := s.Transports()
-		perm := [][][]int{{nil, Alignment(s.lays[0], s.lays[1])}, {nil, nil}}
-		return kernels.NewTRJ(kernels.TRJConfig{Target: target, Transports: tr, Jump: jump, Within: within, Alternate: within != nil, Permutations: perm})
-	case experiment.ProposalLopesWest:
-		var props []kernels.IndependenceProposal
-		for k, d := range s.train {
-			q, err := newLopesWest(d, s.lays[k])
-			if err != nil {
-				return nil, err
-			}
-			props = append(props, q)
-		}
-		return kernels.NewIndependenceRJ(kernels.IndependenceRJConfig{Target: target, Proposals: props, Jump: jump, Within: within, Alternate: within != nil})
-	}
-	return nil, fmt.Errorf("factor: unknown proposal type %q", s.Kind)
-}
-
-// Transports returns the per-model transports of a TRJ proposal type for
-// one goroutine (nil for Lopes–West).
-func (s *ProposalSet) Transports() []kernels.Transport {
-	var fs []density
-	for _, a := range s.affine {
-		fs = append(fs, a)
-	}
-	for _, f := range s.rqma {
-		fs = append(fs, f.Clone())
-	}
-	out := make([]kernels.Transport, len(fs))
-	for k, f := range fs {
-		if s.onLoadings {
-			out[k] = newLoadingScale(f, s.lays[k].LogDiag)
-		} else {
-			out[k] = f
-		}
-	}
-	return out
-}
-
-// rwCovariances returns scale/n_k · Cov(draws_k).
-func rwCovariances(draws [][][]float64, scale float64) []mat.Symmetric {
-	out := make([]mat.Symmetric, len(draws))
-	for k, d := range draws {
-		n := len(d[0])
-		m := mat.NewDense(len(d), n, nil)
-		for i, row := range d {
-			m.SetRow(i, row)
-		}
-		var cov mat.SymDense
-		stat.CovarianceMatrix(&cov, m, nil)
-		cov.ScaleSym(scale/float64(n), &cov)
-		out[k] = &cov
-	}
-	return out
 }
 
 // Result is the outcome of Run: the serialisable Result and what the
@@ -453,7 +162,8 @@ type Result struct {
 	*experiment.Result
 	// Running[p][c] is chain c's running estimate of π(2 factors).
 	Running map[string][][]float64
-	// Bridge[p] holds the normalised bridge estimates of π(2 factors).
+	// Bridge[p] holds the normalised bridge estimates of π(2 factors), one
+	// per evaluation group.
 	Bridge map[string][]float64
 	// Source holds 2-factor evaluation draws (constrained loadings) and
 	// Proposed[p] their proposals into the 3-factor model; Background
@@ -461,166 +171,224 @@ type Result struct {
 	// zero-padded for 2 factors).
 	Source, Background [][]float64
 	Proposed           map[string][][]float64
+	// Runs[p] is proposal type p's trj.Run result.
+	Runs map[string]*trj.Result
 }
 
-// Run runs the experiment: SMC pilots, then for each proposal type
-// fitting, RJMCMC chains, bridge replicates and the proposal scatter.
+// Settings returns the trj.Run settings of one proposal type and the space
+// it runs on (y the observations): SMC pilots from the exact prior
+// (TemperedFactory) in 2·BridgeReplicates independent runs of
+// PilotDraws/BridgeReplicates particles per model, half training the
+// proposals and half evaluating them, each particle then moved by
+// PilotRefresh NUTS transitions (from is an earlier result whose pilots are
+// reused, or nil); TRJ with affine or RQMA flows and the map h̄ of
+// Alignment, or the Lopes–West independence proposals; chains of
+// Chains × Steps steps, each a jump then the random walk
+// N(0, RWScale/n_k·Σ̂_k), started at pilot draws with no warm-up.
+func Settings(y *mat.Dense, kind string, cfg Config, from *trj.Result) (*ppl.Space, *trj.Settings, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	space, err := NewSpace(y)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, p := y.Dims()
+	lays := make([]Layout, len(factors))
+	tempered := make([]func(int) (kernels.TemperedModel, error), len(factors))
+	for k, nf := range factors {
+		lays[k] = NewLayout(p, nf)
+		if tempered[k], err = TemperedFactory(y, nf); err != nil {
+			return nil, nil, err
+		}
+	}
+	smc := cfg.SMC
+	smc.Particles = cfg.PilotDraws / cfg.BridgeReplicates
+	refresh := cfg.PilotRefresh
+	if refresh == 0 {
+		refresh = -1 // trj's zero is its default
+	}
+	s := &trj.Settings{
+		Seed: cfg.Seed,
+		Pilot: trj.PilotSettings{Method: trj.PilotSMC, Runs: 2 * cfg.BridgeReplicates, SMC: &smc, Refresh: refresh, From: from,
+			Tempered: func(k int) (kernels.TemperedModel, error) { return tempered[k](0) }},
+		Chains: trj.ChainSettings{Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Within: trj.WithinRandomWalk, RWScale: cfg.RWScale},
+	}
+	switch kind {
+	case experiment.ProposalAffine:
+		s.Transport.Kind = trj.TransportAffine
+	case experiment.ProposalRQMA:
+		rq, tr := cfg.RQMA, cfg.Train
+		s.Transport = trj.TransportSettings{Kind: trj.TransportRQMA, RQMA: &rq, Train: &tr}
+	case experiment.ProposalLopesWest:
+		s.Transport = trj.TransportSettings{Kind: trj.TransportIndependence,
+			Independence: func(k int, train [][]float64) (kernels.IndependenceProposal, error) {
+				return newLopesWest(train, lays[k])
+			}}
+	default:
+		return nil, nil, fmt.Errorf("factor: unknown proposal type %q", kind)
+	}
+	if kind != experiment.ProposalLopesWest {
+		s.Chains.Permutations = [][][]int{{nil, Alignment(lays[0], lays[1])}, {nil, nil}}
+	}
+	return space, s, nil
+}
+
+// Run runs the experiment with trj.Run, once per proposal type: SMC pilots
+// (the first proposal type's run makes them, the others reuse them), the
+// proposals fitted to the training draws, the bridge estimate with its
+// jackknife standard error over the BridgeReplicates evaluation groups,
+// RJMCMC chains, and the proposal scatter. Model probabilities in the
+// Result are the chains' visit frequencies ± MCSE (from the indicators'
+// ESS across chains; the standard error of the chains' frequencies when
+// some chain never switched model); Bridge holds each evaluation group's
+// own estimate. On cancellation it returns the proposal types that
+// finished.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.BridgeReplicates < 2 {
+		return nil, fmt.Errorf("factor: %d bridge replicates (evaluation groups): the standard error needs at least 2", cfg.BridgeReplicates)
 	}
 	y, dataName, err := loadConfigData(cfg.DataPath)
 	if err != nil {
 		return nil, err
 	}
 	_, p := y.Dims()
-	space, err := NewSpace(y)
-	if err != nil {
-		return nil, err
-	}
 	labels := []string{"2", "3"}
 	res := &Result{
 		Result:   experiment.NewResult("factor", cfg.Seed, labels),
 		Running:  map[string][][]float64{},
 		Bridge:   map[string][]float64{},
 		Proposed: map[string][][]float64{},
+		Runs:     map[string]*trj.Result{},
 	}
 	res.Result.Truth = map[string]experiment.Float{"2": Truth2, "3": 1 - Truth2}
-	var shared experiment.Timer
-	var pilot *Pilot
-	bar := cfg.Progress.Stage("SMC pilots", 2*len(factors))
-	err = shared.Time("pilot", func() error {
-		var err error
-		pilot, err = RunPilot(ctx, y, cfg.PilotDraws, cfg.SMC, cfg.RejuvenateSteps, cfg.Seed, bar)
-		return err
-	})
-	bar.Done()
-	if err != nil {
-		return nil, err
-	}
-	cfg.Progress.Logf("2-factor pilot: weight of the mode with positive factor-2 loadings %.3f (training set), %.3f (evaluation set)",
-		pilot.ModeWeight[0], pilot.ModeWeight[1])
-	res.Settings = map[string]any{
-		"data": dataName, "pilot_draws": cfg.PilotDraws, "chains": cfg.Chains, "steps": cfg.Steps,
-		"rw_scale": cfg.RWScale, "rejuvenate_steps": cfg.RejuvenateSteps, "bridge_replicates": cfg.BridgeReplicates, "eval_draws": cfg.PilotDraws,
-		"rqma_layers": cfg.RQMA.Layers, "rqma_bins": cfg.RQMA.Bins, "rqma_hidden_per_dim": cfg.RQMA.HiddenPerDim,
-		"rqma_sigmoid_scale": cfg.RQMA.SigmoidScale, "train_iterations": cfg.Train.Iterations,
-		"train_batch": cfg.Train.BatchSize, "flow_on_loadings": cfg.FlowOnLoadings,
-		"pilot_mode_weight_train": pilot.ModeWeight[0], "pilot_mode_weight_eval": pilot.ModeWeight[1],
-		"smc_log_evidence_train": pilot.LogZ[0], "smc_log_evidence_eval": pilot.LogZ[1],
-	}
-	cov := rwCovariances(pilot.Train, cfg.RWScale)
-	jump := kernels.UniformJumps(len(factors))
-	if cfg.ScatterSources > 0 {
-		n := min(cfg.ScatterSources, len(pilot.Eval[0]))
-		for _, d := range pilot.Eval[0][:n] {
-			res.Source = append(res.Source, loadingsRow(NewLayout(p, 2), d))
-		}
-		for _, d := range pilot.Eval[1] {
-			res.Background = append(res.Background, loadingsRow(NewLayout(p, 3), d))
-		}
-	}
+	l2, l3 := NewLayout(p, 2), NewLayout(p, 3)
+	var first *trj.Result
 	for _, kind := range cfg.Proposals {
-		var timer experiment.Timer
-		var set *ProposalSet
-		var bar *experiment.Bar
-		if kind == experiment.ProposalRQMA {
-			bar = cfg.Progress.Stage("train "+kind, len(factors)*cfg.Train.Iterations)
-		}
-		err := timer.Time(experiment.StageTrain, func() error {
-			var err error
-			set, err = FitProposals(ctx, kind, pilot.Train, p, cfg, bar)
-			return err
-		})
-		bar.Done()
+		space, set, err := Settings(y, kind, cfg, first)
 		if err != nil {
-			return nil, err
+			return res, err
 		}
-		pr := &experiment.ProposalResult{Seconds: map[string]experiment.Float{}}
-		if cfg.Chains > 0 {
-			var runs []*experiment.ChainRun
-			bar = cfg.Progress.Stage("chains "+kind, cfg.Chains*cfg.Steps)
-			err = timer.Time(experiment.StageChains, func() error {
-				runs = make([]*experiment.ChainRun, cfg.Chains)
-				return experiment.Parallel(ctx, cfg.Chains, func(ctx context.Context, c int) error {
-					rng := experiment.Stream(cfg.Seed, "chains-"+kind, c)
-					tg := space.Clone()
-					within, err := kernels.NewModelRandomWalk(tg, cov)
-					if err != nil {
-						return err
-					}
-					kern, err := set.New(tg, within)
-					if err != nil {
-						return err
-					}
-					k0 := rng.IntN(tg.NumModels())
-					s, err := kern.Init(k0, pilot.Train[k0][rng.IntN(len(pilot.Train[k0]))])
-					if err != nil {
-						return err
-					}
-					step := func(rng *rand.Rand) (int, kernels.RJInfo) {
-						var info kernels.RJInfo
-						s, info = kern.Step(rng, s)
-						return s.Model, info
-					}
-					runs[c], err = experiment.RunChain(ctx, rng, cfg.Steps, tg.NumModels(), step, false, bar.Add)
-					return err
-				})
-			})
-			bar.Done()
-			if err != nil {
-				return nil, err
+		cfg.Progress.Logf("factor: %s", kind)
+		r, err := trj.Run(ctx, space, set)
+		if err != nil {
+			return res, fmt.Errorf("factor: %s: %w", kind, err)
+		}
+		res.Runs[kind] = r
+		if first == nil {
+			first = r
+			pl := r.Pilots
+			w := [2]float64{modeWeight(l2, pl[0].Train), modeWeight(l2, pl[0].EvalDraws())}
+			cfg.Progress.Logf("2-factor pilot: weight of the mode with positive factor-2 loadings %.3f (training draws), %.3f (evaluation draws)", w[0], w[1])
+			res.Settings = map[string]any{
+				"data": dataName, "pilot_draws": cfg.PilotDraws, "smc_runs": 2 * cfg.BridgeReplicates, "pilot_refresh": cfg.PilotRefresh,
+				"train_draws": len(pl[0].Train), "eval_draws": len(pl[0].EvalDraws()), "bridge_groups": cfg.BridgeReplicates,
+				"chains": cfg.Chains, "steps": cfg.Steps, "rw_scale": cfg.RWScale,
+				"rqma_layers": cfg.RQMA.Layers, "rqma_bins": cfg.RQMA.Bins, "rqma_hidden_per_dim": cfg.RQMA.HiddenPerDim,
+				"rqma_sigmoid_scale": cfg.RQMA.SigmoidScale, "train_iterations": cfg.Train.Iterations, "train_batch": cfg.Train.BatchSize,
+				"pilot_mode_weight_train": w[0], "pilot_mode_weight_eval": w[1],
+				"smc_log_evidence": r.Evidence.LogZ, "smc_log_evidence_se": r.Evidence.LogZSE,
 			}
-			if pr, err = experiment.SummarizeChains(runs, labels); err != nil {
-				return nil, err
+			for _, t := range r.Timings {
+				if t.Stage == "pilot" {
+					res.Seconds = map[string]experiment.Float{"pilot": experiment.Float(t.Seconds)}
+				}
 			}
-			for _, r := range runs {
-				res.Running[kind] = append(res.Running[kind], r.Running(0))
+			if cfg.ScatterSources > 0 {
+				ev := pl[0].EvalDraws()
+				for _, d := range ev[:min(cfg.ScatterSources, len(ev))] {
+					res.Source = append(res.Source, loadingsRow(l2, d))
+				}
+				for _, d := range pl[1].EvalDraws() {
+					res.Background = append(res.Background, loadingsRow(l3, d))
+				}
 			}
 		}
-		if cfg.BridgeReplicates > 0 {
-			var ests []kernels.BridgeEstimate
-			bar = cfg.Progress.Stage("bridge "+kind, cfg.BridgeReplicates)
-			err = timer.Time(experiment.StageBridge, func() error {
-				var err error
-				ests, err = experiment.BridgeReplicates(ctx, cfg.Seed, "bridge-"+kind, cfg.BridgeReplicates, jump, nil,
-					func(ctx context.Context, rep int, rng *rand.Rand) ([]kernels.JumpRecord, error) {
-						kern, err := set.New(space.Clone(), nil)
-						if err != nil {
-							return nil, err
-						}
-						recs, err := kernels.EvaluationJumps(rng, kern, pilot.Eval)
-						bar.Add(1)
-						return recs, err
-					})
-				return err
-			})
-			bar.Done()
-			if err != nil {
-				return nil, err
-			}
-			pr.Bridge = experiment.SummarizeBridge(ests, labels)
-			pr.Bridge.EvalDraws = cfg.PilotDraws
-			res.Bridge[kind] = pr.Bridge.Values(0)
-			if cfg.Chains == 0 {
-				pr.Estimator = "bridge"
-				pr.ModelProbabilities = pr.Bridge.Normalized
-				pr.Stderr = pr.Bridge.Stderr
-				pr.AcceptanceRate = pr.Bridge.MeanAcceptance
-			}
+		pr, running, err := summarize(r, labels)
+		if err != nil {
+			return res, err
 		}
+		res.Running[kind] = running
+		res.Bridge[kind] = pr.Bridge.Values(0)
 		if cfg.ScatterSources > 0 {
-			prop, err := set.proposeScatter(experiment.Stream(cfg.Seed, "scatter-"+kind, 0), pilot.Eval[0][:len(res.Source)], p)
+			src := first.Pilots[0].EvalDraws()[:len(res.Source)]
+			prop, err := proposeScatter(kind, r, experiment.Stream(cfg.Seed, "scatter-"+kind, 0), src, l2, l3)
 			if err != nil {
-				return nil, err
+				return res, err
 			}
 			res.Proposed[kind] = prop
 		}
-		pr.Seconds = timer.Seconds()
 		res.Add(kind, pr)
 	}
-	res.Seconds = shared.Seconds()
 	return res, nil
+}
+
+// summarize turns one trj.Run result into the experiment's ProposalResult
+// and each chain's running estimate of π(model 0).
+func summarize(r *trj.Result, labels []string) (*experiment.ProposalResult, [][]float64, error) {
+	var runs []*experiment.ChainRun
+	for _, c := range r.Chains.Chains {
+		cr := &experiment.ChainRun{Models: c.Models, NumModels: len(labels)}
+		for from, row := range c.Proposed {
+			for to, n := range row {
+				if from != to {
+					cr.Jumps += n
+					cr.Accepted += c.Accepted[from][to]
+				}
+			}
+		}
+		runs = append(runs, cr)
+	}
+	pr, err := experiment.SummarizeChains(runs, labels)
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, l := range labels {
+		if c := r.Chain[k]; c.Mixed {
+			pr.ModelProbabilities[l], pr.Stderr[l] = experiment.Float(c.P), experiment.Float(c.MCSE)
+		}
+	}
+	var groups []kernels.BridgeEstimate
+	for g, ok := range r.Bridge.PerGroupOK {
+		if ok {
+			groups = append(groups, r.Bridge.PerGroup[g])
+		}
+	}
+	pr.Bridge = experiment.SummarizeBridge(groups, labels)
+	pr.Bridge.Failed = len(r.Bridge.PerGroupOK) - len(groups)
+	if len(r.Pilots) > 0 && len(r.Pilots[0].Eval) > 0 {
+		pr.Bridge.EvalDraws = len(r.Pilots[0].Eval[0])
+	}
+	for _, t := range r.Timings {
+		switch t.Stage {
+		case "transport":
+			pr.Seconds[experiment.StageTrain] = experiment.Float(t.Seconds)
+		case "bridge":
+			pr.Seconds[experiment.StageBridge] = experiment.Float(t.Seconds)
+		case "chains":
+			pr.Seconds[experiment.StageChains] = experiment.Float(t.Seconds)
+		}
+	}
+	var running [][]float64
+	for _, c := range runs {
+		running = append(running, c.Running(0))
+	}
+	return pr, running, nil
+}
+
+// modeWeight is the fraction of 2-factor draws in the mode with positive
+// factor-2 loadings of variables 3..6.
+func modeWeight(l Layout, draws [][]float64) float64 {
+	pos := 0
+	for _, d := range draws {
+		if l.Mode(d) > 0 {
+			pos++
+		}
+	}
+	return float64(pos) / float64(max(len(draws), 1))
 }
 
 // loadingsRow returns B (6×3 row-major, zero-padded) of the point u.
@@ -636,44 +404,45 @@ func loadingsRow(lay Layout, u []float64) []float64 {
 }
 
 // proposeScatter proposes each 2-factor source draw into the 3-factor
-// model (TRJ: T₃⁻¹(T₂(θ), u) with u ~ N(0, I); Lopes–West: a draw of q₃,
-// which ignores θ) and returns the proposals' loadings rows.
-func (s *ProposalSet) proposeScatter(rng *rand.Rand, src [][]float64, p int) ([][]float64, error) {
-	l2, l3 := NewLayout(p, 2), NewLayout(p, 3)
+// model (TRJ: T₃⁻¹(h̄(T₂(θ), u)) with u ~ N(0, I); Lopes–West: a draw of q₃
+// fitted to the 3-factor training draws, which ignores θ) and returns the
+// proposals' loadings rows.
+func proposeScatter(kind string, r *trj.Result, rng *rand.Rand, src [][]float64, l2, l3 Layout) ([][]float64, error) {
 	th := make([]float64, l3.Dim())
 	var out [][]float64
-	switch s.Kind {
-	case experiment.ProposalLopesWest:
-		q, err := newLopesWest(s.train[1], l3)
+	if kind == experiment.ProposalLopesWest {
+		q, err := newLopesWest(r.Pilots[1].Train, l3)
 		if err != nil {
 			return nil, err
 		}
 		for range src {
-			if err := q.Sample(rng, th); err != nil {
-				continue
+			if err := q.Sample(rng, th); err == nil {
+				out = append(out, loadingsRow(l3, th))
 			}
-			out = append(out, loadingsRow(l3, th))
 		}
-	default:
-		tr := s.Transports()
-		z2, z3 := make([]float64, l2.Dim()), make([]float64, l3.Dim())
-		for _, d := range src {
-			if _, err := tr[0].Forward(d, z2); err != nil {
-				continue
-			}
-			perm := Alignment(l2, l3)
-			for i, j := range perm {
-				if j < l2.Dim() {
-					z3[i] = z2[j]
-				} else {
-					z3[i] = rng.NormFloat64()
-				}
-			}
-			if _, err := tr[1].Inverse(z3, th); err != nil {
-				continue
-			}
-			out = append(out, loadingsRow(l3, th))
+		return out, nil
+	}
+	t2, t3 := r.FittedTransport(0), r.FittedTransport(1)
+	if t2 == nil || t3 == nil {
+		return nil, fmt.Errorf("factor: %s run has no fitted transports", kind)
+	}
+	perm := Alignment(l2, l3)
+	z2, z3 := make([]float64, l2.Dim()), make([]float64, l3.Dim())
+	for _, d := range src {
+		if _, err := t2.Forward(d, z2); err != nil {
+			continue
 		}
+		for i, j := range perm {
+			if j < l2.Dim() {
+				z3[i] = z2[j]
+			} else {
+				z3[i] = rng.NormFloat64()
+			}
+		}
+		if _, err := t3.Inverse(z3, th); err != nil {
+			continue
+		}
+		out = append(out, loadingsRow(l3, th))
 	}
 	return out, nil
 }

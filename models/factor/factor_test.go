@@ -349,9 +349,9 @@ func TestPilotModes(t *testing.T) {
 // figures.
 func TestRunTiny(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.PilotDraws = 100
+	cfg.PilotDraws = 400
 	cfg.SMC = kernels.SMCSettings{} // the paper's faster tempering
-	cfg.RejuvenateSteps = 20
+	cfg.PilotRefresh = 2
 	cfg.Chains, cfg.Steps = 2, 100
 	cfg.BridgeReplicates = 2
 	cfg.Train.Iterations = 10

@@ -1,6 +1,7 @@
 package factor
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -242,3 +243,63 @@ func (q *LopesWestProposal) Sample(rng *rand.Rand, theta []float64) error {
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func stdNormalLogProb(x float64) float64 { return distuv.UnitNormal.LogProb(x) }
+
+// lopesWest is the Lopes–West independence proposal on the unconstrained
+// scale: the Gaussian part is on the loadings themselves (β_jj, not its
+// log), as in the paper, so a draw with a non-positive β_jj lies outside
+// the support and is rejected.
+type lopesWest struct {
+	q   *LopesWestProposal
+	lay Layout
+	c   []float64
+}
+
+func newLopesWest(draws [][]float64, lay Layout) (*lopesWest, error) {
+	conv := make([][]float64, len(draws))
+	for i, d := range draws {
+		c := append([]float64(nil), d...)
+		for _, pos := range lay.LogDiag {
+			c[pos] = math.Exp(c[pos])
+		}
+		conv[i] = c
+	}
+	q, err := NewLopesWestProposal(conv, lay.BetaIndices(), lay.LambdaIndices(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &lopesWest{q: q, lay: lay, c: make([]float64, lay.Dim())}, nil
+}
+
+func (l *lopesWest) Dim() int { return l.lay.Dim() }
+
+func (l *lopesWest) LogDensity(u []float64) (float64, error) {
+	if len(u) != len(l.c) {
+		return math.Inf(-1), fmt.Errorf("factor: point of length %d, want %d", len(u), len(l.c))
+	}
+	copy(l.c, u)
+	jac := 0.0
+	for _, pos := range l.lay.LogDiag {
+		l.c[pos] = math.Exp(u[pos])
+		jac += u[pos]
+	}
+	lq, err := l.q.LogDensity(l.c)
+	return lq + jac, err
+}
+
+var errOutsideSupport = errors.New("factor: Lopes–West draw outside the support (β_jj ≤ 0)")
+
+func (l *lopesWest) Sample(rng *rand.Rand, u []float64) error {
+	if err := l.q.Sample(rng, l.c); err != nil {
+		return err
+	}
+	for _, pos := range l.lay.LogDiag {
+		if !(l.c[pos] > 0) {
+			return errOutsideSupport
+		}
+	}
+	copy(u, l.c)
+	for _, pos := range l.lay.LogDiag {
+		u[pos] = math.Log(l.c[pos])
+	}
+	return nil
+}

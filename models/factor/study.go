@@ -92,7 +92,6 @@ func (c *StudyConfig) Settings() (map[string]any, error) {
 		"bridge_replicates":  c.BridgeReplicates,
 		"proposals":          c.Proposals,
 		"rejuvenate_steps":   c.RejuvenateSteps,
-		"flow_on_loadings":   c.FlowOnLoadings,
 		"smc_ess_fraction":   s.ESSFraction,
 		"smc_resample":       s.ResampleThreshold,
 		"smc_move":           s.Move.String(),
