@@ -181,13 +181,12 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	}
 	var first *Program
 	if len(folded) > 0 {
-		first = newProgram(c)
+		// The folding program runs on c.init itself and becomes the
+		// result: its arena, folded, is the initial state.
+		first = newProgram(c, c.init)
 		if err := first.run(folded); err != nil {
 			return nil, fmt.Errorf("ad: evaluating constant subgraph: %w", err)
 		}
-		// The folding program becomes the result: its arena is the
-		// initial state, so it need not be copied again.
-		c.init = first.arena
 	}
 	if out != nil && !cfg.noFuse {
 		c.value = c.fuse(c.value, []int{c.outSlot}, b.isConst)
@@ -211,7 +210,9 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	if first != nil {
 		return first, nil // c.init aliases its arena; only newProgram reads c.init
 	}
-	return newProgram(c), nil
+	// The program takes c.init as its arena: only newProgram reads c.init,
+	// so it need not be copied.
+	return newProgram(c, c.init), nil
 }
 
 // checkMember reports an error unless n is a node of g.

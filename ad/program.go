@@ -293,9 +293,10 @@ func (p *Program) Clone() *Program {
 	return q
 }
 
-// newProgram builds the first Program of a compiled code.
-func newProgram(c *code) *Program {
-	p := &Program{code: c, arena: append([]float64(nil), c.init...)}
+// newProgram builds the first Program of a compiled code on arena, its
+// initial state, which it owns.
+func newProgram(c *code, arena []float64) *Program {
+	p := &Program{code: c, arena: arena}
 	p.kernels = append([]Kernel(nil), c.kernels...)
 	p.wire()
 	return p
