@@ -291,6 +291,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				"rqma_sigmoid_scale": cfg.RQMA.SigmoidScale, "train_iterations": cfg.Train.Iterations, "train_batch": cfg.Train.BatchSize,
 				"pilot_mode_weight_train": w[0], "pilot_mode_weight_eval": w[1],
 				"smc_log_evidence": r.Evidence.LogZ, "smc_log_evidence_se": r.Evidence.LogZSE,
+				"smc_model_probabilities": r.Evidence.P, "smc_model_probabilities_se": r.Evidence.SE,
 			}
 			for _, t := range r.Timings {
 				if t.Stage == "pilot" {
@@ -313,6 +314,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		res.Running[kind] = running
 		res.Bridge[kind] = pr.Bridge.Values(0)
+		// The pooled estimate over all evaluation groups and its jackknife
+		// standard error (the table shows the groups' own estimates).
+		res.Settings["bridge_pooled_"+kind] = r.Bridge.Normalized
+		res.Settings["bridge_pooled_se_"+kind] = r.Bridge.NormalizedSE
+		cfg.Progress.Logf("factor: %s: bridge estimate over all groups π(2) = %.4f ± %.4f (jackknife)", kind, r.Bridge.Normalized[0], r.Bridge.NormalizedSE[0])
 		if cfg.ScatterSources > 0 {
 			src := first.Pilots[0].EvalDraws()[:len(res.Source)]
 			prop, err := proposeScatter(kind, r, experiment.Stream(cfg.Seed, "scatter-"+kind, 0), src, l2, l3)
