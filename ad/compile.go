@@ -168,6 +168,13 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	}
 	c.outputs = b.subset(ancestors(g, cfg.outputs))
 
+	c.chkSlot = -1
+	if out != nil && !cfg.noFuse {
+		c.chkSlot = len(c.slotOff)
+		c.slotOff = append(c.slotOff, b.arenaLen)
+		c.slotLen = append(c.slotLen, 1)
+		b.arenaLen++
+	}
 	c.arenaLen = b.arenaLen
 	c.init = make([]float64, c.arenaLen)
 	for _, d := range b.inits {
@@ -191,6 +198,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	if out != nil && !cfg.noFuse {
 		c.value = c.fuse(c.value, []int{c.outSlot}, b.isConst)
 		c.full = c.fuse(c.full, append([]int{c.outSlot}, c.gradSlots...), b.isConst)
+		c.gradChecked = c.markGradChecks()
 	}
 	if !cfg.noFuse {
 		c.outputs = c.fuse(c.outputs, c.extra, b.isConst)

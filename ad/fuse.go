@@ -77,18 +77,84 @@ type fop struct {
 	// into it), and out is that scaled product's slot.
 	scale  foperand
 	scaled bool
+
+	check bool // report non-finite results (a gradient's writer)
 }
 
-// runFused executes the ops of a kFused instruction in order.
-func runFused(s [][]float64, ops []fop) {
+// runFused executes the ops of a kFused instruction in order. Ops marked
+// check also set element 0 of slot chk to 1 when they write a NaN or an
+// infinity (see markGradChecks).
+func runFused(s [][]float64, ops []fop, chk int) {
 	for k := range ops {
 		op := &ops[k]
+		if op.check {
+			if runChecked(s, op) {
+				s[chk][0] = 1
+			}
+			continue
+		}
+		runOp(s, op)
+	}
+}
+
+// runChecked runs op and reports whether any value it wrote is NaN or
+// infinite. A product with a scalar checks in its loop; other ops check
+// their results after it.
+func runChecked(s [][]float64, op *fop) bool {
+	if op.code == fMul && op.a.scalar != op.b.scalar && op.sum < 0 {
+		return mulScalarChecked(s[op.out][:op.n], s, op)
+	}
+	runOp(s, op)
+	bad := false
+	switch op.code {
+	case fSum:
+		bad = !allFinite(s[op.out][:1])
+	case fSoftplusSigmoid:
+		bad = !allFinite(s[op.out][:op.n]) || !allFinite(s[op.out2][:op.n])
+	default:
+		bad = !allFinite(s[op.out][:op.n])
+	}
+	if op.sum >= 0 {
+		bad = bad || !allFinite(s[op.sum][:1])
+	}
+	return bad
+}
+
+// mulScalarChecked runs a product of a vector and a scalar, scaled or not
+// (a product with 1 leaves every value's bits unchanged), and reports
+// whether a result is NaN or infinite: a result's exponent bits plus one
+// carry into the sign bit exactly when they are all ones.
+func mulScalarChecked(out []float64, s [][]float64, op *fop) bool {
+	v, x := op.a, op.b
+	if v.scalar {
+		v, x = x, v
+	}
+	a, y := s[v.slot][v.off:v.off+len(out)], s[x.slot][x.off]
+	c := 1.0
+	if op.scaled {
+		c = s[op.scale.slot][op.scale.off]
+	}
+	const expMask = 0x7ff << 52
+	var m uint64
+	out = out[:len(a)]
+	for i, e := range a {
+		r := e * y * c
+		out[i] = r
+		m |= math.Float64bits(r)&expMask + 1<<52
+	}
+	return m>>63 != 0
+}
+
+// runOp executes one fused op.
+func runOp(s [][]float64, op *fop) {
+	{
 		n := op.n
 		switch op.code {
 		case fUnary:
 			op.un(s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n])
 		case fNeg:
 			out, a := s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n]
+			out = out[:len(a)]
 			for i, v := range a {
 				out[i] = -v
 			}
@@ -96,35 +162,36 @@ func runFused(s [][]float64, ops []fop) {
 			out, a := s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n]
 			if op.sum >= 0 {
 				s[op.sum][0] = squareSum(out, a)
-				continue
+				return
 			}
+			out = out[:len(a)]
 			for i, v := range a {
 				out[i] = v * v
 			}
 		case fMul:
 			if op.sum >= 0 || op.scaled {
 				mulFused(s[op.out][:n], s, op)
-				continue
+				return
 			}
 			if n == 1 {
 				s[op.out][0] = s[op.a.slot][op.a.off] * s[op.b.slot][op.b.off]
-				continue
+				return
 			}
 			binaryFused(s[op.out][:n], s, op)
 		case fAdd, fSub:
 			if op.sum >= 0 {
 				s[op.sum][0] = addSubSum(s[op.out][:n], s, op)
-				continue
+				return
 			}
 			if n == 1 {
 				s[op.out][0] = scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
-				continue
+				return
 			}
 			binaryFused(s[op.out][:n], s, op)
 		case fDiv, fGeneric:
 			if n == 1 {
 				s[op.out][0] = scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
-				continue
+				return
 			}
 			binaryFused(s[op.out][:n], s, op)
 		case fSum:
@@ -165,6 +232,7 @@ func binaryFused(out []float64, s [][]float64, op *fop) {
 	switch {
 	case !as && !bs:
 		a, b := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n]
+		a, b = a[:len(out)], b[:len(out)] // lets the compiler drop bounds checks
 		switch op.code {
 		case fAdd:
 			for i := range out {
@@ -280,6 +348,7 @@ func mulFused(out []float64, s [][]float64, op *fop) {
 	switch {
 	case !op.a.scalar && !op.b.scalar:
 		a, b := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n]
+		a, b = a[:len(out)], b[:len(out)]
 		i := 0
 		if scaled {
 			for ; i+2 <= n; i += 2 {
@@ -376,6 +445,7 @@ func addSubSum(out []float64, s [][]float64, op *fop) float64 {
 		return s0 + s1
 	}
 	a, b := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n]
+	a, b = a[:len(out)], b[:len(out)]
 	var s0, s1 float64
 	i := 0
 	if op.code == fAdd {
@@ -616,8 +686,16 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 	// Group consecutive ops, merging as they come.
 	var out []instr
 	var run []fop
+	last := -1 // the instruction of the last op appended to run
 	flush := func() {
 		if len(run) == 0 {
+			return
+		}
+		if len(run) == 1 && unchanged(&run[0], &list[last]) {
+			// A lone op gains nothing from fusion: keep its instruction
+			// and one dispatch fewer.
+			out = append(out, list[last])
+			run = nil
 			return
 		}
 		out = append(out, instr{kind: kFused, out: run[0].out, fz: run,
@@ -646,9 +724,26 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 			}
 		}
 		run = append(run, *op)
+		last = i
 	}
 	flush()
 	return out
+}
+
+// unchanged reports whether op computes what ins computes, from the same
+// buffers, with nothing merged into it.
+func unchanged(op *fop, ins *instr) bool {
+	if op.sum >= 0 || op.scaled || op.out != ins.out || op.code == fSoftplusSigmoid {
+		return false
+	}
+	switch ins.kind {
+	case kUnary, kSumAll:
+		return op.a.slot == ins.args[0] && op.a.off == 0 && op.code != fCopy
+	case kBinary:
+		return op.code != fCopy && op.code != fNeg && op.a.slot == ins.args[0] && op.b.slot == ins.args[1] &&
+			op.a.off == 0 && op.b.off == 0
+	}
+	return false
 }
 
 // mergeSum folds a sum of all elements into the square or product of run
@@ -724,6 +819,51 @@ func pairSoftplusSigmoid(run []fop, op *fop) bool {
 		return true
 	}
 	return false
+}
+
+// markGradChecks lets the ops that write the gradient check it for
+// non-finite values as they write it, so that LogDensityGrad need not scan
+// it again. It marks them only when every gradient slot is written whole
+// by a fused op of full (directly, or as a fused sum), and reports whether it did.
+func (c *code) markGradChecks() bool {
+	type at struct{ i, k int }
+	writer := make(map[int]at)
+	for i := range c.full {
+		ins := &c.full[i]
+		if ins.kind != kFused {
+			continue
+		}
+		for k := range ins.fz {
+			op := &ins.fz[k]
+			writer[op.out] = at{i, k}
+			if op.code == fSoftplusSigmoid {
+				writer[op.out2] = at{i, k}
+			}
+			if op.sum >= 0 {
+				writer[op.sum] = at{i, k}
+			}
+		}
+	}
+	var marks []at
+	for _, g := range c.gradSlots {
+		if c.slotLen[g] == 0 {
+			continue
+		}
+		w, ok := writer[g]
+		if !ok {
+			return false
+		}
+		op := &c.full[w.i].fz[w.k]
+		whole := op.sum == g || (op.code == fSum && op.out == g) || op.n == c.slotLen[g]
+		if !whole {
+			return false
+		}
+		marks = append(marks, w)
+	}
+	for _, w := range marks {
+		c.full[w.i].fz[w.k].check = true
+	}
+	return true
 }
 
 // fusedOuts appends the slots a kFused instruction writes.

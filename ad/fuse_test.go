@@ -346,3 +346,74 @@ func TestFusedDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedGradientCheck covers the finite check done by the ops that
+// write the gradient: a finite value with an infinite gradient is the same
+// error as without fusion, and the next good point evaluates normally.
+func TestFusedGradientCheck(t *testing.T) {
+	build := func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 3)
+		return G.Must(G.Add(G.Must(G.Sum(G.Must(G.Sqrt(x)))), G.Must(G.Sum(G.Must(G.Square(x)))))), []*G.Node{x}
+	}
+	fused, plain := compileFunc(t, build), compileFunc(t, build, withoutFusion())
+	if !fused.code.gradChecked {
+		t.Fatal("gradient not checked by its writers")
+	}
+	if !compileFunc(t, fuseCases[0].build).code.gradChecked {
+		t.Fatal("gauss: gradient not checked by its writers")
+	}
+	g1, g2 := make([]float64, 3), make([]float64, 3)
+	for _, x := range [][]float64{{1, 0, 2}, {1, 2, 3}, {0, 1, 0}, {4, 5, 6}} {
+		_, err1 := fused.LogDensityGrad(x, g1)
+		_, err2 := plain.LogDensityGrad(x, g2)
+		if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+			t.Fatalf("x=%v: fused error %v, unfused %v", x, err1, err2)
+		}
+		if x[0] == 0 || x[1] == 0 {
+			if !errors.Is(err1, ErrNonFinite) {
+				t.Fatalf("x=%v: error %v, want ErrNonFinite", x, err1)
+			}
+			continue
+		}
+		for i := range g1 {
+			if g1[i] != g2[i] {
+				t.Fatalf("x=%v: grad[%d] fused %v, unfused %v", x, i, g1[i], g2[i])
+			}
+		}
+	}
+}
+
+// TestMulScalarChecked checks the in-loop test of a scaled product against
+// math.IsNaN and math.IsInf, at overflow, NaN and the largest finite values.
+func TestMulScalarChecked(t *testing.T) {
+	big := math.MaxFloat64
+	for _, tc := range []struct {
+		a       []float64
+		x, c    float64
+		wantBad bool
+	}{
+		{[]float64{1, 2, 3}, 2, -0.5, false},
+		{[]float64{1, big, 3}, 1, 1, false},
+		{[]float64{1, big, 3}, 2, 0.5, true}, // overflows before the scale
+		{[]float64{1, math.NaN(), 3}, 2, 1, true},
+		{[]float64{1, math.Inf(-1), 3}, 2, 1, true},
+		{[]float64{0, 1, 3}, math.Inf(1), 1, true}, // 0·∞
+		{[]float64{5e-324, -5e-324, 0}, 1, 1, false},
+	} {
+		s := [][]float64{tc.a, {tc.x}, {tc.c}, make([]float64, len(tc.a))}
+		op := &fop{code: fMul, out: 3, n: len(tc.a), a: foperand{slot: 0}, b: foperand{slot: 1, scalar: true},
+			scale: foperand{slot: 2, scalar: true}, scaled: true, sum: -1}
+		bad := mulScalarChecked(s[3], s, op)
+		want := false
+		for i, v := range tc.a {
+			r := v * tc.x * tc.c
+			if math.Float64bits(s[3][i]) != math.Float64bits(r) && !(math.IsNaN(r) && math.IsNaN(s[3][i])) {
+				t.Errorf("%v·%v·%v: element %d = %v, want %v", tc.a, tc.x, tc.c, i, s[3][i], r)
+			}
+			want = want || math.IsNaN(r) || math.IsInf(r, 0)
+		}
+		if bad != want || bad != tc.wantBad {
+			t.Errorf("%v·%v·%v: bad = %v, want %v", tc.a, tc.x, tc.c, bad, want)
+		}
+	}
+}

@@ -65,6 +65,13 @@ type code struct {
 
 	value, full, outputs []instr // instruction lists for each entry point
 
+	// chkSlot is a one-element scratch slot that fused ops set to 1 when
+	// they write a non-finite gradient value; gradChecked says that they
+	// check every gradient slot, so LogDensityGrad reads it instead of
+	// scanning the gradient (see markGradChecks).
+	chkSlot     int
+	gradChecked bool
+
 	shared    map[int][]float64 // WithSharedData slots: the caller's arrays
 	kernels   []Kernel          // prototypes of lowered custom kernels
 	kernArgs  [][]int           // input slots of each kernel
@@ -189,6 +196,10 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 	if p.inplace == nil {
 		p.inplace = p.planInplace()
 	}
+	c := p.code
+	if c.gradChecked {
+		p.slots[c.chkSlot][0] = 0
+	}
 	if st := p.inplace; st.ok && len(x) == p.code.dim && p.code.dim > 0 && !overlap(x, grad) {
 		// Read x and write the gradient where they are, as
 		// LogDensityGradInPlace does, saving two copies.
@@ -215,7 +226,7 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return v, fmt.Errorf("%w: log-density is %v", ErrNonFinite, v)
 	}
-	if !allFinite(grad) {
+	if c.gradChecked && p.slots[c.chkSlot][0] != 0 || !c.gradChecked && !allFinite(grad) {
 		for i, gi := range grad {
 			if math.IsNaN(gi) || math.IsInf(gi, 0) {
 				return v, fmt.Errorf("%w: gradient[%d] is %v", ErrNonFinite, i, gi)
@@ -436,7 +447,7 @@ func (p *Program) run(code []instr) (err error) {
 				return err
 			}
 		case kFused:
-			runFused(s, ins.fz)
+			runFused(s, ins.fz, p.code.chkSlot)
 		}
 	}
 	return nil
