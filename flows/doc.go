@@ -25,7 +25,10 @@
 // output may be the same slice. RQMA and ConditionalRQMA
 // keep scratch space for that, so each goroutine needs its own Clone; Affine
 // is stateless. Training is deterministic given TrainOptions.Seed and
-// TrainOptions.Workers.
+// TrainOptions.Workers. The fitting functions take a context: cancelling
+// it stops training between Adam steps. A TrainCache (TrainOptions.Cache)
+// lends compiled training losses between fits of one architecture, which
+// saves their compile when many small flows are fitted.
 //
 // Every flow is a gorgonia graph built from layers: the standardisation,
 // the sigmoid and logit, MADE conditioners of masked linear layers
