@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/trjgo/trj/ad"
 )
@@ -78,9 +79,39 @@ type RQMA struct {
 	c      float64
 	work   *pointWork
 	buf    []float64
-	fwd    *ad.Program // the forward map's compiled graph
-	inv    *ad.Program // the inverse map's compiled graph
-	out    []float64   // their outputs: n values, then the log-determinant
+	progs  *rqmaPrograms // compiled maps, shared by clones
+	fwd    *ad.Program   // this value's copies, made on first use
+	inv    *ad.Program
+	out    []float64 // their outputs: n values, then the log-determinant
+}
+
+// rqmaPrograms holds an RQMA's compiled forward and inverse maps, compiled
+// on the first evaluation of the flow or of any of its clones (a fit does
+// not evaluate them). They never evaluate themselves: each value evaluates
+// its own clones of them, so any goroutine may clone them.
+type rqmaPrograms struct {
+	once     sync.Once
+	fwd, inv *ad.Program
+	err      error
+}
+
+// programs returns f's own compiled maps, compiling them on first use.
+func (f *RQMA) programs() error {
+	if f.fwd != nil {
+		return nil
+	}
+	p := f.progs
+	p.once.Do(func() {
+		if p.fwd, p.err = f.compileForward(); p.err != nil {
+			return
+		}
+		p.inv, p.err = f.compileInverse()
+	})
+	if p.err != nil {
+		return p.err
+	}
+	f.fwd, f.inv = p.fwd.Clone(), p.inv.Clone()
+	return nil
 }
 
 // NewRQMA returns an untrained RQMA flow on R^n, n = len(shift), with the
@@ -103,13 +134,7 @@ func NewRQMA(shift, scale []float64, cfg RQMAConfig, seed uint64) (*RQMA, error)
 	copy(f.shift, shift)
 	copy(f.scale, scale)
 	f.net.init(f.params, rand.New(rand.NewPCG(seed, 0x5eed)))
-	var err error
-	if f.fwd, err = f.compileForward(); err != nil {
-		return nil, err
-	}
-	if f.inv, err = f.compileInverse(); err != nil {
-		return nil, err
-	}
+	f.progs = &rqmaPrograms{}
 	f.out = make([]float64, n+1)
 	return f, nil
 }
@@ -142,13 +167,15 @@ func (f *RQMA) NumParams() int { return len(f.params) }
 // standardisation (a fitted flow never changes them) and owns its scratch
 // space, so a clone costs a few buffers of the network's width.
 func (f *RQMA) Clone() *RQMA {
-	g := *f
-	g.work = f.net.newPointWork()
-	g.buf = make([]float64, f.net.n)
-	g.fwd = f.fwd.Clone()
-	g.inv = f.inv.Clone()
-	g.out = make([]float64, f.net.n+1)
-	return &g
+	// Field by field: f's own programs may be set by a concurrent first
+	// evaluation of f, so they are not read here.
+	return &RQMA{
+		cfg: f.cfg, net: f.net, params: f.params, shift: f.shift, scale: f.scale, c: f.c,
+		work:  f.net.newPointWork(),
+		buf:   make([]float64, f.net.n),
+		progs: f.progs,
+		out:   make([]float64, f.net.n+1),
+	}
 }
 
 // Forward sets z = T(θ) and returns log|det J_T(θ)|.
@@ -156,6 +183,9 @@ func (f *RQMA) Forward(theta, z []float64) (float64, error) {
 	n := f.net.n
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
+	}
+	if err := f.programs(); err != nil {
+		return math.NaN(), err
 	}
 	if err := f.fwd.Outputs(theta, f.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
@@ -173,6 +203,9 @@ func (f *RQMA) Inverse(z, theta []float64) (float64, error) {
 	n := f.net.n
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
+	}
+	if err := f.programs(); err != nil {
+		return math.NaN(), err
 	}
 	if err := f.inv.Outputs(z, f.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)

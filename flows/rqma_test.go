@@ -297,3 +297,50 @@ func TestClonesShareParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestRQMALazyPrograms: a flow compiles its maps on first use; goroutines
+// cloning a never-evaluated flow while it makes its first evaluation all
+// get the same values (run with -race).
+func TestRQMALazyPrograms(t *testing.T) {
+	cfg := RQMAConfig{Layers: 2, Bins: 5, HiddenPerDim: 4, SigmoidScale: 1}
+	f := randomRQMA(t, 3, cfg, 7)
+	if f.fwd != nil || f.progs.fwd != nil {
+		t.Fatal("NewRQMA compiled the maps")
+	}
+	theta := []float64{0.3, -1, 2}
+	want := make([]float64, 3)
+	ref := f.Clone()
+	ldWant, err := ref.Forward(theta, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := randomRQMA(t, 3, cfg, 7) // the same flow, never evaluated
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := g
+			if i > 0 {
+				h = g.Clone()
+			}
+			z, back := make([]float64, 3), make([]float64, 3)
+			ld, err := h.Forward(theta, z)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := h.Inverse(z, back); err != nil {
+				t.Error(err)
+				return
+			}
+			for j := range z {
+				if z[j] != want[j] || ld != ldWant || math.Abs(back[j]-theta[j]) > 1e-9 {
+					t.Errorf("goroutine %d: z %v ld %v θ %v, want %v %v %v", i, z, ld, back, want, ldWant, theta)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
