@@ -180,7 +180,8 @@ type TransportSettings struct {
 	// called once per model, and again for every goroutine that needs its
 	// own copy (the bridge's groups, the chains) unless the proposal has a
 	// Clone method returning a kernels.IndependenceProposal; so it must give
-	// the same proposal for the same draws.
+	// the same proposal for the same draws, and it may be called from
+	// several goroutines at once (it must not change the draws).
 	Independence IndependenceFunc
 }
 
