@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/trjgo/trj/internal/parallel"
 	"github.com/trjgo/trj/kernels"
 )
 
 // Bridge is the Bartolucci bridge estimate of the model probabilities from
-// one proposal per evaluation draw, with jackknife standard errors.
+// proposals made from the evaluation draws, with jackknife standard errors.
 type Bridge struct {
 	// Raw[k] is the paper's π̂(k) (reference model k, not renormalised) and
 	// Normalized[k] is Raw divided by its sum.
@@ -24,6 +25,8 @@ type Bridge struct {
 	// for any fixed transport.
 	RawSE, NormalizedSE []float64
 	Groups              int
+	// Proposals is the number of proposals made from each evaluation draw.
+	Proposals int
 	// Estimate is the full estimate (odds, Bayes factors, counts).
 	Estimate kernels.BridgeEstimate `json:"-"`
 	// PerGroup[g] is the estimate from group g's draws alone (its spread,
@@ -34,10 +37,10 @@ type Bridge struct {
 	PerGroupOK []bool                   `json:"-"`
 }
 
-// bridgeEstimate makes one proposal from every evaluation draw of every
-// model (uniform jumps between models) and returns the estimate with its
+// bridgeEstimate makes proposals (that many) from every evaluation draw of
+// every model (uniform jumps between models) and returns the estimate with its
 // jackknife standard errors. kernel(g) gives group g its own kernel.
-func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []float64, kernel func(g int) (kernels.RJKernel, error)) (*Bridge, error) {
+func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []float64, proposals int, kernel func(g int) (kernels.RJKernel, error)) (*Bridge, error) {
 	K := len(pilots)
 	G := len(pilots[0].Eval)
 	for k, p := range pilots {
@@ -50,23 +53,42 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 	}
 	jump := kernels.UniformJumps(K)
 	records := make([][]kernels.JumpRecord, G)
-	err := parallel.For(ctx, G, func(ctx context.Context, g int) error {
-		kern, err := kernel(g)
-		if err != nil {
+	kerns := make([]kernels.RJKernel, G)
+	rngs := make([]*rand.Rand, G)
+	// One round proposes once from every draw; each group keeps its kernel
+	// and stream across rounds, so the records depend on the seed alone.
+	round := func() error {
+		return parallel.For(ctx, G, func(ctx context.Context, g int) error {
+			if kerns[g] == nil {
+				var err error
+				if kerns[g], err = kernel(g); err != nil {
+					return err
+				}
+				rngs[g] = stream(seed, "bridge", g)
+			}
+			draws := make([][][]float64, K)
+			for k, p := range pilots {
+				draws[k] = p.Eval[g]
+			}
+			r, err := kernels.EvaluationJumps(rngs[g], kerns[g], draws)
+			records[g] = append(records[g], r...)
 			return err
-		}
-		draws := make([][][]float64, K)
-		for k, p := range pilots {
-			draws[k] = p.Eval[g]
-		}
-		records[g], err = kernels.EvaluationJumps(stream(seed, "bridge", g), kern, draws)
-		return err
-	})
-	if err != nil {
-		return nil, err
+		})
 	}
+	for range proposals {
+		if err := round(); err != nil {
+			return nil, err
+		}
+	}
+	total := 0
+	for _, r := range records {
+		total += len(r)
+	}
+	// One buffer for the G+1 joined record sets: joining afresh for each
+	// held-out group made paper-sized runs hold G copies at once.
+	all := make([]kernels.JumpRecord, 0, total)
 	estimate := func(skip int) (kernels.BridgeEstimate, error) {
-		var all []kernels.JumpRecord
+		all = all[:0]
 		for g, r := range records {
 			if g != skip {
 				all = append(all, r...)
@@ -78,7 +100,7 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 	if err != nil {
 		return nil, err
 	}
-	b := &Bridge{Raw: full.Raw, Normalized: full.Normalized, Groups: G, Estimate: full,
+	b := &Bridge{Raw: full.Raw, Normalized: full.Normalized, Groups: G, Proposals: proposals, Estimate: full,
 		RawSE: make([]float64, K), NormalizedSE: make([]float64, K)}
 	loo := make([]kernels.BridgeEstimate, G)
 	for g := range G {

@@ -171,7 +171,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 	// Bridge estimate from the evaluation draws.
 	err = res.time("bridge", func() error {
 		jump := kernels.UniformJumps(K)
-		b, err := bridgeEstimate(ctx, s.Seed, pilots, nil, func(int) (kernels.RJKernel, error) {
+		b, err := bridgeEstimate(ctx, s.Seed, pilots, nil, s.Bridge.Proposals, func(int) (kernels.RJKernel, error) {
 			return kb.kernel(jump, nil)
 		})
 		if err != nil {
@@ -214,28 +214,13 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 				return err
 			}
 		}
-		set := &kernels.RJSampleSettings{
-			Chains: s.Chains.Chains, ChainIndices: s.Chains.Shard, Steps: s.Chains.Steps, Warmup: s.Chains.Warmup,
-			Seed: subSeed(s.Seed, "chains", 0),
-		}
-		if w != nil {
-			set.OnDraw = w.write
-		}
-		if s.Progress != nil {
-			total := s.Chains.Warmup + s.Chains.Steps
-			set.Progress = func(chain, it int) {
-				if (it+1)%100 == 0 || it+1 == total {
-					s.Progress(Progress{Stage: "chains", Model: -1, Chain: chain, Done: it + 1, Total: total})
-				}
-			}
-		}
-		rj, err := kernels.SampleRJ(ctx, func(int) (kernels.RJKernel, error) {
+		rj, err := runChains(ctx, &s, w, start, func(int) (kernels.RJKernel, error) {
 			within, err := newWithin()
 			if err != nil {
 				return nil, err
 			}
-			return kb.kernel(jump, within)
-		}, start, set)
+			return kb.chainKernel(jump, within, s.Chains.FlowMoves)
+		})
 		if rj != nil {
 			res.setChains(rj)
 		}
@@ -266,11 +251,23 @@ type kernelBuilder struct {
 }
 
 func (b *kernelBuilder) kernel(jump [][]float64, within kernels.WithinModelKernel) (kernels.RJKernel, error) {
+	return b.chainKernel(jump, within, 0)
+}
+
+// chainKernel is kernel with flowMoves independence moves after each
+// within-model move: proposals from each model's transport for TRJ, from
+// the conditional transport for CTRJ (none for CTRJ without one: the
+// identity is no proposal), from q_k with independence proposals. The
+// moves share the kernel's clones of the space and transports.
+func (b *kernelBuilder) chainKernel(jump [][]float64, within kernels.WithinModelKernel, flowMoves int) (kernels.RJKernel, error) {
 	space := b.space.Clone()
 	if b.indep != nil {
 		props, err := b.indep.proposals()
 		if err != nil {
 			return nil, err
+		}
+		if flowMoves > 0 {
+			within = &proposalMoves{base: within, target: space, props: props, n: flowMoves}
 		}
 		return kernels.NewIndependenceRJ(kernels.IndependenceRJConfig{Target: space, Proposals: props, Jump: jump, Within: within, Alternate: true})
 	}
@@ -282,11 +279,26 @@ func (b *kernelBuilder) kernel(jump [][]float64, within kernels.WithinModelKerne
 				return nil, errors.New("trj: the conditional transport cannot be cloned")
 			}
 			cond = c
+			if flowMoves > 0 {
+				within = newCondFlowMoves(within, space, cond, b.aux, flowMoves)
+			}
 		}
 		return kernels.NewCTRJ(kernels.CTRJConfig{
 			Target: space, Transport: cond, Active: space.ActiveMasks(), Jump: jump, Within: within, Alternate: true, Aux: b.aux,
 		})
 	}
+	ts, err := b.transports()
+	if err != nil {
+		return nil, err
+	}
+	if flowMoves > 0 {
+		within = newFlowMoves(within, space, ts, flowMoves)
+	}
+	return kernels.NewTRJ(kernels.TRJConfig{Target: space, Transports: ts, Jump: jump, Within: within, Alternate: true, Permutations: b.perm})
+}
+
+// transports returns clones of the per-model transports.
+func (b *kernelBuilder) transports() ([]kernels.Transport, error) {
 	ts := make([]kernels.Transport, len(b.ts))
 	for k, t := range b.ts {
 		c, ok := reflectClone(t).(kernels.Transport)
@@ -295,7 +307,7 @@ func (b *kernelBuilder) kernel(jump [][]float64, within kernels.WithinModelKerne
 		}
 		ts[k] = c
 	}
-	return kernels.NewTRJ(kernels.TRJConfig{Target: space, Transports: ts, Jump: jump, Within: within, Alternate: true, Permutations: b.perm})
+	return ts, nil
 }
 
 // reflectClone calls v's Clone method, whatever concrete type it returns;

@@ -165,3 +165,28 @@ func TestRunSMCPilots(t *testing.T) {
 		}
 	}
 }
+
+// TestChainsExtend checks that chains too short to mix run on, Steps at a
+// time, up to MaxSteps, and that a shard never extends.
+func TestChainsExtend(t *testing.T) {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := smallSettings(3)
+	s.Chains.Steps, s.Chains.MaxSteps = 20, 60
+	res, err := trj.Run(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Steps; got != 4*60 {
+		t.Errorf("%d kept steps over 4 chains of 20 steps that cannot mix in 20, want 4·60", got)
+	}
+	s.Chains.Shard = []int{0, 1}
+	if res, err = trj.Run(context.Background(), space, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Steps; got != 2*20 {
+		t.Errorf("a shard of 2 chains kept %d steps, want 2·20 (shards never extend)", got)
+	}
+}

@@ -217,7 +217,11 @@ func TestGuideSelection(t *testing.T) {
 	t.Logf("selectPredictors output (exact %.4f):\n%s", exact, out.String())
 	for k, p := range exact {
 		for _, res := range []*trj.Result{trjRes, ctrjRes} {
-			if c := res.Chain[k]; !c.Mixed || math.Abs(c.P-p) > 4*c.MCSE {
+			c := res.Chain[k]
+			if !c.Mixed && p*float64(res.Steps) < 5 {
+				continue // expected fewer than 5 visits: it may go unseen
+			}
+			if !c.Mixed || math.Abs(c.P-p) > 4*c.MCSE {
 				t.Errorf("%s, model %s: chains %.4f ± %.4f, exact %.4f", res.Algorithm, res.Labels[k], c.P, c.MCSE, p)
 			}
 		}

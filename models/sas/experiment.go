@@ -275,6 +275,10 @@ func (t *Target) Settings(kind string, cfg ExperimentConfig, given [][][][]float
 		Chains: trj.ChainSettings{
 			Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Shard: cfg.ChainIndices,
 			Jump: jump, Within: trj.WithinRandomWalk, RWScale: cfg.RWScale,
+			// The paper's chains: a fixed length (so shards merge into the
+			// whole run) and no flow moves, whose independence proposals
+			// would hide the differences between the jump proposals.
+			MaxSteps: cfg.Steps, FlowMoves: -1,
 		},
 	}
 	switch kind {

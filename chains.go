@@ -1,0 +1,123 @@
+package trj
+
+import (
+	"context"
+	"math/rand/v2"
+
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl/diag"
+)
+
+// Thresholds of ChainSettings.MaxSteps's extension (Vehtari et al. 2021):
+// every model indicator's rank-normalised split-R̂ at most mixedRhat and
+// its bulk ESS at least mixedESSPerChain per chain.
+const (
+	mixedRhat        = 1.01
+	mixedESSPerChain = 100
+)
+
+// runChains runs the transdimensional chains: Steps kept steps per chain
+// after the warm-up, then, while some model indicator has not mixed (see
+// mixed) and MaxSteps allows, Steps more from where each chain stopped.
+func runChains(ctx context.Context, s *Settings, w *drawWriter, start func(int, *rand.Rand) (int, []float64, error), factory func(int) (kernels.RJKernel, error)) (*kernels.RJSampleResult, error) {
+	c := &s.Chains
+	var all *kernels.RJSampleResult
+	done := 0 // kept steps per chain so far
+	warmup := c.Warmup
+	for round := 0; ; round++ {
+		lastK := make([]int, c.Chains)
+		lastTheta := make([][]float64, c.Chains)
+		offset := done
+		set := &kernels.RJSampleSettings{
+			Chains: c.Chains, ChainIndices: c.Shard, Steps: c.Steps, Warmup: warmup,
+			Seed: subSeed(s.Seed, "chains", round),
+			OnDraw: func(chain, step, k int, theta []float64, info kernels.RJInfo) error {
+				lastK[chain] = k
+				lastTheta[chain] = append(lastTheta[chain][:0], theta...)
+				if w != nil {
+					return w.write(chain, offset+step, k, theta, info)
+				}
+				return nil
+			},
+		}
+		if s.Progress != nil {
+			total := warmup + c.Steps
+			set.Progress = func(chain, it int) {
+				if (it+1)%100 == 0 || it+1 == total {
+					s.Progress(Progress{Stage: "chains", Model: -1, Chain: chain, Done: offset + it + 1, Total: offset + total})
+				}
+			}
+		}
+		rj, err := kernels.SampleRJ(ctx, factory, start, set)
+		all = appendChains(all, rj)
+		if err != nil {
+			return all, err
+		}
+		done += c.Steps
+		if c.Shard != nil || done+c.Steps > c.MaxSteps || mixed(all) {
+			return all, nil
+		}
+		warmup = -1
+		start = func(chain int, _ *rand.Rand) (int, []float64, error) {
+			return lastK[chain], lastTheta[chain], nil
+		}
+	}
+}
+
+// appendChains appends b's steps to a's chains (b runs on from a).
+func appendChains(a, b *kernels.RJSampleResult) *kernels.RJSampleResult {
+	if a == nil || b == nil {
+		if a == nil {
+			return b
+		}
+		return a
+	}
+	for i := range a.Chains {
+		if i >= len(b.Chains) {
+			break
+		}
+		ca, cb := &a.Chains[i], &b.Chains[i]
+		ca.Models = append(ca.Models, cb.Models...)
+		for k := range ca.Proposed {
+			for j := range ca.Proposed[k] {
+				ca.Proposed[k][j] += cb.Proposed[k][j]
+				ca.Accepted[k][j] += cb.Accepted[k][j]
+			}
+		}
+		ca.Elapsed += cb.Elapsed
+	}
+	return a
+}
+
+// mixed reports whether every model indicator of the chains has mixed:
+// R̂ ≤ mixedRhat and bulk ESS ≥ mixedESSPerChain per chain. A model never
+// visited, or visited by every step, has nothing to mix.
+func mixed(rj *kernels.RJSampleResult) bool {
+	for k := range rj.NumModels {
+		x := rj.Indicators(k)
+		rhat, err1 := diag.Rhat(x)
+		ess, err2 := diag.ESSBulk(x)
+		if err1 != nil || err2 != nil {
+			if constantSeries(x) {
+				continue
+			}
+			return false
+		}
+		if rhat > mixedRhat || ess < mixedESSPerChain*float64(len(x)) {
+			return false
+		}
+	}
+	return true
+}
+
+// constantSeries reports whether every value of every chain is the same.
+func constantSeries(x [][]float64) bool {
+	for _, c := range x {
+		for _, v := range c {
+			if v != x[0][0] {
+				return false
+			}
+		}
+	}
+	return true
+}

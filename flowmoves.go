@@ -1,0 +1,207 @@
+package trj
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+)
+
+// flowMoves follows a within-model kernel with independence
+// Metropolis–Hastings moves whose proposal is the model's transport pushed
+// back from the reference: z ~ N(0, I), θ' = T_k⁻¹(z), accepted with
+// probability min(1, π(θ')q(θ) / (π(θ)q(θ'))), q(θ) = φ(T_k(θ))|∂T_k/∂θ|.
+//
+// NUTS cannot cross between the modes of a multimodal posterior, so without
+// these moves a chain changes mode only by jumping out of the model and
+// back. That left a slowly varying component in the model indicators, too
+// slow for their autocorrelations to show within a chain, and their MCSEs
+// under-covered (see ChainSettings.FlowMoves).
+type flowMoves struct {
+	base   kernels.WithinModelKernel
+	target kernels.TransdimensionalTarget
+	ts     []kernels.Transport
+	n      int
+	z, th  []float64
+}
+
+func newFlowMoves(base kernels.WithinModelKernel, target kernels.TransdimensionalTarget, ts []kernels.Transport, n int) *flowMoves {
+	m := 0
+	for _, t := range ts {
+		m = max(m, t.Dim())
+	}
+	return &flowMoves{base: base, target: target, ts: ts, n: n, z: make([]float64, m), th: make([]float64, m)}
+}
+
+// Step implements kernels.WithinModelKernel.
+func (f *flowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity float64) (float64, bool) {
+	moved := false
+	if f.base != nil {
+		logDensity, moved = f.base.Step(rng, k, theta, logDensity)
+	}
+	t := f.ts[k]
+	d := t.Dim()
+	if d == 0 {
+		return logDensity, moved
+	}
+	z, th := f.z[:d], f.th[:d]
+	for range f.n {
+		ldF, err := t.Forward(theta, z)
+		if err != nil || !rjFiniteValue(ldF) {
+			return logDensity, moved
+		}
+		logQ := logStdNormalSum(z) + ldF
+		for i := range z {
+			z[i] = rng.NormFloat64()
+		}
+		ldI, err := t.Inverse(z, th)
+		if err != nil || !rjFiniteValue(ldI) {
+			continue
+		}
+		logQ1 := logStdNormalSum(z) - ldI
+		lp, err := f.target.LogDensity(k, th)
+		if err != nil || !rjFiniteValue(lp) {
+			continue
+		}
+		if logA := (lp - logQ1) - (logDensity - logQ); logA >= 0 || math.Log(rng.Float64()) < logA {
+			copy(theta, th)
+			logDensity, moved = lp, true
+		}
+	}
+	return logDensity, moved
+}
+
+func rjFiniteValue(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// logStdNormalSum is Σ_i log φ(z_i).
+func logStdNormalSum(z []float64) float64 {
+	const halfLog2Pi = 0.91893853320467274178032973640561764
+	var s float64
+	for _, v := range z {
+		s -= 0.5*v*v + halfLog2Pi
+	}
+	return s
+}
+
+// condFlowMoves are flowMoves for CTRJ's conditional transport, on the
+// saturated space: the auxiliaries u of the inactive coordinates are drawn
+// afresh from ν (an exact Gibbs step, since CTRJ's target within model k is
+// π_k(θ)ν(u)), then (θ, u) takes an independence Metropolis–Hastings move
+// with the proposal T̃⁻¹(z | k), z ~ N(0, I), and u is dropped again.
+type condFlowMoves struct {
+	base  kernels.WithinModelKernel
+	space *ppl.Space
+	cond  kernels.ConditionalTransport
+	aux   kernels.AuxiliaryDensity
+	n     int
+	xi, z []float64
+	th, u []float64
+}
+
+func newCondFlowMoves(base kernels.WithinModelKernel, space *ppl.Space, cond kernels.ConditionalTransport, aux kernels.AuxiliaryDensity, n int) *condFlowMoves {
+	if aux == nil {
+		aux = kernels.NormalAux{SD: 1}
+	}
+	m := space.MaxDim()
+	return &condFlowMoves{base: base, space: space, cond: cond, aux: aux, n: n,
+		xi: make([]float64, m), z: make([]float64, m), th: make([]float64, m), u: make([]float64, m)}
+}
+
+// Step implements kernels.WithinModelKernel.
+func (f *condFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity float64) (float64, bool) {
+	moved := false
+	if f.base != nil {
+		logDensity, moved = f.base.Step(rng, k, theta, logDensity)
+	}
+	nk, m := len(theta), f.space.MaxDim()
+	u, th := f.u[:m-nk], f.th[:nk]
+	for range f.n {
+		logNu := 0.0
+		for i := range u {
+			u[i] = f.aux.Rand(rng)
+			logNu += f.aux.LogProb(u[i])
+		}
+		if f.space.Concat(k, theta, u, f.xi) != nil {
+			return logDensity, moved
+		}
+		ldF, err := f.cond.Forward(k, f.xi, f.z)
+		if err != nil || !rjFiniteValue(ldF) {
+			return logDensity, moved
+		}
+		logQ := logStdNormalSum(f.z) + ldF
+		for i := range f.z {
+			f.z[i] = rng.NormFloat64()
+		}
+		ldI, err := f.cond.Inverse(k, f.z, f.xi)
+		if err != nil || !rjFiniteValue(ldI) {
+			continue
+		}
+		logQ1 := logStdNormalSum(f.z) - ldI
+		if f.space.Split(k, f.xi, th, u) != nil {
+			continue
+		}
+		logNu1 := 0.0
+		for _, v := range u {
+			logNu1 += f.aux.LogProb(v)
+		}
+		lp, err := f.space.LogDensity(k, th)
+		if err != nil || !rjFiniteValue(lp) || !rjFiniteValue(logNu1) {
+			continue
+		}
+		if logA := (lp + logNu1 - logQ1) - (logDensity + logNu - logQ); logA >= 0 || math.Log(rng.Float64()) < logA {
+			copy(theta, th)
+			logDensity, moved = lp, true
+		}
+	}
+	return logDensity, moved
+}
+
+// proposalMoves are flowMoves for independence proposals q_k (Transport
+// Kind TransportIndependence): θ' ~ q_k, accepted with probability
+// min(1, π(θ')q_k(θ) / (π(θ)q_k(θ'))).
+type proposalMoves struct {
+	base   kernels.WithinModelKernel
+	target kernels.TransdimensionalTarget
+	props  []kernels.IndependenceProposal
+	n      int
+	th     []float64
+}
+
+// Step implements kernels.WithinModelKernel.
+func (f *proposalMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity float64) (float64, bool) {
+	moved := false
+	if f.base != nil {
+		logDensity, moved = f.base.Step(rng, k, theta, logDensity)
+	}
+	q := f.props[k]
+	if len(theta) == 0 {
+		return logDensity, moved
+	}
+	if cap(f.th) < len(theta) {
+		f.th = make([]float64, len(theta))
+	}
+	th := f.th[:len(theta)]
+	for range f.n {
+		logQ, err := q.LogDensity(theta)
+		if err != nil || !rjFiniteValue(logQ) {
+			return logDensity, moved
+		}
+		if q.Sample(rng, th) != nil {
+			continue
+		}
+		logQ1, err := q.LogDensity(th)
+		if err != nil || !rjFiniteValue(logQ1) {
+			continue
+		}
+		lp, err := f.target.LogDensity(k, th)
+		if err != nil || !rjFiniteValue(lp) {
+			continue
+		}
+		if logA := (lp - logQ1) - (logDensity - logQ); logA >= 0 || math.Log(rng.Float64()) < logA {
+			copy(theta, th)
+			logDensity, moved = lp, true
+		}
+	}
+	return logDensity, moved
+}
