@@ -41,10 +41,9 @@ func runChains(ctx context.Context, s *Settings, w *drawWriter, start func(int, 
 			},
 		}
 		if s.Progress != nil {
-			total := warmup + c.Steps
-			set.Progress = func(chain, it int) {
-				if (it+1)%100 == 0 || it+1 == total {
-					s.Progress(Progress{Stage: "chains", Model: -1, Chain: chain, Done: offset + it + 1, Total: offset + total})
+			set.Progress = func(p kernels.Progress) {
+				if p.Done%100 == 0 || p.Done == p.Total {
+					s.Progress(Progress{Stage: "chains", Model: -1, Chain: p.Chain, Done: offset + p.Done, Total: offset + p.Total})
 				}
 			}
 		}

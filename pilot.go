@@ -68,9 +68,9 @@ func nutsPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress fu
 	done := 0
 	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, rng *rand.Rand, x []float64) error { return m.Init(rng, x) },
 		Chains: ps.Chains, Warmup: ps.Warmup, Draws: ps.Draws, Seed: subSeed(s.Seed, "pilot", k),
-		Progress: func(chain, it int) {
-			if progress != nil && chain == 0 && (it+1)%100 == 0 {
-				done = (it + 1) * ps.Chains
+		Progress: func(p kernels.Progress) {
+			if progress != nil && p.Chain == 0 && p.Done%100 == 0 {
+				done = p.Done * ps.Chains
 				progress(done, total)
 			}
 		},

@@ -117,11 +117,11 @@ func BenchmarkNUTS(b *testing.B) {
 					var cpuSampling float64
 					r, err := kernels.Sample(context.Background(), m.factory, &kernels.SampleSettings{
 						Chains: 1, FirstChain: c, Warmup: warmup, Draws: draws, Seed: uint64(i + 1),
-						Progress: func(_, it int) {
-							switch it {
-							case warmup - 1:
+						Progress: func(p kernels.Progress) {
+							switch p.Done {
+							case warmup:
 								cpuSampling = cpuSeconds()
-							case warmup + draws - 1:
+							case warmup + draws:
 								cpuSampling = cpuSeconds() - cpuSampling
 							}
 						},

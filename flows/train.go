@@ -65,9 +65,12 @@ type TrainOptions struct {
 	Cache *TrainCache
 }
 
-// Progress reports the state of training after one iteration.
+// Progress reports the state of training after one iteration, in the shape
+// of kernels.Progress and trj.Progress: Done Adam steps of at most Total
+// (early stopping may end the fit sooner).
 type Progress struct {
-	Iteration      int
+	Done, Total    int
+	Iteration      int     // Done − 1
 	Loss           float64 // minibatch mean negative log-likelihood
 	ValidationLoss float64 // latest validation loss, NaN if none yet
 	LearningRate   float64
@@ -383,7 +386,7 @@ func train(ctx context.Context, l learner, rows int, weights []float64, o TrainO
 			window = append(window, loss)
 		}
 		if o.Progress != nil {
-			o.Progress(Progress{Iteration: t, Loss: loss, ValidationLoss: lastVal, LearningRate: lr, BatchSize: bs})
+			o.Progress(Progress{Done: t + 1, Total: o.Iterations, Iteration: t, Loss: loss, ValidationLoss: lastVal, LearningRate: lr, BatchSize: bs})
 		}
 		if o.StopWindow > 0 && (t+1)%o.StopWindow == 0 && len(window) > 0 {
 			mean := 0.0

@@ -93,8 +93,8 @@ func TestSampleCancelKeepsDraws(t *testing.T) {
 	var buf bytes.Buffer
 	layout := draws.Layout{Diagnostics: DiagnosticColumns(AlgNUTS), Params: identity(1).ParamNames()}
 	cut := *set
-	cut.Progress = func(_, it int) {
-		if it == 50 {
+	cut.Progress = func(p Progress) {
+		if p.Done == 51 {
 			cancel()
 		}
 	}

@@ -121,9 +121,8 @@ type RJSampleSettings struct {
 	// chain and is returned.
 	OnDraw func(chain, step, model int, theta []float64, info RJInfo) error
 	// Progress, when non-nil, is called after every step of every chain
-	// with the 0-based step counting warm-up first, as in SampleSettings;
-	// chains call it concurrently.
-	Progress func(chain, iteration int)
+	// (Done counts steps, warm-up first); chains call it concurrently.
+	Progress func(Progress)
 }
 
 // RJChainResult is one chain of SampleRJ.
@@ -295,7 +294,7 @@ func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Ra
 		}
 		info := ch.Step(rng)
 		if s.Progress != nil {
-			s.Progress(c, it)
+			s.Progress(Progress{Chain: c, Done: it + 1, Total: total, Warmup: it < s.Warmup})
 		}
 		if it < s.Warmup {
 			continue

@@ -88,9 +88,9 @@ type SampleSettings struct {
 	Init InitFunc
 
 	// Progress, when non-nil, is called after every iteration of every
-	// chain with the 0-based iteration counting warm-up first; chains call
-	// it concurrently.
-	Progress func(chain, iteration int)
+	// chain (Done counts iterations, warm-up first); chains call it
+	// concurrently.
+	Progress func(Progress)
 
 	// Output, when non-nil, is called once per chain with the chain's
 	// number (FirstChain onwards), from the chain's goroutine before its
@@ -413,7 +413,7 @@ func runChain(ctx context.Context, c, k int, factory func(int) (Target, error), 
 			}
 		}
 		if set.Progress != nil {
-			set.Progress(c, it)
+			set.Progress(Progress{Chain: c, Done: it + 1, Total: total, Warmup: warm})
 		}
 		return nil
 	}

@@ -15,7 +15,7 @@ func TestSampleProgressAndCounts(t *testing.T) {
 	var calls atomic.Int64
 	res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
 		Chains: 2, Warmup: 50, Draws: 30, Seed: 1, SaveWarmup: true,
-		Progress: func(chain, it int) { calls.Add(1) },
+		Progress: func(Progress) { calls.Add(1) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -92,11 +92,11 @@ func TestSampleCancelMidRun(t *testing.T) {
 	var last atomic.Int64
 	_, err := Sample(ctx, gaussianFactory(g), &SampleSettings{
 		Chains: 2, Warmup: 1000, Draws: 100000, Seed: 1,
-		Progress: func(chain, it int) {
-			if it == 40 {
+		Progress: func(p Progress) {
+			if p.Done == 41 {
 				cancel()
 			}
-			last.Store(int64(it))
+			last.Store(int64(p.Done - 1))
 		},
 	})
 	if !errors.Is(err, context.Canceled) {

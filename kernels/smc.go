@@ -90,8 +90,9 @@ type SMCSettings struct {
 	// Workers is the number of goroutines (GOMAXPROCS); the result does
 	// not depend on it.
 	Workers int
-	// Progress, when non-nil, is called after each temperature step.
-	Progress func(step int, beta float64)
+	// Progress, when non-nil, is called after each temperature step (Done
+	// counts the steps, Beta is the new inverse temperature, Total is 0).
+	Progress func(Progress)
 }
 
 // SMCResult is the output of RunSMC.
@@ -412,7 +413,7 @@ func (s *smc) run(ctx context.Context) (*SMCResult, error) {
 		res.PilotAcceptance = append(res.PilotAcceptance, pilot)
 		res.Moves = append(res.Moves, moves)
 		if s.set.Progress != nil {
-			s.set.Progress(step, s.beta)
+			s.set.Progress(Progress{Done: step, Beta: s.beta})
 		}
 	}
 	res.Particles = s.x

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl/draws"
 )
 
@@ -50,7 +51,7 @@ func iidSampler(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, [
 			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.FirstChain+c)))
 			for it := range cfg.Warmup + cfg.Draws {
 				if cfg.Progress != nil {
-					cfg.Progress(cfg.FirstChain+c, it)
+					cfg.Progress(kernels.Progress{Chain: cfg.FirstChain + c, Done: it + 1, Total: cfg.Warmup + cfg.Draws, Warmup: it < cfg.Warmup})
 				}
 				if it < cfg.Warmup {
 					continue
@@ -219,12 +220,12 @@ func TestProgressConcurrent(t *testing.T) {
 	for c := range 4 {
 		wg.Go(func() {
 			for it := range 10 {
-				p.report(c, it)
+				p.report(kernels.Progress{Chain: c, Done: it + 1})
 			}
 		})
 	}
 	wg.Wait()
-	p.report(9, 0) // unknown chain: ignored
+	p.report(kernels.Progress{Chain: 9, Done: 1}) // unknown chain: ignored
 	if n := strings.Count(buf.String(), "\n"); n != 40 {
 		t.Errorf("%d lines, want 40:\n%s", n, buf.String())
 	}

@@ -62,13 +62,13 @@ type SampleConfig struct {
 	Warmup     int // warm-up iterations per chain, not saved; 0 means none
 	Draws      int // kept iterations per chain
 	Seed       uint64
-	// Progress is to be called after every iteration of every chain, with
-	// the 0-based iteration counting warm-up first; it is safe for
-	// concurrent use by all chains.
-	Progress func(chain, iteration int)
+	// Progress is to be called after every iteration of every chain
+	// (kernels.SampleSettings.Progress); it is safe for concurrent use by
+	// all chains.
+	Progress func(kernels.Progress)
 	// Tempering, for tempering samplers (SMC), is to be called after each
-	// temperature step with the new inverse temperature beta.
-	Tempering func(step int, beta float64)
+	// temperature step (kernels.SMCSettings.Progress).
+	Tempering func(kernels.Progress)
 	// Metric is the kind of NUTS metric to adapt, by CmdStan's name
 	// (diag_e, dense_e, unit_e); "" means diag_e.
 	Metric string
@@ -410,15 +410,15 @@ func writeRunFacts(w io.Writer, d *draws.Draws, s *draws.Summary, settings []dra
 
 // temperingProgress prints a tempering sampler's progress each time the
 // inverse temperature passes a further tenth.
-func temperingProgress(w io.Writer) func(step int, beta float64) {
+func temperingProgress(w io.Writer) func(kernels.Progress) {
 	var mu sync.Mutex
 	reported := -1
-	return func(step int, beta float64) {
+	return func(p kernels.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
-		if tenth := int(math.Floor(10 * beta)); tenth > reported {
+		if tenth := int(math.Floor(10 * p.Beta)); tenth > reported {
 			reported = tenth
-			fmt.Fprintf(w, "temperature step %d: beta %.3f\n", step, beta)
+			fmt.Fprintf(w, "temperature step %d: beta %.3f\n", p.Done, p.Beta)
 		}
 	}
 }
@@ -443,13 +443,13 @@ func newProgress(w io.Writer, chains, warmup, draws int) *progress {
 	}
 }
 
-// report records that chain finished its 0-based iteration; chains call it
+// report records that a chain finished an iteration; chains call it
 // concurrently.
-func (p *progress) report(chain, iteration int) {
+func (p *progress) report(r kernels.Progress) {
+	chain, it := r.Chain, r.Done
 	if chain < 0 || chain >= len(p.done) {
 		return
 	}
-	it := iteration + 1
 	if it%p.step != 0 && it != p.total {
 		return
 	}

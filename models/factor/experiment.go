@@ -215,7 +215,11 @@ func Settings(y *mat.Dense, kind string, cfg Config, from *trj.Result) (*ppl.Spa
 		Seed: cfg.Seed,
 		Pilot: trj.PilotSettings{Method: trj.PilotSMC, Runs: 2 * cfg.BridgeReplicates, SMC: &smc, Refresh: refresh, From: from,
 			Tempered: func(k int) (kernels.TemperedModel, error) { return tempered[k](0) }},
-		Chains: trj.ChainSettings{Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Within: trj.WithinRandomWalk, RWScale: cfg.RWScale},
+		// The paper's chains: a fixed length and no flow moves, whose
+		// independence proposals would hide the differences between the
+		// jump proposals that the experiment compares.
+		Chains: trj.ChainSettings{Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Within: trj.WithinRandomWalk, RWScale: cfg.RWScale,
+			MaxSteps: cfg.Steps, FlowMoves: -1},
 	}
 	switch kind {
 	case experiment.ProposalAffine:
