@@ -23,8 +23,8 @@ func fingerprint(space *ppl.Space, s *Settings) string {
 	if s.Pilot.SMC != nil {
 		w(*s.Pilot.SMC)
 	}
-	w(s.Transport.Kind, s.Transport.AutoESS, s.Transport.RQMA != nil, s.Transport.Train != nil, s.Bridge.Groups)
-	w(s.Chains.Algorithm, s.Chains.Chains, s.Chains.Steps, s.Chains.Warmup, s.Chains.JumpFloor, s.Chains.Start != nil, s.Chains.Jump, s.Chains.Within, s.Chains.RWScale)
+	w(s.Transport.Kind, s.Transport.AutoESS, s.Transport.RQMA != nil, s.Transport.Train != nil, s.Bridge.Groups, s.Bridge.Proposals)
+	w(s.Chains.Algorithm, s.Chains.Chains, s.Chains.Steps, s.Chains.Warmup, s.Chains.JumpFloor, s.Chains.Start != nil, s.Chains.Jump, s.Chains.Within, s.Chains.RWScale, s.Chains.FlowMoves, s.Chains.MaxSteps)
 	rng := stream(0, "fingerprint", 0)
 	for k := range space.NumModels() {
 		lp, _ := space.LogPrior(k)
@@ -51,7 +51,9 @@ func fingerprint(space *ppl.Space, s *Settings) string {
 // again from every shard's chains; the stages before the chains, which
 // every shard repeats identically, are taken from the first part. Parts
 // from different runs (other models, data, seed or settings) or with
-// overlapping chains are refused.
+// overlapping chains are refused. Shards never extend their chains
+// (ChainSettings.MaxSteps), so the merge equals the whole run when that run
+// did not extend them either; set MaxSteps to Steps to make sure.
 func Merge(parts ...*Result) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("trj: nothing to merge")

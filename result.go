@@ -37,8 +37,13 @@ type Result struct {
 	NumChains int `json:",omitempty"`
 	// Steps is the number of kept steps over all chains.
 	Steps int `json:",omitempty"`
-	// Bridge is the bridge estimate from the pilot's evaluation draws.
+	// Bridge is the bridge estimate from the pilot's evaluation draws; nil
+	// when it could not be made (BridgeError says why).
 	Bridge *Bridge `json:",omitempty"`
+	// BridgeError is why there is no bridge estimate (some model pair had
+	// no accepted proposal, for instance); the chains then ran with
+	// uniform jump probabilities from uniformly drawn models.
+	BridgeError string `json:",omitempty"`
 	// Evidence holds the SMC evidence estimates (SMC pilots only).
 	Evidence *Evidence `json:",omitempty"`
 	// Jumps lists, per model pair, the jump proposals of the chains and
@@ -252,6 +257,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		if r.Bridge != nil {
 			row = append(row, fmt.Sprintf("%.4f ± %.4f", r.Bridge.Normalized[k], r.Bridge.NormalizedSE[k]))
+		} else if r.BridgeError != "" {
+			row = append(row, "failed")
 		} else {
 			row = append(row, "—")
 		}

@@ -180,8 +180,19 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 		res.Bridge = b
 		return nil
 	})
-	if err != nil {
+	// A failed estimate (too few accepted proposals, say) does not stop
+	// the run: the chains need no estimate, only jump probabilities.
+	probs := make([]float64, K)
+	for k := range probs {
+		probs[k] = 1 / float64(K)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
 		return finish(err)
+	case err != nil:
+		res.BridgeError = err.Error()
+	default:
+		probs = res.Bridge.Normalized
 	}
 
 	// Chains, each a jump proposal with j_k ∝ π̂ then a NUTS move.
@@ -195,7 +206,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 				return fmt.Errorf("trj: model %q: %w", space.ModelLabel(k), err)
 			}
 		}
-		jump, err := s.chainJumps(res.Bridge.Normalized)
+		jump, err := s.chainJumps(probs)
 		if err != nil {
 			return err
 		}
@@ -206,7 +217,7 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 		res.Jump = jump
 		start := s.Chains.Start
 		if start == nil {
-			start = defaultStart(res.Bridge.Normalized, pilots)
+			start = defaultStart(probs, pilots)
 		}
 		var w *drawWriter
 		if out != nil {

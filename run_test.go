@@ -3,12 +3,14 @@ package trj_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
+	"gonum.org/v1/gonum/mat"
 )
 
 // smallSettings keep a run of the eight-model space to about a second.
@@ -189,4 +191,63 @@ func TestChainsExtend(t *testing.T) {
 	if got := res.Steps; got != 2*20 {
 		t.Errorf("a shard of 2 chains kept %d steps, want 2·20 (shards never extend)", got)
 	}
+}
+
+// noInverse is a transport that cannot be inverted: no proposal into its
+// model is ever accepted.
+type noInverse struct{ *flows.Affine }
+
+func (n noInverse) Inverse([]float64, []float64) (float64, error) {
+	return 0, errors.New("no inverse")
+}
+func (n noInverse) Clone() noInverse { return n }
+
+// TestBridgeFailureKeepsChains checks that a bridge estimate that cannot
+// be made (no proposal into model 0 is accepted) is reported and the
+// chains still run, with uniform jump probabilities.
+func TestBridgeFailureKeepsChains(t *testing.T) {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := smallSettings(4)
+	s.Chains.Steps = 200
+	s.Transport.Kind = trj.TransportUser
+	for k := range space.NumModels() {
+		n := space.ModelDim(k)
+		a, err := flows.NewAffine(make([]float64, n), identitySym(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			s.Transport.User = append(s.Transport.User, noInverse{a})
+		} else {
+			s.Transport.User = append(s.Transport.User, a)
+		}
+	}
+	res, err := trj.Run(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("bridge error: %s\n%s", res.BridgeError, res)
+	if res.Bridge != nil || res.BridgeError == "" {
+		t.Errorf("bridge %v, error %q: want none and the reason", res.Bridge, res.BridgeError)
+	}
+	if !res.Complete || res.Steps == 0 || !strings.Contains(res.String(), "failed") {
+		t.Errorf("complete %v, %d steps, table:\n%s", res.Complete, res.Steps, res)
+	}
+	want := 1 / float64(space.NumModels())
+	for k, row := range res.Jump {
+		if math.Abs(row[(k+1)%len(row)]-want) > 1e-12 && math.Abs(row[(k+1)%len(row)]-1/float64(len(row)-1)) > 1e-12 {
+			t.Errorf("jump row %d = %v, want uniform", k, row)
+		}
+	}
+}
+
+func identitySym(n int) *mat.SymDense {
+	m := mat.NewSymDense(n, nil)
+	for i := range n {
+		m.SetSym(i, i, 1)
+	}
+	return m
 }
