@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
@@ -70,8 +72,15 @@ type Result struct {
 // ChainEstimate is one model's posterior probability from the chains.
 type ChainEstimate struct {
 	// P is the fraction of kept steps in the model; MCSE its Monte Carlo
-	// standard error from the indicator series' ESS across chains (zero
-	// when the indicator never changed: see Visited), R̂ their rank
+	// standard error: the larger of the one from the indicator series' ESS
+	// across chains and the spread of the chains' own fractions (their
+	// standard deviation over √chains). The chains start at independent
+	// pilot draws, so their fractions are independent estimates whatever
+	// the mixing; their spread counts slow components (a chain's rare
+	// passages between the modes of a multimodal posterior) that the
+	// autocorrelations within one chain cannot show. With the ESS alone the
+	// conditional-flow CTRJ chains under-covered on robust variable
+	// selection (z-score sd 1.78 over 10 seeds). R̂ is the indicators' rank
 	// normalised split-R̂ and ESS their bulk effective sample size.
 	P, MCSE, Rhat, ESS float64
 	// Mixed is false when some chain never left or never entered the
@@ -191,7 +200,7 @@ func (r *Result) setChains(rj *kernels.RJSampleResult) {
 		rhat, err2 := diag.Rhat(x)
 		ess, err3 := diag.ESSBulk(x)
 		if err1 == nil && err2 == nil && err3 == nil {
-			est.MCSE, est.Rhat, est.ESS, est.Mixed = mcse, rhat, ess, true
+			est.MCSE, est.Rhat, est.ESS, est.Mixed = max(mcse, betweenSE(x)), rhat, ess, true
 		}
 		r.Chain[k] = est
 	}
@@ -209,6 +218,19 @@ func (r *Result) setChains(rj *kernels.RJSampleResult) {
 			}
 		}
 	}
+}
+
+// betweenSE is the standard deviation of the chains' means over √chains
+// (0 with fewer than two chains).
+func betweenSE(x [][]float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	means := make([]float64, len(x))
+	for c, v := range x {
+		means[c] = stat.Mean(v, nil)
+	}
+	return stat.StdDev(means, nil) / math.Sqrt(float64(len(x)))
 }
 
 // Acceptance returns the fraction of the chains' jump proposals from model k
