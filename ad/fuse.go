@@ -79,6 +79,14 @@ type fop struct {
 	scaled bool
 
 	check bool // report non-finite results (a gradient's writer)
+
+	// fSquare with a sum: when paired, the same loop also writes
+	// pout[i] = a[i]·py (·pc when pscaled), a later product of the same
+	// vector with a scalar moved here (see pairSquareMul); noOut says that
+	// nothing reads out, so the squares are not stored.
+	paired, pscaled, noOut bool
+	pout                   int
+	py, pc                 foperand
 }
 
 // runFused executes the ops of a kFused instruction in order. Ops marked
@@ -103,6 +111,13 @@ func runFused(s [][]float64, ops []fop, chk int) {
 func runChecked(s [][]float64, op *fop) bool {
 	if op.code == fMul && op.a.scalar != op.b.scalar && op.sum < 0 {
 		return mulScalarChecked(s[op.out][:op.n], s, op)
+	}
+	if op.code == fSquare && op.paired {
+		bad := squareSumMul(s, op)
+		if !op.noOut {
+			bad = bad || !allFinite(s[op.out][:op.n])
+		}
+		return bad || !allFinite(s[op.sum][:1])
 	}
 	runOp(s, op)
 	bad := false
@@ -159,6 +174,10 @@ func runOp(s [][]float64, op *fop) {
 				out[i] = -v
 			}
 		case fSquare:
+			if op.paired {
+				squareSumMul(s, op)
+				return
+			}
 			out, a := s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n]
 			if op.sum >= 0 {
 				s[op.sum][0] = squareSum(out, a)
@@ -334,6 +353,65 @@ func squareSum(out, a []float64) float64 {
 		s0 += v
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// squareSumMul runs a paired square (see pairSquareMul): Σ a² into the sum
+// slot, in squareSum's order, a² into out unless noOut, and a·y·c into
+// pout, in one pass over a. It reports whether a value written to pout is
+// NaN or infinite (the test of mulScalarChecked).
+func squareSumMul(s [][]float64, op *fop) bool {
+	n := op.n
+	a, g := s[op.a.slot][op.a.off:op.a.off+n], s[op.pout][:n]
+	g = g[:len(a)]
+	y, c := s[op.py.slot][op.py.off], 1.0
+	if op.pscaled {
+		c = s[op.pc.slot][op.pc.off]
+	}
+	const expMask = 0x7ff << 52
+	var m uint64
+	var s0, s1, s2, s3 float64
+	i := 0
+	if op.noOut {
+		for ; i+4 <= len(a); i += 4 {
+			e0, e1, e2, e3 := a[i], a[i+1], a[i+2], a[i+3]
+			s0 += e0 * e0
+			s1 += e1 * e1
+			s2 += e2 * e2
+			s3 += e3 * e3
+			r0, r1, r2, r3 := e0*y*c, e1*y*c, e2*y*c, e3*y*c
+			g[i], g[i+1], g[i+2], g[i+3] = r0, r1, r2, r3
+			m |= (math.Float64bits(r0)&expMask + 1<<52) | (math.Float64bits(r1)&expMask + 1<<52) |
+				(math.Float64bits(r2)&expMask + 1<<52) | (math.Float64bits(r3)&expMask + 1<<52)
+		}
+	} else {
+		out := s[op.out][:n]
+		out = out[:len(a)]
+		for ; i+4 <= len(a); i += 4 {
+			e0, e1, e2, e3 := a[i], a[i+1], a[i+2], a[i+3]
+			v0, v1, v2, v3 := e0*e0, e1*e1, e2*e2, e3*e3
+			out[i], out[i+1], out[i+2], out[i+3] = v0, v1, v2, v3
+			s0 += v0
+			s1 += v1
+			s2 += v2
+			s3 += v3
+			r0, r1, r2, r3 := e0*y*c, e1*y*c, e2*y*c, e3*y*c
+			g[i], g[i+1], g[i+2], g[i+3] = r0, r1, r2, r3
+			m |= (math.Float64bits(r0)&expMask + 1<<52) | (math.Float64bits(r1)&expMask + 1<<52) |
+				(math.Float64bits(r2)&expMask + 1<<52) | (math.Float64bits(r3)&expMask + 1<<52)
+		}
+		for j := i; j < len(a); j++ {
+			out[j] = a[j] * a[j]
+		}
+	}
+	for ; i < len(a); i++ {
+		e := a[i]
+		s0 += e * e
+		r := e * y * c
+		g[i] = r
+		m |= math.Float64bits(r)&expMask + 1<<52
+	}
+	s[op.sum][0] = (s0 + s1) + (s2 + s3)
+	return m>>63 != 0
 }
 
 // mulFused runs a product with a fused scale and/or sum.
@@ -698,6 +776,7 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 			run = nil
 			return
 		}
+		run = pairSquareMul(run, overlaps, readOnce)
 		out = append(out, instr{kind: kFused, out: run[0].out, fz: run,
 			name: fmt.Sprintf("fused elementwise ops (%d)", len(run))})
 		run = nil
@@ -796,6 +875,93 @@ func mergeScale(run []fop, op *fop, readOnce func(int) bool) ([]fop, bool) {
 	return run, false
 }
 
+// pairSquareMul moves each product of a vector and a scalar in run (scaled
+// or not) into an earlier square with a sum of the same vector, so that one
+// pass over the vector computes Σ a² and the product (a Gaussian's
+// log-density and its gradient), and returns the new run. It moves a
+// product only when the ops from the square to it neither write its
+// operands nor read or write its buffer; every buffer then receives the same
+// values as before. The squares are not stored when nothing but the merged
+// sum reads them.
+func pairSquareMul(run []fop, overlaps func(t, u int) bool, readOnce func(int) bool) []fop {
+	writes := func(op *fop) []int {
+		w := []int{op.out}
+		if op.code == fSoftplusSigmoid {
+			w = append(w, op.out2)
+		}
+		if op.sum >= 0 {
+			w = append(w, op.sum)
+		}
+		if op.paired {
+			w = append(w, op.pout)
+		}
+		return w
+	}
+	reads := func(op *fop) []int {
+		r := []int{op.a.slot}
+		switch op.code {
+		case fAdd, fSub, fMul, fDiv, fGeneric:
+			r = append(r, op.b.slot)
+		}
+		if op.scaled {
+			r = append(r, op.scale.slot)
+		}
+		if op.paired {
+			r = append(r, op.py.slot)
+			if op.pscaled {
+				r = append(r, op.pc.slot)
+			}
+		}
+		return r
+	}
+	hits := func(ts, us []int) bool {
+		for _, t := range ts {
+			for _, u := range us {
+				if overlaps(t, u) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for j := 0; j < len(run); j++ {
+		g := &run[j]
+		v, x := g.a, g.b
+		if v.scalar {
+			v, x = x, v
+		}
+		if g.code != fMul || g.sum >= 0 || v.scalar || !x.scalar {
+			continue
+		}
+		for k := j - 1; k >= 0; k-- {
+			q := &run[k]
+			if q.code != fSquare || q.sum < 0 || q.paired || q.a != v || q.n != g.n {
+				continue
+			}
+			gin := []int{v.slot, x.slot}
+			if g.scaled {
+				gin = append(gin, g.scale.slot)
+			}
+			ok := !hits([]int{g.out}, append(gin, q.out, q.sum))
+			for m := k; m < j && ok; m++ {
+				ok = !hits(writes(&run[m]), append(gin, g.out))
+				if m > k {
+					ok = ok && !hits(reads(&run[m]), []int{g.out})
+				}
+			}
+			if !ok {
+				break
+			}
+			q.paired, q.pout, q.py, q.pscaled, q.pc = true, g.out, x, g.scaled, g.scale
+			q.noOut = readOnce(q.out)
+			run = append(run[:j], run[j+1:]...)
+			j--
+			break
+		}
+	}
+	return run
+}
+
 // pairSoftplusSigmoid merges op, a softplus or a sigmoid, into an earlier
 // op of run computing the other of the two from the same operand, and
 // reports whether it did. The earlier op then writes both buffers; nothing
@@ -842,6 +1008,9 @@ func (c *code) markGradChecks() bool {
 			if op.sum >= 0 {
 				writer[op.sum] = at{i, k}
 			}
+			if op.paired {
+				writer[op.pout] = at{i, k}
+			}
 		}
 	}
 	var marks []at
@@ -873,6 +1042,9 @@ func fusedOuts(dst []int, ins *instr) []int {
 		dst = append(dst, op.out)
 		if op.code == fSoftplusSigmoid {
 			dst = append(dst, op.out2)
+		}
+		if op.paired {
+			dst = append(dst, op.pout)
 		}
 	}
 	return dst

@@ -28,6 +28,22 @@ var fuseCases = []struct {
 		sq := G.Must(G.Sum(G.Must(G.Square(x))))
 		return G.Must(G.Sub(G.Must(G.Mul(G.NewConstant(-0.5), sq)), G.NewConstant(1.5))), []*G.Node{x}
 	}, normals},
+	// Σx² whose squares are read again, of an odd length (the paired
+	// loop's tail), and Σx² scaled by a scalar computed from another
+	// input: the gradient's product joins the square's pass, storing the
+	// squares in the first graph and reading a computed scale in the second.
+	{"gauss-squares-read", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 7)
+		sq := G.Must(G.Square(x))
+		w := constMatrix(g, "w", 1, 7)
+		return G.Must(G.Add(G.Must(G.Mul(G.NewConstant(-0.5), G.Must(G.Sum(sq)))),
+			G.Must(G.Sum(G.Must(G.HadamardProd(sq, G.Must(G.Reshape(w, tensor.Shape{7})))))))), []*G.Node{x}
+	}, normals},
+	{"gauss-scaled", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x, s := vec(g, "x", 9), scalar(g, "s")
+		ss := G.Must(G.Sum(G.Must(G.Square(x))))
+		return G.Must(G.Sub(G.Must(G.Mul(G.Must(G.Mul(G.NewConstant(-0.5), G.Must(G.Exp(s)))), ss)), s)), []*G.Node{x, s}
+	}, normals},
 	// A normal likelihood with a location and a log-scale: broadcast
 	// scalars, a data vector, products and sums along a chain.
 	{"normal-loc-scale", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
@@ -213,8 +229,10 @@ func sortedNames(m map[string]graphFunc) []string {
 // sigmoid.
 func TestFusionShape(t *testing.T) {
 	p := compileFunc(t, fuseCases[0].build)
-	if len(p.code.full) != 1 || p.code.full[0].kind != kFused || len(p.code.full[0].fz) != 4 {
-		t.Errorf("gauss: %d instructions, want one fused instruction of 4 ops", len(p.code.full))
+	if len(p.code.full) != 1 || p.code.full[0].kind != kFused || len(p.code.full[0].fz) != 3 {
+		t.Errorf("gauss: %d instructions, want one fused instruction of 3 ops", len(p.code.full))
+	} else if op := p.code.full[0].fz[0]; !op.paired || !op.noOut || !op.check {
+		t.Errorf("gauss: Σx² and the gradient not in one unstored, checked pass: %+v", op)
 	}
 	q := compileFunc(t, logisticGraph(40, 5))
 	pairs := 0
