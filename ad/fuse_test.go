@@ -234,6 +234,11 @@ func TestFusionShape(t *testing.T) {
 	} else if op := p.code.full[0].fz[0]; !op.paired || !op.noOut || !op.check {
 		t.Errorf("gauss: Σx² and the gradient not in one unstored, checked pass: %+v", op)
 	}
+	// Lists of one fused instruction take exec's direct path (the tests
+	// above compare their results with the unfused programs').
+	if len(p.code.value) != 1 || p.code.value[0].kind != kFused {
+		t.Errorf("gauss: value list has %d instructions, want one fused instruction", len(p.code.value))
+	}
 	q := compileFunc(t, logisticGraph(40, 5))
 	pairs := 0
 	for _, ins := range q.code.full {

@@ -108,7 +108,7 @@ func (p *Program) LogDensityGradInPlace(x, grad []float64) (float64, error) {
 	if &x[0] != st.x || &grad[0] != st.g {
 		p.bindInplace(x, grad)
 	}
-	if err := p.run(p.code.full); err != nil {
+	if err := p.exec(p.code.full); err != nil {
 		return math.NaN(), err
 	}
 	v := p.slots[p.code.outSlot][0]

@@ -168,7 +168,7 @@ func (p *Program) LogDensity(x []float64) (float64, error) {
 	if err := p.load(x); err != nil {
 		return math.NaN(), err
 	}
-	if err := p.run(p.code.value); err != nil {
+	if err := p.exec(p.code.value); err != nil {
 		return math.NaN(), err
 	}
 	v := p.slots[p.code.outSlot][0]
@@ -206,14 +206,14 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 		if &x[0] != st.x || &grad[0] != st.g {
 			p.bindInplace(x, grad)
 		}
-		if err := p.run(p.code.full); err != nil {
+		if err := p.exec(p.code.full); err != nil {
 			return math.NaN(), err
 		}
 	} else {
 		if err := p.load(x); err != nil {
 			return math.NaN(), err
 		}
-		if err := p.run(p.code.full); err != nil {
+		if err := p.exec(p.code.full); err != nil {
 			return math.NaN(), err
 		}
 		g := grad
@@ -249,7 +249,7 @@ func (p *Program) Outputs(x, dst []float64) error {
 	if err := p.load(x); err != nil {
 		return err
 	}
-	if err := p.run(p.code.outputs); err != nil {
+	if err := p.exec(p.code.outputs); err != nil {
 		return err
 	}
 	d := dst
@@ -353,6 +353,17 @@ func (p *Program) load(x []float64) error {
 		x = x[n:]
 	}
 	return nil
+}
+
+// exec executes an instruction list: a list of one fused instruction
+// (a tiny program, all elementwise ops and full reductions, our own loops
+// with no custom kernel) directly, any other through run.
+func (p *Program) exec(code []instr) error {
+	if len(code) == 1 && code[0].kind == kFused {
+		runFused(p.slots, code[0].fz, p.code.chkSlot)
+		return nil
+	}
+	return p.run(code)
 }
 
 // run executes an instruction list. A panic in a kernel (a custom Kernel
