@@ -95,6 +95,31 @@ type fop struct {
 func runFused(s [][]float64, ops []fop, chk int) {
 	for k := range ops {
 		op := &ops[k]
+		if op.n == 1 && op.code >= fAdd && op.code <= fDiv && op.sum < 0 && !op.scaled && !op.check {
+			// A scalar op (a tiny program's value is mostly these): no
+			// second dispatch.
+			x, y := s[op.a.slot][op.a.off], s[op.b.slot][op.b.off]
+			switch op.code {
+			case fAdd:
+				s[op.out][0] = x + y
+			case fSub:
+				s[op.out][0] = x - y
+			case fMul:
+				s[op.out][0] = x * y
+			default:
+				s[op.out][0] = x / y
+			}
+			continue
+		}
+		if op.paired {
+			bad := squareSumMul(s, op)
+			if op.check {
+				if v := s[op.sum][0]; bad || v-v != 0 || !op.noOut && !allFinite(s[op.out][:op.n]) {
+					s[chk][0] = 1
+				}
+			}
+			continue
+		}
 		if op.check {
 			if runChecked(s, op) {
 				s[chk][0] = 1
