@@ -197,9 +197,9 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 		p.inplace = p.planInplace()
 	}
 	c := p.code
-	if c.gradChecked {
-		p.slots[c.chkSlot][0] = 0
-	}
+	// The check slot is 0 unless an op has written a non-finite gradient
+	// value since it was last cleared (below, or by an earlier call that
+	// returned early, which at worst costs this call a scan of grad).
 	if st := p.inplace; st.ok && len(x) == p.code.dim && p.code.dim > 0 && !overlap(x, grad) {
 		// Read x and write the gradient where they are, as
 		// LogDensityGradInPlace does, saving two copies.
@@ -223,10 +223,13 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 		}
 	}
 	v := p.slots[p.code.outSlot][0]
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if v-v != 0 { // NaN or ±Inf
 		return v, fmt.Errorf("%w: log-density is %v", ErrNonFinite, v)
 	}
 	if c.gradChecked && p.slots[c.chkSlot][0] != 0 || !c.gradChecked && !allFinite(grad) {
+		if c.gradChecked {
+			p.slots[c.chkSlot][0] = 0
+		}
 		for i, gi := range grad {
 			if math.IsNaN(gi) || math.IsInf(gi, 0) {
 				return v, fmt.Errorf("%w: gradient[%d] is %v", ErrNonFinite, i, gi)
