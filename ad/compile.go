@@ -6,11 +6,19 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
+
+// gradMu serialises gorgonia.Grad: its derivatives take package-level
+// constant nodes of gorgonia (getConst's "one", "two", …) whose hash is
+// cached on first use, so two graphs differentiated at once race on it (the
+// race detector caught flows fitting on two workers). Compiles run at once
+// otherwise; only the symbolic differentiation waits.
+var gradMu sync.Mutex
 
 // Option configures Compile.
 type Option func(*config)
@@ -96,7 +104,9 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 
 	var grads gorgonia.Nodes
 	if out != nil {
+		gradMu.Lock()
 		grads, err = gorgonia.Grad(out, wrt...)
+		gradMu.Unlock()
 		if err != nil {
 			return nil, fmt.Errorf("ad: differentiating %q: %w", out.Name(), err)
 		}
