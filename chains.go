@@ -32,8 +32,10 @@ func runChains(ctx context.Context, s *Settings, w *drawWriter, start func(int, 
 			Chains: c.Chains, ChainIndices: c.Shard, Steps: c.Steps, Warmup: warmup,
 			Seed: subSeed(s.Seed, "chains", round),
 			OnDraw: func(chain, step, k int, theta []float64, info kernels.RJInfo) error {
-				lastK[chain] = k
-				lastTheta[chain] = append(lastTheta[chain][:0], theta...)
+				if step == c.Steps-1 { // the state a further round starts from
+					lastK[chain] = k
+					lastTheta[chain] = append([]float64(nil), theta...)
+				}
 				if w != nil {
 					return w.write(chain, offset+step, k, theta, info)
 				}

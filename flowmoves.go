@@ -64,12 +64,18 @@ func (f *flowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity floa
 		if err != nil || !rjFiniteValue(lp) {
 			continue
 		}
-		if logA := (lp - logQ1) - (logDensity - logQ); logA >= 0 || math.Log(rng.Float64()) < logA {
+		if logA := (lp - logQ1) - (logDensity - logQ); mhAccept(rng, logA) {
 			copy(theta, th)
 			logDensity, moved = lp, true
 		}
 	}
 	return logDensity, moved
+}
+
+// mhAccept accepts a Metropolis–Hastings proposal with probability
+// min(1, exp(logA)).
+func mhAccept(rng *rand.Rand, logA float64) bool {
+	return logA >= 0 || math.Log(rng.Float64()) < logA
 }
 
 func rjFiniteValue(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -149,7 +155,7 @@ func (f *condFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity 
 		if err != nil || !rjFiniteValue(lp) || !rjFiniteValue(logNu1) {
 			continue
 		}
-		if logA := (lp + logNu1 - logQ1) - (logDensity + logNu - logQ); logA >= 0 || math.Log(rng.Float64()) < logA {
+		if logA := (lp + logNu1 - logQ1) - (logDensity + logNu - logQ); mhAccept(rng, logA) {
 			copy(theta, th)
 			logDensity, moved = lp, true
 		}
@@ -198,7 +204,7 @@ func (f *proposalMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity 
 		if err != nil || !rjFiniteValue(lp) {
 			continue
 		}
-		if logA := (lp - logQ1) - (logDensity - logQ); logA >= 0 || math.Log(rng.Float64()) < logA {
+		if logA := (lp - logQ1) - (logDensity - logQ); mhAccept(rng, logA) {
 			copy(theta, th)
 			logDensity, moved = lp, true
 		}

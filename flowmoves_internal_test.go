@@ -68,6 +68,9 @@ func TestFlowMovesExact(t *testing.T) {
 	}
 	check("E θ", m1, 0)
 	check("E θ²", m2, 10)
+	if a := testing.AllocsPerRun(100, func() { lp, _ = f.Step(rng, 0, theta, lp) }); a != 0 {
+		t.Errorf("a flow move allocates %v times", a)
+	}
 	if crossings < n/20 {
 		t.Errorf("%d crossings between the modes in %d steps", crossings, n)
 	}
