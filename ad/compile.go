@@ -209,6 +209,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		c.value = c.fuse(c.value, []int{c.outSlot}, b.isConst)
 		c.full = c.fuse(c.full, append([]int{c.outSlot}, c.gradSlots...), b.isConst)
 		c.gradChecked = c.markGradChecks()
+		c.direct = c.planDirect(b.isConst)
 	}
 	if !cfg.noFuse {
 		c.outputs = c.fuse(c.outputs, c.extra, b.isConst)

@@ -387,46 +387,37 @@ func squareSum(out, a []float64) float64 {
 func squareSumMul(s [][]float64, op *fop) bool {
 	n := op.n
 	a, g := s[op.a.slot][op.a.off:op.a.off+n], s[op.pout][:n]
-	g = g[:len(a)]
 	y, c := s[op.py.slot][op.py.off], 1.0
 	if op.pscaled {
 		c = s[op.pc.slot][op.pc.off]
 	}
+	if op.noOut {
+		sum, bad := squareSumScaled(a, g, y, c)
+		s[op.sum][0] = sum
+		return bad
+	}
+	g = g[:len(a)]
 	const expMask = 0x7ff << 52
 	var m uint64
 	var s0, s1, s2, s3 float64
 	i := 0
-	if op.noOut {
-		for ; i+4 <= len(a); i += 4 {
-			e0, e1, e2, e3 := a[i], a[i+1], a[i+2], a[i+3]
-			s0 += e0 * e0
-			s1 += e1 * e1
-			s2 += e2 * e2
-			s3 += e3 * e3
-			r0, r1, r2, r3 := e0*y*c, e1*y*c, e2*y*c, e3*y*c
-			g[i], g[i+1], g[i+2], g[i+3] = r0, r1, r2, r3
-			m |= (math.Float64bits(r0)&expMask + 1<<52) | (math.Float64bits(r1)&expMask + 1<<52) |
-				(math.Float64bits(r2)&expMask + 1<<52) | (math.Float64bits(r3)&expMask + 1<<52)
-		}
-	} else {
-		out := s[op.out][:n]
-		out = out[:len(a)]
-		for ; i+4 <= len(a); i += 4 {
-			e0, e1, e2, e3 := a[i], a[i+1], a[i+2], a[i+3]
-			v0, v1, v2, v3 := e0*e0, e1*e1, e2*e2, e3*e3
-			out[i], out[i+1], out[i+2], out[i+3] = v0, v1, v2, v3
-			s0 += v0
-			s1 += v1
-			s2 += v2
-			s3 += v3
-			r0, r1, r2, r3 := e0*y*c, e1*y*c, e2*y*c, e3*y*c
-			g[i], g[i+1], g[i+2], g[i+3] = r0, r1, r2, r3
-			m |= (math.Float64bits(r0)&expMask + 1<<52) | (math.Float64bits(r1)&expMask + 1<<52) |
-				(math.Float64bits(r2)&expMask + 1<<52) | (math.Float64bits(r3)&expMask + 1<<52)
-		}
-		for j := i; j < len(a); j++ {
-			out[j] = a[j] * a[j]
-		}
+	out := s[op.out][:n]
+	out = out[:len(a)]
+	for ; i+4 <= len(a); i += 4 {
+		e0, e1, e2, e3 := a[i], a[i+1], a[i+2], a[i+3]
+		v0, v1, v2, v3 := e0*e0, e1*e1, e2*e2, e3*e3
+		out[i], out[i+1], out[i+2], out[i+3] = v0, v1, v2, v3
+		s0 += v0
+		s1 += v1
+		s2 += v2
+		s3 += v3
+		r0, r1, r2, r3 := e0*y*c, e1*y*c, e2*y*c, e3*y*c
+		g[i], g[i+1], g[i+2], g[i+3] = r0, r1, r2, r3
+		m |= (math.Float64bits(r0)&expMask + 1<<52) | (math.Float64bits(r1)&expMask + 1<<52) |
+			(math.Float64bits(r2)&expMask + 1<<52) | (math.Float64bits(r3)&expMask + 1<<52)
+	}
+	for j := i; j < len(a); j++ {
+		out[j] = a[j] * a[j]
 	}
 	for ; i < len(a); i++ {
 		e := a[i]
@@ -437,6 +428,37 @@ func squareSumMul(s [][]float64, op *fop) bool {
 	}
 	s[op.sum][0] = (s0 + s1) + (s2 + s3)
 	return m>>63 != 0
+}
+
+// squareSumScaled returns Σ a² and writes g = a·y·c, reporting whether
+// some g[i] is NaN or infinite (its exponent bits plus one carry into the
+// sign bit exactly when they are all ones). The sum's four partial sums
+// keep its order the same as squareSum's.
+func squareSumScaled(a, g []float64, y, c float64) (float64, bool) {
+	g = g[:len(a)]
+	const expMask = 0x7ff << 52
+	var m uint64
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		e0, e1, e2, e3 := a[i], a[i+1], a[i+2], a[i+3]
+		s0 += e0 * e0
+		s1 += e1 * e1
+		s2 += e2 * e2
+		s3 += e3 * e3
+		r0, r1, r2, r3 := e0*y*c, e1*y*c, e2*y*c, e3*y*c
+		g[i], g[i+1], g[i+2], g[i+3] = r0, r1, r2, r3
+		m |= (math.Float64bits(r0)&expMask + 1<<52) | (math.Float64bits(r1)&expMask + 1<<52) |
+			(math.Float64bits(r2)&expMask + 1<<52) | (math.Float64bits(r3)&expMask + 1<<52)
+	}
+	for ; i < len(a); i++ {
+		e := a[i]
+		s0 += e * e
+		r := e * y * c
+		g[i] = r
+		m |= math.Float64bits(r)&expMask + 1<<52
+	}
+	return (s0 + s1) + (s2 + s3), m>>63 != 0
 }
 
 // mulFused runs a product with a fused scale and/or sum.

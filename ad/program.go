@@ -21,7 +21,10 @@ import (
 // each goroutine its own copy with Clone; clones share the compiled
 // instructions, which are immutable, and nothing else. A call that starts
 // while another is evaluating the same Program returns ErrConcurrentUse
-// instead of a value computed on buffers the other is overwriting.
+// instead of a value computed on buffers the other is overwriting. (The
+// smallest gradient programs, one fused loop and scalar arithmetic, are
+// evaluated by LogDensityGrad without the buffers, so their concurrent
+// calls simply succeed.)
 type Program struct {
 	code *code
 
@@ -71,6 +74,10 @@ type code struct {
 	// scanning the gradient (see markGradChecks).
 	chkSlot     int
 	gradChecked bool
+
+	// direct is LogDensityGrad's plan for evaluating without the
+	// Program's buffers, or nil (see direct.go).
+	direct *directPlan
 
 	shared    map[int][]float64 // WithSharedData slots: the caller's arrays
 	kernels   []Kernel          // prototypes of lowered custom kernels
@@ -188,6 +195,9 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 	}
 	if len(grad) != p.code.dim {
 		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), p.code.dim)
+	}
+	if d := p.code.direct; d != nil && len(x) == p.code.dim && !overlap(x, grad) {
+		return p.logDensityGradDirect(d, x, grad)
 	}
 	if err := p.acquire(); err != nil {
 		return math.NaN(), err

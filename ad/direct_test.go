@@ -1,0 +1,167 @@
+package ad
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// directCases are graphs that qualify for the direct path; each is
+// checked against its buffered evaluation (LogDensityGradInPlace, which
+// never takes it) bit for bit, and against the unfused program.
+var directCases = []struct {
+	name    string
+	build   graphFunc
+	bounded bool // the paired loop skips its per-element test
+}{
+	{"gauss", fuseCases[0].build, true},
+	// An offset that is data (a Bind-able scalar), read at every call.
+	{"gauss-data-offset", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 10)
+		off := G.NewScalar(g, tensor.Float64, G.WithName("off"), G.WithValue(2.5))
+		ss := G.Must(G.Sum(G.Must(G.Square(x))))
+		return G.Must(G.Add(G.Must(G.Mul(G.NewConstant(-0.5), ss)), off)), []*G.Node{x}
+	}, true},
+	// A constant too large for the bound: the loop tests every element.
+	{"gauss-huge-scale", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 5)
+		ss := G.Must(G.Sum(G.Must(G.Square(x))))
+		return G.Must(G.Add(G.Must(G.Mul(G.NewConstant(-1e80), ss)), G.NewConstant(3.0))), []*G.Node{x}
+	}, false},
+}
+
+func TestDirectMatchesBuffered(t *testing.T) {
+	for _, c := range directCases {
+		t.Run(c.name, func(t *testing.T) {
+			p, plain := compileFunc(t, c.build), compileFunc(t, c.build, withoutFusion())
+			d := p.code.direct
+			if d == nil {
+				t.Fatal("no direct plan")
+			}
+			if got := d.ops[0].bounded; got != c.bounded {
+				t.Errorf("bounded = %v, want %v", got, c.bounded)
+			}
+			rng := rand.New(rand.NewPCG(7, 8))
+			dim := p.Dim()
+			g1, g2, g3 := make([]float64, dim), make([]float64, dim), make([]float64, dim)
+			for trial := 0; trial < 5; trial++ {
+				x := normals(rng, dim)
+				v1, err1 := p.LogDensityGrad(x, g1)
+				v2, err2 := p.LogDensityGradInPlace(x, g2)
+				v3, err3 := plain.LogDensityGrad(x, g3)
+				if err1 != nil || err2 != nil || err3 != nil {
+					t.Fatalf("errors: direct %v, buffered %v, unfused %v", err1, err2, err3)
+				}
+				if math.Float64bits(v1) != math.Float64bits(v2) || !closeTo(v1, v3, 1e-13, 1e-13) {
+					t.Errorf("value: direct %v, buffered %v, unfused %v", v1, v2, v3)
+				}
+				for i := range g1 {
+					if math.Float64bits(g1[i]) != math.Float64bits(g2[i]) || !closeTo(g1[i], g3[i], 1e-13, 1e-13) {
+						t.Errorf("grad[%d]: direct %v, buffered %v, unfused %v", i, g1[i], g2[i], g3[i])
+					}
+				}
+				fd := fdGrad(p, x)
+				for i := range fd {
+					if !closeTo(g1[i], fd[i], 1e-6, 1e-5) {
+						t.Errorf("grad[%d] = %v, finite differences %v", i, g1[i], fd[i])
+					}
+				}
+			}
+			if n := testing.AllocsPerRun(100, func() { p.LogDensityGrad(g3, g1) }); n != 0 {
+				t.Errorf("%v allocations per call", n)
+			}
+		})
+	}
+}
+
+// TestDirectBind checks that the direct path reads data at each call.
+func TestDirectBind(t *testing.T) {
+	g := G.NewGraph()
+	out, wrt := directCases[1].build(g)
+	p, err := Compile(g, out, wrt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off *G.Node
+	for _, n := range g.AllNodes() {
+		if n.Name() == "off" {
+			off = n
+		}
+	}
+	x := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	grad := make([]float64, len(x))
+	v0, _ := p.LogDensityGrad(x, grad)
+	if err := p.Bind(off, []float64{5}); err != nil {
+		t.Fatal(err)
+	}
+	v1, _ := p.LogDensityGrad(x, grad)
+	if v0 != -190 || v1 != -187.5 || grad[9] != -10 {
+		t.Errorf("before Bind %v, after %v (grad[9] %v); want -190, -187.5, -10", v0, v1, grad[9])
+	}
+}
+
+// TestDirectNonFinite checks the direct path's errors against the unfused
+// program's: NaN and ±Inf in each coordinate, and values so large that
+// only the square overflows (bounded loop) or only the gradient does (the
+// huge scale).
+func TestDirectNonFinite(t *testing.T) {
+	for _, c := range directCases {
+		t.Run(c.name, func(t *testing.T) {
+			p, plain := compileFunc(t, c.build), compileFunc(t, c.build, withoutFusion())
+			dim := p.Dim()
+			g1, g2 := make([]float64, dim), make([]float64, dim)
+			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e200, -1e160, 1e300} {
+				for j := 0; j < dim; j++ {
+					x := make([]float64, dim)
+					for i := range x {
+						x[i] = 0.1 * float64(i+1)
+					}
+					x[j] = bad
+					v1, err1 := p.LogDensityGrad(x, g1)
+					v2, err2 := plain.LogDensityGrad(x, g2)
+					if (err1 == nil) != (err2 == nil) || errors.Is(err1, ErrNonFinite) != errors.Is(err2, ErrNonFinite) {
+						t.Fatalf("x[%d]=%v: direct (%v, %v), unfused (%v, %v)", j, bad, v1, err1, v2, err2)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDirectConcurrent calls one direct Program from several goroutines at
+// once: the direct path touches no buffer of the Program, so every call
+// succeeds with its own input's value (and -race finds no race).
+func TestDirectConcurrent(t *testing.T) {
+	p := compileFunc(t, directCases[0].build)
+	dim := p.Dim()
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for w := range errs {
+		wg.Go(func() {
+			x, g := make([]float64, dim), make([]float64, dim)
+			for it := range 500 {
+				s := 0.0
+				for i := range x {
+					x[i] = float64(w+1) * float64(i-it%7) / 10
+					s += x[i] * x[i]
+				}
+				v, err := p.LogDensityGrad(x, g)
+				if err != nil || !closeTo(v, -0.5*s-1.5, 1e-13, 1e-13) || g[3] != -x[3] {
+					errs[w] = errors.Join(err, errors.New("wrong value or gradient"))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
