@@ -27,6 +27,7 @@ type config struct {
 	outputs []*gorgonia.Node
 	shared  map[*gorgonia.Node]bool
 	noFuse  bool // tests: keep one instruction per node (see fuse.go)
+	noPack  bool // tests: give every buffer its own arena range (see pack.go)
 }
 
 // WithOutputs adds nodes whose values Program.Outputs returns, flattened
@@ -126,7 +127,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		c:      &code{data: make(map[*gorgonia.Node]int)},
 		consts: make(map[int][]float64), isConst: make(map[int]bool),
 		accum: make(map[*gorgonia.Node]*accumPlan), absorbed: make(map[*gorgonia.Node]bool),
-		shared: cfg.shared}
+		shared: cfg.shared, viewOf: make(map[int]int)}
 
 	var roots []*gorgonia.Node
 	if out != nil {
@@ -226,6 +227,13 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		c.fallbacks = append(c.fallbacks, fmt.Sprintf("%s ×%d", op, n))
 	}
 	sort.Strings(c.fallbacks)
+	if !cfg.noPack {
+		if b.pack() {
+			// The folding program's arena has the old layout; c.init now
+			// holds its folded values in the new one.
+			first = nil
+		}
+	}
 	if first != nil {
 		return first, nil // c.init aliases its arena; only newProgram reads c.init
 	}
@@ -300,6 +308,7 @@ type builder struct {
 	accum    map[*gorgonia.Node]*accumPlan // roots of sums of slice gradients
 	absorbed map[*gorgonia.Node]bool       // interior nodes of those sums: no buffer
 	shared   map[*gorgonia.Node]bool       // WithSharedData nodes
+	viewOf   map[int]int                   // alias slot -> the slot owning its memory
 }
 
 type initVal struct {
@@ -323,6 +332,10 @@ func (b *builder) aliasSlot(nd *gorgonia.Node, base, off, n int) {
 	b.c.slotOff = append(b.c.slotOff, b.c.slotOff[base]+off)
 	b.c.slotLen = append(b.c.slotLen, n)
 	b.slot[nd] = s
+	if o, ok := b.viewOf[base]; ok {
+		base = o
+	}
+	b.viewOf[s] = base
 	b.isConst[s] = b.isConst[base]
 	if v, ok := b.c.shared[base]; ok { // a view of the caller's array
 		b.c.shared[s] = v[off : off+n]

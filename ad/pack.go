@@ -1,0 +1,319 @@
+package ad
+
+import (
+	"reflect"
+	"sort"
+)
+
+// Buffer sharing. Every node gets its own slot, a range of the arena,
+// while lowering. Most of a gradient program's slots hold intermediates
+// that are dead once their last reader has run (the backward pass's
+// partial gradients, say), so pack lets slots whose lifetimes do not
+// overlap share memory: a training loss of a small flow needs about half
+// the arena, which makes compiling, cloning and the first evaluations
+// (fresh memory) cheaper, and the evaluations' working set smaller.
+//
+// Lifetimes are taken from the final instruction lists (after fusion),
+// one instruction being one step, so the ops of a fused loop never share
+// memory among themselves. Two slots conflict when their lifetimes overlap
+// in any of the lists (value, full, outputs). A slot may share only if
+//   - it holds no state between calls: not a wrt node, data, constant,
+//     shared data, gradient check, or a result an entry point reads after
+//     running (the output, the gradients, the WithOutputs nodes);
+//   - in every list, the first instruction touching it (or a view of it)
+//     is its producer, which writes all of it; custom kernels are trusted
+//     to do so only when they are ours (ad/ops, see fullKernels), since
+//     the Kernel contract lets a user's kernel rely on an output it leaves
+//     partly untouched keeping its earlier contents.
+// The other slots keep ranges of their own, laid out first, in their
+// original order, so that views, in-place bindings and the folded
+// constants keep their relative positions.
+
+// fullKernels are the ad/ops kernels known to write every element of
+// their output that any instruction reads (checked when this list was
+// made; add a kernel only after checking its Eval).
+var fullKernels = map[string]bool{
+	"maskedKernel": true, "rowsKernel": true, "rowsGradKernel": true,
+	"sliceKernel": true, "embedKernel": true, "permuteKernel": true,
+	"unaryKernel": true,
+}
+
+const opsPkg = "github.com/trjgo/trj/ad/ops"
+
+// fusedSlots appends every slot an op of a fused instruction may read or
+// write. It names each slot field of fop: TestFusedSlotsCoverFop fails
+// when fop gains a field this does not know.
+func fusedSlots(dst []int, ins *instr) []int {
+	for k := range ins.fz {
+		op := &ins.fz[k]
+		dst = append(dst, op.out, op.out2, op.a.slot, op.b.slot, op.scale.slot, op.pout, op.py.slot, op.pc.slot)
+		if op.sum >= 0 {
+			dst = append(dst, op.sum)
+		}
+	}
+	return dst
+}
+
+// writesAll reports whether instruction ins, of a non-fused kind, writes
+// every element of its output slot.
+func (b *builder) writesAll(ins *instr) bool {
+	switch ins.kind {
+	case kKernel:
+		t := reflect.TypeOf(b.c.kernels[ins.kernel])
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		return t.PkgPath() == opsPkg && fullKernels[t.Name()]
+	case kGather:
+		n := b.c.slotLen[ins.out]
+		covered := make([]bool, n)
+		for _, sg := range ins.segs {
+			for j := sg.at; j < sg.at+sg.n && j < n; j++ {
+				covered[j] = true
+			}
+		}
+		for _, c := range covered {
+			if !c {
+				return false
+			}
+		}
+		return true
+	case kUnary, kBinary, kSumAll, kSumIndex, kMaxIndex, kGemm, kBatchGemm, kGemv,
+		kDot, kOuter, kByIndex, kByIndexGrad, kSoftmax, kSoftmaxGrad, kAccum, kFallback:
+		return true
+	}
+	return false
+}
+
+// pack lays the arena out again so that slots whose lifetimes do not
+// overlap share memory, rewriting c.slotOff, c.arenaLen and c.init. It
+// reports whether it changed the layout.
+func (b *builder) pack() bool {
+	c := b.c
+	ns := len(c.slotOff)
+	owner := func(s int) int {
+		if o, ok := b.viewOf[s]; ok {
+			return o
+		}
+		return s
+	}
+	const none = -1
+	keep := make([]bool, ns)
+	for _, s := range c.wrt {
+		keep[owner(s)] = true
+	}
+	for _, s := range c.gradSlots {
+		keep[owner(s)] = true
+	}
+	for _, s := range c.extra {
+		keep[owner(s)] = true
+	}
+	if c.outSlot >= 0 {
+		keep[owner(c.outSlot)] = true
+	}
+	if c.chkSlot >= 0 {
+		keep[owner(c.chkSlot)] = true
+	}
+	for _, s := range c.data {
+		keep[owner(s)] = true
+	}
+	for s := range ns {
+		if b.isConst[s] || c.slotLen[s] == 0 {
+			keep[owner(s)] = true
+		}
+		if _, ok := c.shared[s]; ok {
+			keep[owner(s)] = true
+		}
+	}
+	for _, d := range b.inits {
+		keep[owner(d.slot)] = true
+	}
+	for i, f := range b.folded {
+		if f {
+			keep[owner(b.instr[i].out)] = true
+		}
+	}
+
+	// Lifetimes per list: [first, last] touching instruction.
+	type span struct{ lo, hi int }
+	lists := [][]instr{c.value, c.full, c.outputs}
+	spans := make([][]span, len(lists))
+	var touched []int
+	for li, list := range lists {
+		sp := make([]span, ns)
+		for s := range sp {
+			sp[s] = span{none, none}
+		}
+		for t := range list {
+			ins := &list[t]
+			touched = touched[:0]
+			if ins.kind == kFused {
+				touched = fusedSlots(touched, ins)
+				// A fused op's output is written in full (its n is the
+				// slot's length) before anything in the loop reads it
+				// only if it is the op's own; be conservative: the first
+				// touch of a slot by a fused loop counts as a full write
+				// only for the ops' out and out2 slots.
+				for k := range ins.fz {
+					op := &ins.fz[k]
+					for _, s := range []int{op.out, op.out2} {
+						o := owner(s)
+						if sp[o].lo == none && (s != o || c.slotLen[s] != c.slotLen[o] || op.n != c.slotLen[o] || op.noOut) {
+							keep[o] = true
+						}
+					}
+				}
+			} else {
+				o := owner(ins.out)
+				if sp[o].lo == none && (ins.out != o || !b.writesAll(ins)) {
+					keep[o] = true
+				}
+				touched = append(touched, ins.out)
+				touched = append(touched, ins.args...)
+			}
+			for _, s := range touched {
+				if s < 0 || s >= ns {
+					continue
+				}
+				o := owner(s)
+				if sp[o].lo == none {
+					// First touched by a read (or by a fused op that
+					// only reads it): it must keep its contents.
+					if !writtenFirst(ins, s, o) {
+						keep[o] = true
+					}
+					sp[o].lo = t
+				}
+				sp[o].hi = t
+			}
+		}
+		spans[li] = sp
+	}
+
+	// Kept slots first, in their original order; then the others, placed
+	// first-fit, largest first, where no slot with an overlapping lifetime
+	// lies.
+	newOff := make([]int, ns)
+	at := 0
+	var free []int
+	for s := range ns {
+		if owner(s) != s {
+			continue
+		}
+		if _, ok := c.shared[s]; ok {
+			continue
+		}
+		if keep[s] {
+			at += (at ^ c.slotOff[s]) & 1
+			if at > c.slotOff[s] {
+				return false // not in increasing order: cannot move down in place
+			}
+			newOff[s] = at
+			at += c.slotLen[s]
+		} else {
+			free = append(free, s)
+		}
+	}
+	if len(free) == 0 {
+		return false
+	}
+	sort.SliceStable(free, func(i, j int) bool { return c.slotLen[free[i]] > c.slotLen[free[j]] })
+	conflict := func(s, t int) bool {
+		for li := range spans {
+			a, b := spans[li][s], spans[li][t]
+			if a.lo != none && b.lo != none && a.lo <= b.hi && b.lo <= a.hi {
+				return true
+			}
+		}
+		return false
+	}
+	base := at
+	var placed []int
+	type iv struct{ lo, hi int }
+	var ivs []iv
+	for _, s := range free {
+		n := c.slotLen[s]
+		ivs = ivs[:0]
+		for _, t := range placed {
+			if conflict(s, t) {
+				ivs = append(ivs, iv{newOff[t], newOff[t] + c.slotLen[t]})
+			}
+		}
+		sort.Slice(ivs, func(i, j int) bool { return ivs[i].lo < ivs[j].lo })
+		// Keep the slot's alignment to 16 bytes: gonum's vector kernels
+		// peel an element off an unaligned start, which changes the order
+		// of a sum and so its last bits.
+		align := func(o int) int { return o + (o^c.slotOff[s])&1 }
+		off := align(base)
+		for _, v := range ivs {
+			if v.lo >= off+n {
+				break
+			}
+			off = max(off, align(v.hi))
+		}
+		newOff[s] = off
+		at = max(at, off+n)
+		placed = append(placed, s)
+	}
+	if at >= c.arenaLen {
+		return false
+	}
+
+	// Move the kept slots' initial values down to their new offsets in
+	// c.init itself: base slots in index order have increasing offsets, so
+	// each lands at or below its old place, past those already moved.
+	init := c.init
+	keptEnd := 0
+	for s := range ns {
+		if owner(s) == s && keep[s] {
+			if _, ok := c.shared[s]; !ok && c.slotLen[s] > 0 {
+				copy(init[newOff[s]:newOff[s]+c.slotLen[s]], init[c.slotOff[s]:c.slotOff[s]+c.slotLen[s]])
+				keptEnd = max(keptEnd, newOff[s]+c.slotLen[s])
+			}
+		}
+	}
+	init = init[:at:at]
+	clear(init[keptEnd:])
+	offs := make([]int, ns)
+	for s := range ns {
+		if _, ok := c.shared[s]; ok {
+			continue // the caller's array: no arena range
+		}
+		o := owner(s)
+		offs[s] = newOff[o] + c.slotOff[s] - c.slotOff[o]
+	}
+	c.slotOff, c.arenaLen, c.init = offs, at, init
+	return true
+}
+
+// writtenFirst reports whether instruction ins, the first to touch slot s
+// (a view of o, or o itself), writes it rather than reads it.
+func writtenFirst(ins *instr, s, o int) bool {
+	if ins.kind != kFused {
+		if ins.out != s {
+			return false
+		}
+		for _, a := range ins.args {
+			if a == s || a == o {
+				return false
+			}
+		}
+		return true
+	}
+	// A fused loop: s must be an op's output and read by no op before it.
+	for k := range ins.fz {
+		op := &ins.fz[k]
+		for _, r := range []int{op.a.slot, op.b.slot, op.scale.slot, op.py.slot, op.pc.slot, op.sum} {
+			if r == s || r == o {
+				return false
+			}
+		}
+		if op.out == s || op.out2 == s {
+			return true
+		}
+		if op.pout == s {
+			return false
+		}
+	}
+	return false
+}
