@@ -186,6 +186,9 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		c.slotLen = append(c.slotLen, 1)
 		b.arenaLen++
 	}
+	if !cfg.noPack {
+		b.frontLayout()
+	}
 	c.arenaLen = b.arenaLen
 	c.init = make([]float64, c.arenaLen)
 	for _, d := range b.inits {
@@ -309,6 +312,8 @@ type builder struct {
 	absorbed map[*gorgonia.Node]bool       // interior nodes of those sums: no buffer
 	shared   map[*gorgonia.Node]bool       // WithSharedData nodes
 	viewOf   map[int]int                   // alias slot -> the slot owning its memory
+	front    []bool                        // slots laid out first, see frontLayout
+	frontEnd int                           // end of their region
 }
 
 type initVal struct {

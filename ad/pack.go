@@ -2,6 +2,7 @@ package ad
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 )
 
@@ -85,54 +86,107 @@ func (b *builder) writesAll(ins *instr) bool {
 	return false
 }
 
-// pack lays the arena out again so that slots whose lifetimes do not
-// overlap share memory, rewriting c.slotOff, c.arenaLen and c.init. It
-// reports whether it changed the layout.
-func (b *builder) pack() bool {
+// memOwner is the slot owning slot s's memory: s, or the slot it is a view of.
+func (b *builder) memOwner(s int) int {
+	if o, ok := b.viewOf[s]; ok {
+		return o
+	}
+	return s
+}
+
+// relayout moves every slot owning memory to newOff, its views with it.
+func (b *builder) relayout(newOff []int) {
+	c := b.c
+	offs := make([]int, len(c.slotOff))
+	for s := range offs {
+		if _, ok := c.shared[s]; ok {
+			offs[s] = c.slotOff[s] // the caller's array: no arena range
+			continue
+		}
+		o := b.memOwner(s)
+		offs[s] = newOff[o] + c.slotOff[s] - c.slotOff[o]
+	}
+	c.slotOff = offs
+}
+
+// frontLayout lays out, before the arena exists, the slots that will keep
+// ranges of their own whatever the lifetimes (those holding state between
+// calls, see pack) at the start of the arena, and the others after them,
+// each in its original order and 16-byte alignment. Nothing but distinct
+// slots' positions changes, so folding and fusion see the same program,
+// and pack can later reuse the rest of the arena, never written by the
+// folding program, without moving or clearing anything.
+func (b *builder) frontLayout() {
 	c := b.c
 	ns := len(c.slotOff)
-	owner := func(s int) int {
-		if o, ok := b.viewOf[s]; ok {
-			return o
-		}
-		return s
-	}
-	const none = -1
-	keep := make([]bool, ns)
+	front := make([]bool, ns)
+	mark := func(s int) { front[b.memOwner(s)] = true }
 	for _, s := range c.wrt {
-		keep[owner(s)] = true
+		mark(s)
 	}
 	for _, s := range c.gradSlots {
-		keep[owner(s)] = true
+		mark(s)
 	}
 	for _, s := range c.extra {
-		keep[owner(s)] = true
+		mark(s)
 	}
 	if c.outSlot >= 0 {
-		keep[owner(c.outSlot)] = true
+		mark(c.outSlot)
 	}
 	if c.chkSlot >= 0 {
-		keep[owner(c.chkSlot)] = true
+		mark(c.chkSlot)
 	}
 	for _, s := range c.data {
-		keep[owner(s)] = true
+		mark(s)
+	}
+	for _, d := range b.inits {
+		mark(d.slot)
 	}
 	for s := range ns {
 		if b.isConst[s] || c.slotLen[s] == 0 {
-			keep[owner(s)] = true
+			mark(s)
 		}
-		if _, ok := c.shared[s]; ok {
-			keep[owner(s)] = true
-		}
-	}
-	for _, d := range b.inits {
-		keep[owner(d.slot)] = true
 	}
 	for i, f := range b.folded {
 		if f {
-			keep[owner(b.instr[i].out)] = true
+			mark(b.instr[i].out)
 		}
 	}
+	newOff := make([]int, ns)
+	at := 0
+	for pass := 0; pass < 2; pass++ {
+		for s := range ns {
+			if b.memOwner(s) != s || front[s] != (pass == 0) {
+				continue
+			}
+			if _, ok := c.shared[s]; ok {
+				continue
+			}
+			at += (at ^ c.slotOff[s]) & 1 // keep the alignment, see pack
+			newOff[s] = at
+			at += c.slotLen[s]
+		}
+		if pass == 0 {
+			b.frontEnd = at
+		}
+	}
+	b.relayout(newOff)
+	b.front, b.arenaLen = front, at
+}
+
+// pack lays the slots after the front region (see frontLayout) out again
+// so that those whose lifetimes do not overlap share memory, rewriting
+// c.slotOff, c.arenaLen and c.init. It reports whether it changed the
+// layout.
+func (b *builder) pack() bool {
+	c := b.c
+	ns := len(c.slotOff)
+	if b.front == nil || len(b.front) != ns {
+		return false
+	}
+	owner := b.memOwner
+	const none = -1
+	keep := append([]bool(nil), b.front...)
 
 	// Lifetimes per list: [first, last] touching instruction.
 	type span struct{ lo, hi int }
@@ -149,16 +203,13 @@ func (b *builder) pack() bool {
 			touched = touched[:0]
 			if ins.kind == kFused {
 				touched = fusedSlots(touched, ins)
-				// A fused op's output is written in full (its n is the
-				// slot's length) before anything in the loop reads it
-				// only if it is the op's own; be conservative: the first
-				// touch of a slot by a fused loop counts as a full write
-				// only for the ops' out and out2 slots.
+				// A fused op writes all of its own output slot (n is its
+				// length) unless it stores nothing (noOut).
 				for k := range ins.fz {
 					op := &ins.fz[k]
 					for _, s := range []int{op.out, op.out2} {
 						o := owner(s)
-						if sp[o].lo == none && (s != o || c.slotLen[s] != c.slotLen[o] || op.n != c.slotLen[o] || op.noOut) {
+						if sp[o].lo == none && (s != o || op.n != c.slotLen[o] || op.noOut) {
 							keep[o] = true
 						}
 					}
@@ -177,8 +228,7 @@ func (b *builder) pack() bool {
 				}
 				o := owner(s)
 				if sp[o].lo == none {
-					// First touched by a read (or by a fused op that
-					// only reads it): it must keep its contents.
+					// First touched by a read: it must keep its contents.
 					if !writtenFirst(ins, s, o) {
 						keep[o] = true
 					}
@@ -190,11 +240,13 @@ func (b *builder) pack() bool {
 		spans[li] = sp
 	}
 
-	// Kept slots first, in their original order; then the others, placed
-	// first-fit, largest first, where no slot with an overlapping lifetime
-	// lies.
+	// The front region stays where it is. Other slots that must keep a
+	// range of their own follow it, then the rest, placed first-fit,
+	// largest first, where no slot with an overlapping lifetime lies.
+	// None of them holds an initial value, and the memory after the front
+	// region is still zero.
 	newOff := make([]int, ns)
-	at := 0
+	at := b.frontEnd
 	var free []int
 	for s := range ns {
 		if owner(s) != s {
@@ -203,14 +255,14 @@ func (b *builder) pack() bool {
 		if _, ok := c.shared[s]; ok {
 			continue
 		}
-		if keep[s] {
+		switch {
+		case b.front[s]:
+			newOff[s] = c.slotOff[s]
+		case keep[s]:
 			at += (at ^ c.slotOff[s]) & 1
-			if at > c.slotOff[s] {
-				return false // not in increasing order: cannot move down in place
-			}
 			newOff[s] = at
 			at += c.slotLen[s]
-		} else {
+		default:
 			free = append(free, s)
 		}
 	}
@@ -228,8 +280,8 @@ func (b *builder) pack() bool {
 		return false
 	}
 	base := at
-	var placed []int
 	type iv struct{ lo, hi int }
+	var placed []int
 	var ivs []iv
 	for _, s := range free {
 		n := c.slotLen[s]
@@ -239,7 +291,7 @@ func (b *builder) pack() bool {
 				ivs = append(ivs, iv{newOff[t], newOff[t] + c.slotLen[t]})
 			}
 		}
-		sort.Slice(ivs, func(i, j int) bool { return ivs[i].lo < ivs[j].lo })
+		slices.SortFunc(ivs, func(a, b iv) int { return a.lo - b.lo })
 		// Keep the slot's alignment to 16 bytes: gonum's vector kernels
 		// peel an element off an unaligned start, which changes the order
 		// of a sum and so its last bits.
@@ -258,31 +310,9 @@ func (b *builder) pack() bool {
 	if at >= c.arenaLen {
 		return false
 	}
-
-	// Move the kept slots' initial values down to their new offsets in
-	// c.init itself: base slots in index order have increasing offsets, so
-	// each lands at or below its old place, past those already moved.
-	init := c.init
-	keptEnd := 0
-	for s := range ns {
-		if owner(s) == s && keep[s] {
-			if _, ok := c.shared[s]; !ok && c.slotLen[s] > 0 {
-				copy(init[newOff[s]:newOff[s]+c.slotLen[s]], init[c.slotOff[s]:c.slotOff[s]+c.slotLen[s]])
-				keptEnd = max(keptEnd, newOff[s]+c.slotLen[s])
-			}
-		}
-	}
-	init = init[:at:at]
-	clear(init[keptEnd:])
-	offs := make([]int, ns)
-	for s := range ns {
-		if _, ok := c.shared[s]; ok {
-			continue // the caller's array: no arena range
-		}
-		o := owner(s)
-		offs[s] = newOff[o] + c.slotOff[s] - c.slotOff[o]
-	}
-	c.slotOff, c.arenaLen, c.init = offs, at, init
+	b.relayout(newOff)
+	c.arenaLen = at
+	c.init = c.init[:at:at]
 	return true
 }
 

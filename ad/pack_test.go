@@ -72,7 +72,8 @@ func TestPackMatchesUnpacked(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			packed, plain := compileFunc(t, c.build), compileFunc(t, c.build, withoutPacking())
-			if packed.code.arenaLen > plain.code.arenaLen {
+			// Keeping each slot's alignment may cost one element per slot.
+			if packed.code.arenaLen > plain.code.arenaLen+len(plain.code.slotOff) {
 				t.Errorf("packed arena %d > unpacked %d", packed.code.arenaLen, plain.code.arenaLen)
 			}
 			if c.name == "mlp" && packed.code.arenaLen >= plain.code.arenaLen {
