@@ -134,7 +134,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		roots = append(roots, out)
 	}
 	roots = append(append(roots, grads...), cfg.outputs...)
-	needed := ancestors(g, roots)
+	needed := b.ancestors(roots)
 	for _, n := range wrt {
 		needed[n] = true // a wrt node may be unused by the value; it still has a slot
 	}
@@ -166,8 +166,8 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	c.outSlot = -1
 	if out != nil {
 		c.outSlot = b.slot[out]
-		c.value = b.subset(ancestors(g, []*gorgonia.Node{out}))
-		c.full = b.subset(ancestors(g, append([]*gorgonia.Node{out}, grads...)))
+		c.value = b.subset(b.ancestors([]*gorgonia.Node{out}))
+		c.full = b.subset(b.ancestors(append([]*gorgonia.Node{out}, grads...)))
 	}
 	for _, gn := range grads {
 		c.gradSlots = append(c.gradSlots, b.slot[gn])
@@ -177,7 +177,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		c.extra = append(c.extra, s)
 		c.extraDim += c.slotLen[s]
 	}
-	c.outputs = b.subset(ancestors(g, cfg.outputs))
+	c.outputs = b.subset(b.ancestors(cfg.outputs))
 
 	c.chkSlot = -1
 	if out != nil && !cfg.noFuse {
@@ -259,7 +259,7 @@ func checkMember(g *gorgonia.ExprGraph, n *gorgonia.Node, what string) error {
 }
 
 // ancestors returns roots and every node they depend on.
-func ancestors(g *gorgonia.ExprGraph, roots []*gorgonia.Node) map[*gorgonia.Node]bool {
+func (b *builder) ancestors(roots []*gorgonia.Node) map[*gorgonia.Node]bool {
 	set := make(map[*gorgonia.Node]bool)
 	stack := append([]*gorgonia.Node(nil), roots...)
 	for len(stack) > 0 {
@@ -269,9 +269,24 @@ func ancestors(g *gorgonia.ExprGraph, roots []*gorgonia.Node) map[*gorgonia.Node
 			continue
 		}
 		set[n] = true
-		stack = append(stack, children(g, n)...)
+		stack = append(stack, b.children(n)...)
 	}
 	return set
+}
+
+// children is children(b.g, n), asked of the graph once per node: the
+// compile walks the graph several times (the nodes needed, those of the
+// value, of the gradient, of the outputs, then lowering).
+func (b *builder) children(n *gorgonia.Node) []*gorgonia.Node {
+	if cs, ok := b.kids[n]; ok {
+		return cs
+	}
+	if b.kids == nil {
+		b.kids = make(map[*gorgonia.Node][]*gorgonia.Node)
+	}
+	cs := children(b.g, n)
+	b.kids[n] = cs
+	return cs
 }
 
 // children returns n's arguments in order.
@@ -308,12 +323,13 @@ type builder struct {
 	folded   []bool            // instructions with constant inputs, parallel to instr
 	arenaLen int
 
-	accum    map[*gorgonia.Node]*accumPlan // roots of sums of slice gradients
-	absorbed map[*gorgonia.Node]bool       // interior nodes of those sums: no buffer
-	shared   map[*gorgonia.Node]bool       // WithSharedData nodes
-	viewOf   map[int]int                   // alias slot -> the slot owning its memory
-	front    []bool                        // slots laid out first, see frontLayout
-	frontEnd int                           // end of their region
+	accum    map[*gorgonia.Node]*accumPlan       // roots of sums of slice gradients
+	absorbed map[*gorgonia.Node]bool             // interior nodes of those sums: no buffer
+	shared   map[*gorgonia.Node]bool             // WithSharedData nodes
+	viewOf   map[int]int                         // alias slot -> the slot owning its memory
+	kids     map[*gorgonia.Node][]*gorgonia.Node // memo of children
+	front    []bool                              // slots laid out first, see frontLayout
+	frontEnd int                                 // end of their region
 }
 
 type initVal struct {
@@ -431,7 +447,7 @@ func (b *builder) lower(nd *gorgonia.Node) error {
 		return b.lowerAccum(nd, plan)
 	}
 
-	cs := children(b.g, nd)
+	cs := b.children(nd)
 	args := make([]int, len(cs))
 	for i, c := range cs {
 		s, ok := b.slot[c]

@@ -122,11 +122,17 @@ func (b *gb) rowSum(x *gorgonia.Node) *gorgonia.Node { return b.n(gorgonia.Sum(x
 // log-determinant Σ_i log h'(v_i).
 func (b *gb) squashLayer(v *gorgonia.Node, c float64) (u, ld *gorgonia.Node) {
 	n := v.Shape()[1]
-	cv := b.n(gorgonia.Mul(v, b.scalar(c)))
+	cv := v
+	if c != 1 { // the paper's scale is 1: no product, no constant term
+		cv = b.n(gorgonia.Mul(v, b.scalar(c)))
+	}
 	u = b.n(gorgonia.Sigmoid(cv))
 	l1 := b.n(ops.LogSigmoid(cv))
 	l2 := b.n(ops.LogSigmoid(b.n(gorgonia.Neg(cv))))
-	ld = b.n(gorgonia.Add(b.rowSum(b.n(gorgonia.Add(l1, l2))), b.scalar(float64(n)*math.Log(c))))
+	ld = b.rowSum(b.n(gorgonia.Add(l1, l2)))
+	if c != 1 {
+		ld = b.n(gorgonia.Add(ld, b.scalar(float64(n)*math.Log(c))))
+	}
 	return u, ld
 }
 
@@ -136,8 +142,12 @@ func (b *gb) logitLayer(y *gorgonia.Node, c float64) (z, ld *gorgonia.Node) {
 	n := y.Shape()[1]
 	ly := b.n(gorgonia.Log(y))
 	l1y := b.n(gorgonia.Log1p(b.n(gorgonia.Neg(y))))
-	z = b.n(gorgonia.Mul(b.n(gorgonia.Sub(ly, l1y)), b.scalar(1/c)))
-	ld = b.n(gorgonia.Sub(b.n(gorgonia.Neg(b.rowSum(b.n(gorgonia.Add(ly, l1y))))), b.scalar(float64(n)*math.Log(c))))
+	z = b.n(gorgonia.Sub(ly, l1y))
+	ld = b.n(gorgonia.Neg(b.rowSum(b.n(gorgonia.Add(ly, l1y)))))
+	if c != 1 {
+		z = b.n(gorgonia.Mul(z, b.scalar(1/c)))
+		ld = b.n(gorgonia.Sub(ld, b.scalar(float64(n)*math.Log(c))))
+	}
 	return z, ld
 }
 
