@@ -35,7 +35,30 @@ type Bridge struct {
 	// PerGroupOK).
 	PerGroup   []kernels.BridgeEstimate `json:"-"`
 	PerGroupOK []bool                   `json:"-"`
+	// AcceptESS[k][k'] is the effective number of accepted proposals
+	// k → k', (Σα)²/Σα² over the acceptance probabilities α of all those
+	// proposals (0 on the diagonal and where none was accepted). The
+	// relative standard error of the mean acceptance ᾱ_{k→k'} is about
+	// AcceptESS^(−1/2), and when it is small the estimate rests on a few
+	// accepted proposals: it is skewed, and its jackknife SE is too small
+	// in most runs.
+	AcceptESS [][]float64
+	// MinAcceptESS is the smallest off-diagonal AcceptESS (every estimate
+	// uses every pair), from model MinFrom to model MinTo.
+	MinAcceptESS   float64
+	MinFrom, MinTo int
+	// Unreliable reports MinAcceptESS < ReliableAcceptESS, the bridge's
+	// analogue of a Pareto k̂ above 0.7 in PSIS: the estimate is still
+	// reported, but its standard errors understate its error (the printed
+	// table marks it with "!").
+	Unreliable bool `json:",omitempty"`
 }
+
+// ReliableAcceptESS is the least Bridge.MinAcceptESS, the effective number
+// of accepted proposals between the worst pair of models, for which a
+// bridge estimate and its jackknife SE are reported as reliable (chosen by
+// measurement on robust variable selection; see docs/guide.md).
+const ReliableAcceptESS = 100
 
 // bridgeEstimate makes proposals (that many) from every evaluation draw of
 // every model (uniform jumps between models) and returns the estimate with its
@@ -114,11 +137,42 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 			b.PerGroup[g], b.PerGroupOK[g] = e, true
 		}
 	}
+	b.AcceptESS, b.MinAcceptESS, b.MinFrom, b.MinTo = acceptESS(records, K)
+	b.Unreliable = b.MinAcceptESS < ReliableAcceptESS
 	for k := range K {
 		b.RawSE[k] = jackknifeSE(loo, func(e kernels.BridgeEstimate) float64 { return e.Raw[k] })
 		b.NormalizedSE[k] = jackknifeSE(loo, func(e kernels.BridgeEstimate) float64 { return e.Normalized[k] })
 	}
 	return b, nil
+}
+
+// acceptESS returns (Σα)²/Σα² for every pair of models over the records of
+// all groups, and its smallest off-diagonal value with its pair.
+func acceptESS(records [][]kernels.JumpRecord, K int) (ess [][]float64, least float64, from, to int) {
+	sum, sq := make([]float64, K*K), make([]float64, K*K)
+	for _, rs := range records {
+		for _, r := range rs {
+			sum[r.From*K+r.To] += r.AcceptProb
+			sq[r.From*K+r.To] += r.AcceptProb * r.AcceptProb
+		}
+	}
+	ess = make([][]float64, K)
+	least = math.Inf(1)
+	for k := range K {
+		ess[k] = make([]float64, K)
+		for kp := range K {
+			if kp == k {
+				continue
+			}
+			if s := sq[k*K+kp]; s > 0 {
+				ess[k][kp] = sum[k*K+kp] * sum[k*K+kp] / s
+			}
+			if ess[k][kp] < least {
+				least, from, to = ess[k][kp], k, kp
+			}
+		}
+	}
+	return ess, least, from, to
 }
 
 // jackknifeSE is the delete-one jackknife standard error

@@ -277,8 +277,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 		default:
 			row = append(row, fmt.Sprintf("%.4f (not mixed)", r.Chain[k].P), "—")
 		}
-		if r.Bridge != nil {
-			row = append(row, fmt.Sprintf("%.4f ± %.4f", r.Bridge.Normalized[k], r.Bridge.NormalizedSE[k]))
+		if b := r.Bridge; b != nil {
+			cell := fmt.Sprintf("%.4f ± %.4f", b.Normalized[k], b.NormalizedSE[k])
+			if b.Unreliable {
+				cell += " !"
+			}
+			row = append(row, cell)
 		} else if r.BridgeError != "" {
 			row = append(row, "failed")
 		} else {
@@ -297,6 +301,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if b := r.Bridge; b != nil && b.Unreliable && b.MinFrom < len(r.Labels) && b.MinTo < len(r.Labels) {
+		fmt.Fprintf(w, "! unreliable bridge estimate: %.0f effective accepted proposals %s → %s (want ≥ %d); its SE understates the error\n",
+			b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
 	}
 	var parts []string
 	for _, t := range r.Timings {

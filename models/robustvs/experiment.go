@@ -382,6 +382,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				res.Background, _ = saturate(space, [][][]float64{nil, nil, nil, p[dst].EvalDraws()})
 			}
 		}
+		if r.Bridge == nil {
+			return nil, fmt.Errorf("robustvs: %s: no bridge estimate: %s", kind, r.BridgeError)
+		}
+		// The bridge's reliability diagnostic (trj.Bridge.Unreliable)
+		// goes into the settings map, which the JSON keeps, and the log.
+		ess, _ := res.Settings["bridge_min_accept_ess"].(map[string]float64)
+		if ess == nil {
+			ess = map[string]float64{}
+			res.Settings["bridge_min_accept_ess"] = ess
+		}
+		ess[kind] = r.Bridge.MinAcceptESS
+		if r.Bridge.Unreliable {
+			bad, _ := res.Settings["bridge_unreliable"].([]string)
+			res.Settings["bridge_unreliable"] = append(bad, kind)
+			cfg.Progress.Logf("robustvs: %s: unreliable bridge estimate: %.1f effective accepted proposals %s → %s (want ≥ %d); its SE understates the error",
+				kind, r.Bridge.MinAcceptESS, labels[r.Bridge.MinFrom], labels[r.Bridge.MinTo], trj.ReliableAcceptESS)
+		}
 		var groups []kernels.BridgeEstimate
 		for g, ok := range r.Bridge.PerGroupOK {
 			if ok {

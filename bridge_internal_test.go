@@ -1,0 +1,52 @@
+package trj
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/trjgo/trj/kernels"
+)
+
+// TestAcceptESS checks the effective number of accepted proposals against
+// hand-computed values: (Σα)²/Σα² per ordered pair over all groups, zero
+// where nothing was accepted, and the smallest off-diagonal pair.
+func TestAcceptESS(t *testing.T) {
+	records := [][]kernels.JumpRecord{
+		{{From: 0, To: 1, AcceptProb: 1}, {From: 0, To: 1, AcceptProb: 0}, {From: 1, To: 0, AcceptProb: 0.5}},
+		{{From: 0, To: 1, AcceptProb: 1}, {From: 1, To: 0, AcceptProb: 0.5}, {From: 1, To: 0, AcceptProb: 0.25}},
+		{{From: 0, To: 2, AcceptProb: 0}, {From: 2, To: 0, AcceptProb: 0.1}, {From: 1, To: 2, AcceptProb: 0.3}, {From: 2, To: 1, AcceptProb: 0.3}},
+	}
+	ess, least, from, to := acceptESS(records, 3)
+	want := [][]float64{
+		{0, 2, 0}, // 0→1: (1+1)²/2; 0→2: nothing accepted
+		{1.25 * 1.25 / (0.25 + 0.25 + 0.0625), 0, 1},
+		{1, 1, 0},
+	}
+	for k := range want {
+		for kp := range want[k] {
+			if math.Abs(ess[k][kp]-want[k][kp]) > 1e-12 {
+				t.Errorf("ESS %d→%d = %v, want %v", k, kp, ess[k][kp], want[k][kp])
+			}
+		}
+	}
+	if least != 0 || from != 0 || to != 2 {
+		t.Errorf("least %v at %d→%d, want 0 at 0→2", least, from, to)
+	}
+}
+
+// TestUnreliableBridgeTable checks that an unreliable bridge estimate is
+// marked in the printed table and says which pair is short of accepted
+// proposals.
+func TestUnreliableBridgeTable(t *testing.T) {
+	r := &Result{Labels: []string{"a", "b"}, Dims: []int{1, 2}, Transports: []TransportReport{{Kind: "affine"}, {Kind: "affine"}},
+		Bridge: &Bridge{Normalized: []float64{0.3, 0.7}, NormalizedSE: []float64{0.01, 0.01}, MinAcceptESS: 12, MinFrom: 1, MinTo: 0, Unreliable: true}}
+	s := r.String()
+	if !strings.Contains(s, "0.3000 ± 0.0100 !") || !strings.Contains(s, "12 effective accepted proposals b → a") {
+		t.Errorf("unreliable estimate not marked:\n%s", s)
+	}
+	r.Bridge.Unreliable = false
+	if s := r.String(); strings.Contains(s, "!") {
+		t.Errorf("reliable estimate marked:\n%s", s)
+	}
+}
