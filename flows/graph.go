@@ -571,7 +571,7 @@ func (k *graphWorker) batch(p []float64, idx []int, wts []float64, rng randSourc
 		var gc []float64
 		if g != nil {
 			if lo == 0 {
-				gc = g // zeroed by the trainer: overwrite
+				gc = g // overwritten
 			} else {
 				if lp.gtmp == nil {
 					lp.gtmp = make([]float64, len(p))

@@ -209,8 +209,8 @@ type learner interface {
 }
 
 // worker evaluates Σ_r w_r·(−log q(x_r)) over sample rows idx (w_r = 1 when
-// wts is nil), adding the gradient with respect to the parameters into g
-// when g is non-nil. rng supplies any per-batch randomness. A non-finite
+// wts is nil), writing the gradient with respect to the parameters into g
+// (overwriting every free parameter's entry) when g is non-nil. rng supplies any per-batch randomness. A non-finite
 // loss is returned as NaN without error; an error means the batch could not
 // be evaluated at all.
 type worker interface {
@@ -276,14 +276,19 @@ func train(ctx context.Context, l learner, rows int, weights []float64, o TrainO
 	grads := make([][]float64, nw)
 	rngs := make([]*rand.Rand, nw)
 	pcgs := make([]*rand.PCG, nw)
+	g := make([]float64, np)
 	for i := range workers {
 		workers[i] = l.newWorker()
-		grads[i] = make([]float64, np)
+		// Worker 0 writes its partial gradient straight into g, where the
+		// reduction starts; the others into buffers of their own.
+		grads[i] = g
+		if i > 0 {
+			grads[i] = make([]float64, np)
+		}
 		pcgs[i] = rand.NewPCG(0, 0)
 		rngs[i] = rand.New(pcgs[i])
 	}
 	spans := l.freeSpans()
-	g := make([]float64, np)
 	m := make([]float64, np)
 	v := make([]float64, np)
 	const beta1, beta2, eps = 0.9, 0.999, 1e-8
@@ -342,16 +347,17 @@ func train(ctx context.Context, l learner, rows int, weights []float64, o TrainO
 			return rep, err
 		}
 		loss /= float64(bs)
-		// Reduce in worker order, scale, and leave the worker buffers zeroed
-		// for the next iteration, in one pass over the free parameters.
+		// Reduce in worker order into g (worker 0's buffer), scale, and
+		// leave the other workers' buffers zeroed for the next iteration,
+		// in one pass over the free parameters.
 		inv := 1 / float64(bs)
 		ok := finite(loss)
 		for _, sp := range spans {
 			for i := sp[0]; i < sp[1]; i++ {
-				s := 0.0
-				for k := range grads {
-					s += grads[k][i]
-					grads[k][i] = 0
+				s := g[i]
+				for _, gk := range grads[1:] {
+					s += gk[i]
+					gk[i] = 0
 				}
 				s *= inv
 				g[i] = s
@@ -428,7 +434,7 @@ func parallel(ws []worker, p []float64, idx []int, wts []float64, rngs []*rand.R
 		hi := (k + 1) * len(idx) / nw
 		var g []float64
 		if grads != nil {
-			g = grads[k] // zeroed by the caller
+			g = grads[k] // overwritten by the worker
 		}
 		var wk []float64
 		if wts != nil {
