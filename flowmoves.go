@@ -80,6 +80,21 @@ func mhAccept(rng *rand.Rand, logA float64) bool {
 
 func rjFiniteValue(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
+// defensiveScale is the scale of the wide half of the flow moves'
+// reference, ½N(0, I) + ½N(0, defensiveScale²I).
+const defensiveScale = 2
+
+// drawDefensive fills z from ½N(0, I) + ½N(0, defensiveScale²I).
+func drawDefensive(rng *rand.Rand, z []float64) {
+	s := 1.0
+	if rng.IntN(2) == 1 {
+		s = defensiveScale
+	}
+	for i := range z {
+		z[i] = s * rng.NormFloat64()
+	}
+}
+
 // logStdNormalSum is Σ_i log φ(z_i).
 func logStdNormalSum(z []float64) float64 {
 	const halfLog2Pi = 0.91893853320467274178032973640561764
@@ -90,11 +105,35 @@ func logStdNormalSum(z []float64) float64 {
 	return s
 }
 
+// logDefensive is the log-density of ½N(0, I) + ½N(0, defensiveScale²I).
+func logDefensive(z []float64) float64 {
+	var ss float64
+	for _, v := range z {
+		ss += v * v
+	}
+	d := float64(len(z))
+	a := -0.5*ss - 0.5*d*math.Log(2*math.Pi)
+	b := -0.5*ss/(defensiveScale*defensiveScale) - 0.5*d*math.Log(2*math.Pi) - d*math.Log(defensiveScale)
+	m := max(a, b)
+	return m + math.Log(0.5*math.Exp(a-m)+0.5*math.Exp(b-m))
+}
+
 // condFlowMoves are flowMoves for CTRJ's conditional transport, on the
 // saturated space: the auxiliaries u of the inactive coordinates are drawn
 // afresh from ν (an exact Gibbs step, since CTRJ's target within model k is
 // π_k(θ)ν(u)), then (θ, u) takes an independence Metropolis–Hastings move
-// with the proposal T̃⁻¹(z | k), z ~ N(0, I), and u is dropped again.
+// with the proposal T̃⁻¹(z | k), and u is dropped again. z is drawn from
+// the defensive reference ½N(0, I) + ½N(0, 2²I), not N(0, I) alone.
+//
+// The wide half matters where the transport under-covers the posterior: a
+// chain that reaches such a region has a large weight π/q there, so moves
+// from N(0, I) alone (and jumps out of the model, which use the same
+// transport) are almost never accepted, and the chain stays for a long,
+// rare sojourn. On robust variable selection with the conditional flow
+// (150 training steps), one to three of eight chains spent such sojourns in
+// model (1,1,1,1) in five of seeds 1–7 (fractions 0.66–0.77 against about 0.61 for
+// the others), and the chain MCSEs under-covered (z sd 1.42 over 10 seeds,
+// max |z| 3.2); with the defensive reference, 0.97 (max 2.2).
 type condFlowMoves struct {
 	base  kernels.WithinModelKernel
 	space *ppl.Space
@@ -135,15 +174,13 @@ func (f *condFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity 
 		if err != nil || !rjFiniteValue(ldF) {
 			return logDensity, moved
 		}
-		logQ := logStdNormalSum(f.z) + ldF
-		for i := range f.z {
-			f.z[i] = rng.NormFloat64()
-		}
+		logQ := logDefensive(f.z) + ldF
+		drawDefensive(rng, f.z)
 		ldI, err := f.cond.Inverse(k, f.z, f.xi)
 		if err != nil || !rjFiniteValue(ldI) {
 			continue
 		}
-		logQ1 := logStdNormalSum(f.z) - ldI
+		logQ1 := logDefensive(f.z) - ldI
 		if f.space.Split(k, f.xi, th, u) != nil {
 			continue
 		}

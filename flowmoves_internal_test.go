@@ -75,3 +75,36 @@ func TestFlowMovesExact(t *testing.T) {
 		t.Errorf("%d crossings between the modes in %d steps", crossings, n)
 	}
 }
+
+// TestDefensiveReference checks the flow moves' reference ½N(0, I) +
+// ½N(0, 2²I): its log-density integrates to one in one and two dimensions,
+// and draws have the mixture's variance (1 + 4)/2 per coordinate within 4
+// standard errors.
+func TestDefensiveReference(t *testing.T) {
+	const h, L = 0.01, 20.0
+	var one, two float64
+	z := make([]float64, 2)
+	for x := -L; x <= L; x += h {
+		one += math.Exp(logDefensive([]float64{x})) * h
+		for y := -L; y <= L; y += 10 * h {
+			z[0], z[1] = x, y
+			two += math.Exp(logDefensive(z)) * h * 10 * h
+		}
+	}
+	if math.Abs(one-1) > 1e-6 || math.Abs(two-1) > 1e-3 {
+		t.Errorf("integrals %v (1-D), %v (2-D), want 1", one, two)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 20000
+	var ss, s4 float64
+	for range n {
+		drawDefensive(rng, z)
+		ss += z[0] * z[0]
+		s4 += z[0] * z[0] * z[0] * z[0]
+	}
+	v := ss / n
+	se := math.Sqrt((s4/n - v*v) / n)
+	if math.Abs(v-2.5) > 4*se {
+		t.Errorf("variance %v ± %v, want 2.5", v, se)
+	}
+}
