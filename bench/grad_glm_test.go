@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -246,6 +247,30 @@ func BenchmarkGLMWorkers(b *testing.B) {
 			b.ReportMetric(1e9*(cpuSeconds()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
+	b.Run("paired", func(b *testing.B) {
+		q1, q2 := p.Clone(), p.Clone()
+		if err := q2.SetWorkers(2); err != nil {
+			b.Fatal(err)
+		}
+		var t1, t2 time.Duration
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			for _, q := range []*ad.Program{q1, q2} {
+				t0 := time.Now()
+				if _, err := q.LogDensityGrad(beta, grad); err != nil {
+					b.Fatal(err)
+				}
+				if q == q1 {
+					t1 += time.Since(t0)
+				} else {
+					t2 += time.Since(t0)
+				}
+			}
+		}
+		b.ReportMetric(float64(t1.Nanoseconds())/float64(b.N), "w1-ns/grad")
+		b.ReportMetric(float64(t2.Nanoseconds())/float64(b.N), "w2-ns/grad")
+		b.ReportMetric(float64(t1)/float64(t2), "speedup")
+	})
 	for _, w := range []int{1, 2} {
 		b.Run(map[int]string{1: "stream/workers=1", 2: "stream/workers=2"}[w], func(b *testing.B) {
 			part := make([]float64, w)

@@ -45,10 +45,11 @@ type glmKernel struct {
 	nChunks int
 	workers int
 
-	eta   []float64 // glmBlock per worker
-	partS []float64 // per chunk
-	partG []float64 // d per chunk, when nChunks > 1
-	errs  []error   // per chunk
+	eta   []float64    // glmBlock per worker
+	claim []chunkClaim // per worker
+	partS []float64    // per chunk
+	partG []float64    // d per chunk, when nChunks > 1
+	errs  []error      // per chunk
 
 	// For the Poisson family: the outcomes the constant was computed for,
 	// and −Σ log(y_i!).
@@ -88,6 +89,7 @@ func (k *glmKernel) SetWorkers(n int) {
 	k.workers = n
 	if len(k.eta) != n*glmBlock {
 		k.eta = make([]float64, n*glmBlock)
+		k.claim = make([]chunkClaim, n)
 	}
 }
 
@@ -160,29 +162,42 @@ func (k *glmKernel) Eval(out []float64, in [][]float64) error {
 	return nil
 }
 
-// runChunks evaluates every chunk into partS and partG, on k.workers
-// goroutines that take chunks in turn.
+// runChunks evaluates every chunk into partS and partG on k.workers
+// goroutines. Worker w owns the contiguous run of chunks
+// [w·nChunks/workers, (w+1)·nChunks/workers) and takes them in order, so
+// each core streams its own part of X as one sequential read (measured
+// faster than handing out chunks in turn from one counter, which
+// interleaves the cores' reads); a worker that finishes its run then takes
+// the remaining chunks of the others', so a worker that starts late or is
+// descheduled does not hold up the evaluation.
 func (k *glmKernel) runChunks(x, beta, y []float64, scale float64) {
-	var next atomic.Int64
+	nw := k.workers
+	for w := range nw {
+		k.claim[w].next.Store(int64(w * k.nChunks / nw))
+	}
 	work := func(w int) {
 		eta := k.eta[w*glmBlock : (w+1)*glmBlock]
-		for {
-			c := int(next.Add(1) - 1)
-			if c >= k.nChunks {
-				return
+		for v := range nw {
+			owner := (w + v) % nw
+			end := int64((owner + 1) * k.nChunks / nw)
+			for {
+				c := k.claim[owner].next.Add(1) - 1
+				if c >= end {
+					break
+				}
+				lo, hi := int(c)*k.chunk, min(int(c+1)*k.chunk, k.n)
+				g := k.partG[int(c)*k.d : int(c+1)*k.d]
+				clear(g)
+				k.partS[c], k.errs[c] = k.rows(lo, hi, x, beta, y, scale, eta, g)
 			}
-			lo, hi := c*k.chunk, min((c+1)*k.chunk, k.n)
-			g := k.partG[c*k.d : (c+1)*k.d]
-			clear(g)
-			k.partS[c], k.errs[c] = k.rows(lo, hi, x, beta, y, scale, eta, g)
 		}
 	}
-	if k.workers == 1 {
+	if nw == 1 {
 		work(0)
 		return
 	}
 	var wg sync.WaitGroup
-	for w := 1; w < k.workers; w++ {
+	for w := 1; w < nw; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -191,6 +206,13 @@ func (k *glmKernel) runChunks(x, beta, y []float64, scale float64) {
 	}
 	work(0)
 	wg.Wait()
+}
+
+// chunkClaim is the next unclaimed chunk of one worker's run, padded to
+// its own cache lines so that the workers' counters do not share one.
+type chunkClaim struct {
+	next atomic.Int64
+	_    [120]byte
 }
 
 // rows adds the gradient of rows lo…hi−1 to g and returns their part of
