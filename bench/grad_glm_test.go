@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/trjgo/trj/ad"
 	"github.com/trjgo/trj/ad/ops"
+	"github.com/trjgo/trj/kernels"
 )
 
 // The Poisson-log and normal-identity regressions of BenchmarkGradient, the
@@ -293,5 +295,41 @@ func BenchmarkGLMWorkers(b *testing.B) {
 			}
 			b.ReportMetric(1e9*(cpuSeconds()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+// TestGLMWorkersDraws runs the same NUTS chain (warm-up included) on a
+// logistic regression large enough to be split into several chunks of rows,
+// with 1 and with 2 workers per gradient: the draws must be identical.
+func TestGLMWorkersDraws(t *testing.T) {
+	ld := newLogisticData(6000, 5, 2029)
+	g, out, wrt := ld.graphGLM()
+	p, err := ad.Compile(g, out, wrt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var draws [][]float64
+	for _, w := range []int{1, 2} {
+		q := p.Clone()
+		if err := q.SetWorkers(w); err != nil {
+			t.Fatal(err)
+		}
+		res, err := kernels.Sample(context.Background(), func(int) (kernels.Target, error) { return q, nil },
+			&kernels.SampleSettings{Chains: 1, Warmup: 100, Draws: 100, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		draws = append(draws, res.Chains[0].Draws)
+	}
+	if len(draws[0]) != 100*ld.d {
+		t.Fatalf("%d draw values, want %d", len(draws[0]), 100*ld.d)
+	}
+	if draws[0][0] == draws[0][len(draws[0])-ld.d] {
+		t.Fatal("the chain did not move")
+	}
+	for i, v := range draws[0] {
+		if draws[1][i] != v {
+			t.Fatalf("2 workers: draw value %d = %v, 1 worker %v", i, draws[1][i], v)
+		}
 	}
 }
