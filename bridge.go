@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/trjgo/trj/internal/parallel"
 	"github.com/trjgo/trj/kernels"
 )
@@ -52,6 +54,20 @@ type Bridge struct {
 	// reported, but its standard errors understate its error (the printed
 	// table marks it with "!").
 	Unreliable bool `json:",omitempty"`
+	// Balance is a second estimate of the model probabilities from the same
+	// proposals: the stationary distribution of the model-to-model matrix
+	// P[k][k'] = j_k(k')·ᾱ_{k→k'} (uniform jumps j), which the RJ kernel's
+	// detailed balance, π(k)j_k(k')ᾱ_{k→k'} = π(k')j_k'(k)ᾱ_{k'→k}, makes π
+	// in the limit. Where Raw takes each model's odds against every other
+	// directly, Balance weighs each pair by its accepted-probability flux,
+	// so a pair with few accepted proposals (see Unreliable) matters little
+	// when the models connect through others. BalanceSE is its delete-one-
+	// group jackknife standard error. Nil when some model is cut off from
+	// the others. On robust variable selection with indep-aux proposals
+	// (13 seeds) its error was 0.024 root mean square against Normalized's
+	// 0.085, and its z-scores had sd 1.06 (one of 52 at 4.4); the table and
+	// the chains' jump probabilities still use Normalized.
+	Balance, BalanceSE []float64 `json:",omitempty"`
 }
 
 // ReliableAcceptESS is the least Bridge.MinAcceptESS, the effective number
@@ -139,11 +155,66 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 	}
 	b.AcceptESS, b.MinAcceptESS, b.MinFrom, b.MinTo = acceptESS(records, K)
 	b.Unreliable = b.MinAcceptESS < ReliableAcceptESS
+	if bal, err := balance(full, jump); err == nil {
+		bl := make([]kernels.BridgeEstimate, G)
+		for g := range G {
+			if bl[g].Raw, err = balance(loo[g], jump); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			b.Balance, b.BalanceSE = bal, make([]float64, K)
+			for k := range K {
+				b.BalanceSE[k] = jackknifeSE(bl, func(e kernels.BridgeEstimate) float64 { return e.Raw[k] })
+			}
+		}
+	}
 	for k := range K {
 		b.RawSE[k] = jackknifeSE(loo, func(e kernels.BridgeEstimate) float64 { return e.Raw[k] })
 		b.NormalizedSE[k] = jackknifeSE(loo, func(e kernels.BridgeEstimate) float64 { return e.Normalized[k] })
 	}
 	return b, nil
+}
+
+// balance returns the stationary distribution π of P[k][k'] =
+// jump[k][k']·MeanAccept[k][k'] (k' ≠ k; the diagonal holds the rest): it
+// solves π(P − I) = 0 with Σπ = 1, which needs no diagonal, and fails when
+// the solution is not a finite distribution (models cut off from others).
+func balance(e kernels.BridgeEstimate, jump [][]float64) ([]float64, error) {
+	K := len(jump)
+	// A = (P − I)ᵀ with its last row replaced by ones, A·π = e_K.
+	a := mat.NewDense(K, K, nil)
+	for k := range K {
+		for i := range K {
+			if i == k {
+				continue
+			}
+			v := 0.0
+			if i < len(e.MeanAccept[k]) && !math.IsNaN(e.MeanAccept[k][i]) {
+				v = jump[k][i] * e.MeanAccept[k][i]
+			}
+			a.Set(i, k, v)
+			a.Set(k, k, a.At(k, k)-v)
+		}
+	}
+	for k := range K {
+		a.Set(K-1, k, 1)
+	}
+	rhs := mat.NewVecDense(K, nil)
+	rhs.SetVec(K-1, 1)
+	var pi mat.VecDense
+	if err := pi.SolveVec(a, rhs); err != nil {
+		return nil, fmt.Errorf("balance: %w", err)
+	}
+	out := make([]float64, K)
+	for k := range out {
+		v := pi.AtVec(k)
+		if !(v > 0 && v < 1+1e-9) {
+			return nil, fmt.Errorf("balance: model %d has stationary probability %v", k, v)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // acceptESS returns (Σα)²/Σα² for every pair of models over the records of

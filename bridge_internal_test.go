@@ -50,3 +50,39 @@ func TestUnreliableBridgeTable(t *testing.T) {
 		t.Errorf("reliable estimate marked:\n%s", s)
 	}
 }
+
+// TestBalance checks that the balance estimate returns π exactly from mean
+// acceptances that satisfy detailed balance (Metropolis acceptances
+// min(1, π(k')/π(k)) with uniform jumps), and fails when a model is cut off.
+func TestBalance(t *testing.T) {
+	pi := []float64{0.1, 0.2, 0.3, 0.4}
+	K := len(pi)
+	jump := kernels.UniformJumps(K)
+	e := kernels.BridgeEstimate{MeanAccept: make([][]float64, K)}
+	for k := range K {
+		e.MeanAccept[k] = make([]float64, K)
+		for i := range K {
+			e.MeanAccept[k][i] = math.NaN()
+			if i != k {
+				e.MeanAccept[k][i] = 0.3 * min(1, pi[i]/pi[k])
+			}
+		}
+	}
+	got, err := balance(e, jump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range pi {
+		if math.Abs(got[k]-pi[k]) > 1e-12 {
+			t.Errorf("π(%d) = %v, want %v", k, got[k], pi[k])
+		}
+	}
+	for i := range K {
+		if i != 3 {
+			e.MeanAccept[3][i], e.MeanAccept[i][3] = 0, 0
+		}
+	}
+	if got, err := balance(e, jump); err == nil {
+		t.Errorf("model 3 cut off: got %v, want an error", got)
+	}
+}
