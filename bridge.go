@@ -64,8 +64,8 @@ type Bridge struct {
 	// when the models connect through others. BalanceSE is its delete-one-
 	// group jackknife standard error. Nil when some model is cut off from
 	// the others. On robust variable selection with indep-aux proposals
-	// (13 seeds) its error was 0.024 root mean square against Normalized's
-	// 0.085, and its z-scores had sd 1.06 (one of 52 at 4.4); the table and
+	// (20 seeds) its error was 0.024 root mean square against Normalized's
+	// 0.086, and its z-scores had sd 1.08 (one of 80 at 4.4); the table and
 	// the chains' jump probabilities still use Normalized.
 	Balance, BalanceSE []float64 `json:",omitempty"`
 }
