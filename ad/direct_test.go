@@ -18,21 +18,35 @@ var directCases = []struct {
 	name    string
 	build   graphFunc
 	bounded bool // the paired loop skips its per-element test
+	chain   bool // the plan is a chain (directChain)
 }{
-	{"gauss", fuseCases[0].build, true},
+	{"gauss", fuseCases[0].build, true, true},
 	// An offset that is data (a Bind-able scalar), read at every call.
 	{"gauss-data-offset", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
 		x := vec(g, "x", 10)
 		off := G.NewScalar(g, tensor.Float64, G.WithName("off"), G.WithValue(2.5))
 		ss := G.Must(G.Sum(G.Must(G.Square(x))))
 		return G.Must(G.Add(G.Must(G.Mul(G.NewConstant(-0.5), ss)), off)), []*G.Node{x}
-	}, true},
+	}, true, true},
+	// A scale that is not a power of two: still one exact multiplier.
+	{"gauss-scale", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", 7)
+		ss := G.Must(G.Sum(G.Must(G.Square(x))))
+		return G.Must(G.Mul(G.NewConstant(-0.3), ss)), []*G.Node{x}
+	}, true, true},
+	// Two square loops: the register plan, not a chain.
+	{"two-vectors", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x, y := vec(g, "x", 5), vec(g, "y", 3)
+		sx := G.Must(G.Mul(G.NewConstant(-0.5), G.Must(G.Sum(G.Must(G.Square(x))))))
+		sy := G.Must(G.Mul(G.NewConstant(-2.0), G.Must(G.Sum(G.Must(G.Square(y))))))
+		return G.Must(G.Add(sx, sy)), []*G.Node{x, y}
+	}, true, false},
 	// A constant too large for the bound: the loop tests every element.
 	{"gauss-huge-scale", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
 		x := vec(g, "x", 5)
 		ss := G.Must(G.Sum(G.Must(G.Square(x))))
 		return G.Must(G.Add(G.Must(G.Mul(G.NewConstant(-1e80), ss)), G.NewConstant(3.0))), []*G.Node{x}
-	}, false},
+	}, false, false},
 }
 
 func TestDirectMatchesBuffered(t *testing.T) {
@@ -46,11 +60,22 @@ func TestDirectMatchesBuffered(t *testing.T) {
 			if got := d.ops[0].bounded; got != c.bounded {
 				t.Errorf("bounded = %v, want %v", got, c.bounded)
 			}
+			if got := d.ops[0].single; got != c.bounded { // every bounded case has y = 2
+				t.Errorf("single = %v, want %v", got, c.bounded)
+			}
+			if got := d.chain != nil; got != c.chain {
+				t.Errorf("chain = %v, want %v", got, c.chain)
+			}
 			rng := rand.New(rand.NewPCG(7, 8))
 			dim := p.Dim()
 			g1, g2, g3 := make([]float64, dim), make([]float64, dim), make([]float64, dim)
-			for trial := 0; trial < 5; trial++ {
+			for trial := 0; trial < 6; trial++ {
 				x := normals(rng, dim)
+				if trial == 5 { // subnormal and tiny values, where rounding differs first
+					for i := range x {
+						x[i] = math.Ldexp(x[i], -1060+i%40)
+					}
+				}
 				v1, err1 := p.LogDensityGrad(x, g1)
 				v2, err2 := p.LogDensityGradInPlace(x, g2)
 				v3, err3 := plain.LogDensityGrad(x, g3)

@@ -197,6 +197,9 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), p.code.dim)
 	}
 	if d := p.code.direct; d != nil && len(x) == p.code.dim && !overlap(x, grad) {
+		if d.chain != nil {
+			return p.logDensityGradChain(d.chain, x, grad)
+		}
 		return p.logDensityGradDirect(d, x, grad)
 	}
 	if err := p.acquire(); err != nil {
