@@ -100,8 +100,9 @@ type point interface {
 // of an RQMA flow in the paper's configuration, graph (package flows) and
 // hand (the frozen copy), trained alike; both must not allocate. cpu-ns/op
 // is the process's CPU time per call, steadier than ns/op on a shared
-// machine. (Package flows' Inverse is still the hand-written sequential
-// inverse; its Forward runs the compiled graph.)
+// machine. (Package flows runs both directions as compiled forward-only
+// graphs; its inverse inverts each layer with one op that computes one
+// degree block of hidden units per coordinate.)
 func BenchmarkFlowEval(b *testing.B) {
 	for _, impl := range []string{"graph", "hand"} {
 		for _, n := range flowDims {
