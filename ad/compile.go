@@ -186,11 +186,18 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		c.slotLen = append(c.slotLen, 1)
 		b.arenaLen++
 	}
+	c.ioOff = b.arenaLen
 	if !cfg.noPack {
 		b.frontLayout()
 	}
 	c.arenaLen = b.arenaLen
-	c.init = make([]float64, c.arenaLen)
+	// c.init holds the initial values: the front region (everything
+	// else starts at zero), or, unpacked, the arena without the io region.
+	initLen := c.ioOff
+	if !cfg.noPack {
+		initLen = b.frontEnd
+	}
+	c.init = make([]float64, initLen)
 	for _, d := range b.inits {
 		copy(c.init[c.slotOff[d.slot]:], d.v)
 	}
@@ -200,12 +207,10 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 			folded = append(folded, b.instr[i])
 		}
 	}
-	var first *Program
 	if len(folded) > 0 {
-		// The folding program runs on c.init itself and becomes the
-		// result: its arena, folded, is the initial state.
-		first = newProgram(c, c.init)
-		if err := first.run(folded); err != nil {
+		// The folding program runs on c.init itself: folded instructions
+		// read constants and write slots of the front region.
+		if err := newProgram(c, c.init).run(folded); err != nil {
 			return nil, fmt.Errorf("ad: evaluating constant subgraph: %w", err)
 		}
 	}
@@ -231,14 +236,18 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	}
 	sort.Strings(c.fallbacks)
 	if !cfg.noPack {
-		if b.pack() {
-			// The folding program's arena has the old layout; c.init now
-			// holds its folded values in the new one.
-			first = nil
-		}
+		b.pack()
 	}
-	if first != nil {
-		return first, nil // c.init aliases its arena; only newProgram reads c.init
+	if len(c.init) < c.ioOff {
+		arena := make([]float64, c.ioOff)
+		copy(arena, c.init)
+		c.init = arena
+	}
+	// The io region is allocated on first use (see frontLayout) unless
+	// the direct plan may read it, or a gradient is not sure to be
+	// written by every evaluation (as running in place requires).
+	if c.arenaLen > c.ioOff {
+		c.ioEager = c.direct != nil || !(&Program{code: c}).planInplace().ok
 	}
 	// The program takes c.init as its arena: only newProgram reads c.init,
 	// so it need not be copied.
@@ -329,6 +338,7 @@ type builder struct {
 	viewOf   map[int]int                         // alias slot -> the slot owning its memory
 	kids     map[*gorgonia.Node][]*gorgonia.Node // memo of children
 	front    []bool                              // slots laid out first, see frontLayout
+	io       []bool                              // slots of the io region, see frontLayout
 	frontEnd int                                 // end of their region
 }
 

@@ -116,6 +116,13 @@ func (b *builder) relayout(newOff []int) {
 // slots' positions changes, so folding and fusion see the same program,
 // and pack can later reuse the rest of the arena, never written by the
 // folding program, without moving or clearing anything.
+//
+// The buffers of the wrt nodes and of their gradients that hold nothing
+// but what an evaluation writes (no initial value, no constant) go last,
+// in a region of their own, [c.ioOff, c.arenaLen): a Program allocates it
+// only when it copies x in (see Program.ensureIO), so programs evaluated
+// in place on the caller's parameters and gradient, as a training loss
+// is, never hold a second copy of them.
 func (b *builder) frontLayout() {
 	c := b.c
 	ns := len(c.slotOff)
@@ -152,12 +159,31 @@ func (b *builder) frontLayout() {
 			mark(b.instr[i].out)
 		}
 	}
+	io := b.ioSlots()
 	newOff := make([]int, ns)
 	at := 0
-	for pass := 0; pass < 2; pass++ {
+	for pass := 0; pass < 3; pass++ {
+		if pass == 2 {
+			at += at & 1 // an even start keeps the alignment in its own array
+			c.ioOff = at
+		}
 		for s := range ns {
-			if b.memOwner(s) != s || front[s] != (pass == 0) {
+			if b.memOwner(s) != s {
 				continue
+			}
+			switch pass {
+			case 0:
+				if !front[s] || io[s] {
+					continue
+				}
+			case 1:
+				if front[s] {
+					continue
+				}
+			case 2:
+				if !io[s] {
+					continue
+				}
 			}
 			if _, ok := c.shared[s]; ok {
 				continue
@@ -171,12 +197,56 @@ func (b *builder) frontLayout() {
 		}
 	}
 	b.relayout(newOff)
-	b.front, b.arenaLen = front, at
+	b.front, b.io, b.arenaLen = front, io, at
+}
+
+// ioSlots marks the slots owning the memory of a wrt node or of a
+// gradient that are set by every evaluation before it reads them: not
+// views, shared data, data, constants, folded values or other results.
+func (b *builder) ioSlots() []bool {
+	c := b.c
+	ns := len(c.slotOff)
+	io := make([]bool, ns)
+	for _, s := range c.wrt {
+		io[s] = true
+	}
+	for _, s := range c.gradSlots {
+		io[s] = true
+	}
+	not := func(s int) {
+		if s >= 0 {
+			io[b.memOwner(s)] = false
+		}
+	}
+	for _, s := range c.extra {
+		not(s)
+	}
+	not(c.outSlot)
+	not(c.chkSlot)
+	for _, s := range c.data {
+		not(s)
+	}
+	for _, d := range b.inits {
+		not(d.slot)
+	}
+	for i, f := range b.folded {
+		if f {
+			not(b.instr[i].out)
+		}
+	}
+	for s := range ns {
+		_, sh := c.shared[s]
+		if b.isConst[s] || sh || b.memOwner(s) != s || c.slotLen[s] == 0 {
+			not(s)
+			io[s] = false
+		}
+	}
+	return io
 }
 
 // pack lays the slots after the front region (see frontLayout) out again
 // so that those whose lifetimes do not overlap share memory, rewriting
-// c.slotOff, c.arenaLen and c.init. It reports whether it changed the
+// c.slotOff, c.ioOff and c.arenaLen. It reports whether it changed the
 // layout.
 func (b *builder) pack() bool {
 	c := b.c
@@ -256,6 +326,8 @@ func (b *builder) pack() bool {
 			continue
 		}
 		switch {
+		case b.io[s]:
+			// Placed after the rest, below.
 		case b.front[s]:
 			newOff[s] = c.slotOff[s]
 		case keep[s]:
@@ -269,6 +341,7 @@ func (b *builder) pack() bool {
 	if len(free) == 0 {
 		return false
 	}
+	oldIO := c.ioOff
 	sort.SliceStable(free, func(i, j int) bool { return c.slotLen[free[i]] > c.slotLen[free[j]] })
 	conflict := func(s, t int) bool {
 		for li := range spans {
@@ -307,12 +380,19 @@ func (b *builder) pack() bool {
 		at = max(at, off+n)
 		placed = append(placed, s)
 	}
-	if at >= c.arenaLen {
+	if at >= oldIO {
 		return false
 	}
+	// The io region follows, shifted by an even amount.
+	newIO := at + at&1
+	for s := range ns {
+		if owner(s) == s && b.io[s] {
+			newOff[s] = c.slotOff[s] - oldIO + newIO
+		}
+	}
 	b.relayout(newOff)
-	c.arenaLen = at
-	c.init = c.init[:at:at]
+	c.ioOff = newIO
+	c.arenaLen = newIO + c.arenaLen - oldIO
 	return true
 }
 

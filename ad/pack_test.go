@@ -128,3 +128,53 @@ func TestPackClone(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyIO checks that a gradient program evaluated in place never
+// allocates the buffers of its parameters and gradient (the io region),
+// nor do its clones; that a copying call allocates them once, with
+// unchanged results; and that unpacked programs agree bit for bit.
+func TestLazyIO(t *testing.T) {
+	p := compileFunc(t, mlpGraph)
+	plain := compileFunc(t, mlpGraph, withoutPacking())
+	c := p.code
+	if c.ioEager || c.arenaLen-c.ioOff < 2*p.Dim() || len(p.arena) != c.ioOff {
+		t.Fatalf("io region [%d, %d) of %d parameters, eager %v, arena %d", c.ioOff, c.arenaLen, p.Dim(), c.ioEager, len(p.arena))
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	q := p.Clone()
+	for trial := range 3 {
+		x := normals(rng, p.Dim())
+		want := make([]float64, p.Dim())
+		wv, err := plain.LogDensityGrad(x, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, prog := range []*Program{p, q} {
+			g := make([]float64, p.Dim())
+			v, err := prog.LogDensityGradInPlace(x, g)
+			if err != nil || v != wv {
+				t.Fatalf("trial %d program %d: %v (%v), want %v", trial, k, v, err, wv)
+			}
+			for i := range g {
+				if g[i] != want[i] {
+					t.Fatalf("trial %d program %d: grad[%d] = %v, want %v", trial, k, i, g[i], want[i])
+				}
+			}
+			if prog.io != nil && (k == 0 || trial < 2) {
+				t.Fatalf("trial %d program %d: an in-place call allocated the io region", trial, k)
+			}
+		}
+		if trial == 1 { // a copying call allocates it, then in place again
+			v, err := q.LogDensity(x)
+			if err != nil || v != wv {
+				t.Fatalf("LogDensity %v (%v), want %v", v, err, wv)
+			}
+			if q.io == nil {
+				t.Fatal("LogDensity ran without the io region")
+			}
+			if r := q.Clone(); r.io != nil {
+				t.Error("a clone copied the io region")
+			}
+		}
+	}
+}

@@ -28,7 +28,8 @@ import (
 type Program struct {
 	code *code
 
-	arena   []float64   // every node's value, one contiguous allocation
+	arena   []float64   // every node's value but the io region's, one contiguous allocation
+	io      []float64   // the io region (see frontLayout), nil until needed
 	slots   [][]float64 // per-node views into arena
 	kernels []Kernel    // per-clone kernels of Lowerer ops
 	kin     [][][]float64
@@ -63,6 +64,12 @@ type code struct {
 	slotOff, slotLen []int
 	arenaLen         int
 	init             []float64 // initial arena contents: constants and data
+
+	// ioOff is where the io region starts: [ioOff, arenaLen) holds wrt
+	// and gradient buffers that a Program allocates only when it copies x
+	// in, or at once when ioEager (see frontLayout).
+	ioOff   int
+	ioEager bool
 
 	data map[*gorgonia.Node]int // data node -> slot, for Bind
 
@@ -308,6 +315,9 @@ func (p *Program) Bind(data *gorgonia.Node, v []float64) error {
 // Cloner are cloned too; others are assumed stateless and shared.
 func (p *Program) Clone() *Program {
 	q := &Program{code: p.code, arena: append([]float64(nil), p.arena...)}
+	if p.code.ioEager {
+		q.io = append([]float64(nil), p.io...)
+	}
 	q.kernels = make([]Kernel, len(p.kernels))
 	for i, k := range p.kernels {
 		if c, ok := k.(Cloner); ok {
@@ -324,6 +334,9 @@ func (p *Program) Clone() *Program {
 // initial state, which it owns.
 func newProgram(c *code, arena []float64) *Program {
 	p := &Program{code: c, arena: arena}
+	if c.ioEager {
+		p.io = make([]float64, c.arenaLen-c.ioOff)
+	}
 	p.kernels = append([]Kernel(nil), c.kernels...)
 	p.wire()
 	return p
@@ -347,20 +360,51 @@ func (p *Program) wire() {
 	}
 }
 
-// slotView is slot i's buffer: a view of the arena, or the caller's array
-// of a WithSharedData node.
+// slotView is slot i's buffer: a view of the arena or of the io region,
+// or the caller's array of a WithSharedData node. It is nil for a slot of
+// the io region before that is allocated, and for a slot beyond the
+// arena of the program folding constants at compile time.
 func (p *Program) slotView(i int) []float64 {
 	c := p.code
 	if v, ok := c.shared[i]; ok {
 		return v[:len(v):len(v)]
 	}
-	off := c.slotOff[i]
-	return p.arena[off : off+c.slotLen[i] : off+c.slotLen[i]]
+	off, n := c.slotOff[i], c.slotLen[i]
+	a := p.arena
+	if off >= c.ioOff && n > 0 {
+		a, off = p.io, off-c.ioOff
+	}
+	if off+n > len(a) {
+		return nil
+	}
+	return a[off : off+n : off+n]
+}
+
+// ensureIO allocates the io region if it is not yet, pointing its slots
+// and the kernel arguments using them into it.
+func (p *Program) ensureIO() {
+	c := p.code
+	if p.io != nil || c.arenaLen == c.ioOff {
+		return
+	}
+	p.io = make([]float64, c.arenaLen-c.ioOff)
+	for i := range c.slotOff {
+		p.slots[i] = p.slotView(i)
+	}
+	for i, args := range c.kernArgs {
+		for j, s := range args {
+			p.kin[i][j] = p.slots[s]
+		}
+	}
+	if p.inplace != nil {
+		p.inplace.x, p.inplace.g = nil, nil
+	}
 }
 
 // load copies x into the wrt nodes' buffers.
 func (p *Program) load(x []float64) error {
 	p.unbindInplace()
+	p.ensureIO()
 	if len(x) != p.code.dim {
 		return fmt.Errorf("ad: input has length %d, want %d", len(x), p.code.dim)
 	}
