@@ -485,6 +485,11 @@ func (b *builder) lower(nd *gorgonia.Node) error {
 		s := b.newSlot(nd, n)
 		idx := len(b.c.kernels)
 		b.c.kernels = append(b.c.kernels, k)
+		sk, ok := k.(Scratcher)
+		b.c.scratch = append(b.c.scratch, ok)
+		if ok {
+			b.c.scratchN = max(b.c.scratchN, sk.ScratchLen())
+		}
 		b.c.kernArgs = append(b.c.kernArgs, args)
 		b.emit(nd, instr{kind: kKernel, out: s, args: args, kernel: idx})
 		return nil

@@ -31,6 +31,21 @@ type Kernel interface {
 	Eval(out []float64, in [][]float64) error
 }
 
+// Scratcher is optionally implemented by a Kernel that needs temporary
+// memory only while it evaluates. A Program then calls EvalScratch instead
+// of Eval, with a buffer it shares among all its kernels (they run one at a
+// time), so that neither the kernels nor each clone of the Program hold
+// scratch of their own: a network of many layers, cloned per worker, needs
+// one buffer of the largest layer's size per clone.
+type Scratcher interface {
+	Kernel
+	// ScratchLen is the length of the scratch EvalScratch needs.
+	ScratchLen() int
+	// EvalScratch is Eval with scratch of length at least ScratchLen,
+	// whose contents are unspecified on entry and may be overwritten.
+	EvalScratch(out []float64, in [][]float64, scratch []float64) error
+}
+
 // Cloner is optionally implemented by a Kernel that keeps mutable scratch
 // state. Program.Clone calls CloneKernel so that concurrent clones never share
 // that state; kernels without state need not implement it.

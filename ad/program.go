@@ -33,6 +33,7 @@ type Program struct {
 	slots   [][]float64 // per-node views into arena
 	kernels []Kernel    // per-clone kernels of Lowerer ops
 	kin     [][][]float64
+	scratch []float64   // shared by the Scratcher kernels
 	inplace *inplace    // LogDensityGradInPlace's bindings, see inplace.go
 	busy    atomic.Bool // set while a call uses the buffers
 }
@@ -88,6 +89,8 @@ type code struct {
 
 	shared    map[int][]float64 // WithSharedData slots: the caller's arrays
 	kernels   []Kernel          // prototypes of lowered custom kernels
+	scratch   []bool            // kernels implementing Scratcher
+	scratchN  int               // the largest ScratchLen of those
 	kernArgs  [][]int           // input slots of each kernel
 	fallbacks []string
 }
@@ -346,6 +349,7 @@ func newProgram(c *code, arena []float64) *Program {
 // arena, so that evaluation indexes pre-built slices and never allocates.
 func (p *Program) wire() {
 	c := p.code
+	p.scratch = make([]float64, c.scratchN)
 	p.slots = make([][]float64, len(c.slotOff))
 	for i := range c.slotOff {
 		p.slots[i] = p.slotView(i)
@@ -510,7 +514,13 @@ func (p *Program) run(code []instr) (err error) {
 		case kAccum:
 			accumulate(out, s, ins)
 		case kKernel:
-			if err := p.kernels[ins.kernel].Eval(out, p.kin[ins.kernel]); err != nil {
+			var err error
+			if k := ins.kernel; p.code.scratch[k] {
+				err = p.kernels[k].(Scratcher).EvalScratch(out, p.kin[k], p.scratch)
+			} else {
+				err = p.kernels[k].Eval(out, p.kin[k])
+			}
+			if err != nil {
 				return fmt.Errorf("ad: %s: %w", ins.name, err)
 			}
 		case kFallback:

@@ -589,3 +589,91 @@ func TestKernelPanicBecomesError(t *testing.T) {
 		t.Log(err)
 	}
 }
+
+// scratchCube is cubeOp with a kernel that computes through the
+// Program's shared scratch (Scratcher), asking for extra more than it uses.
+type scratchCube struct {
+	cubeOp
+	extra int
+}
+
+func (op scratchCube) String() string        { return fmt.Sprintf("testScratchCube(%d)", op.extra) }
+func (op scratchCube) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
+func (op scratchCube) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+func (op scratchCube) Lower(in []tensor.Shape) (Kernel, error) {
+	return &scratchKernel{n: size(in[0]) + op.extra}, nil
+}
+
+type scratchKernel struct {
+	n    int
+	seen *float64 // the scratch of the last call
+}
+
+func (k *scratchKernel) Eval([]float64, [][]float64) error {
+	return errors.New("Eval called instead of EvalScratch")
+}
+func (k *scratchKernel) ScratchLen() int { return k.n }
+func (k *scratchKernel) EvalScratch(out []float64, in [][]float64, scratch []float64) error {
+	if len(scratch) < k.n {
+		return fmt.Errorf("scratch of %d, want %d", len(scratch), k.n)
+	}
+	k.seen = &scratch[0]
+	for i, v := range in[0] {
+		scratch[i] = v * v
+	}
+	for i, v := range in[0] {
+		out[i] = scratch[i] * v
+	}
+	return nil
+}
+
+func (k *scratchKernel) CloneKernel() Kernel { return &scratchKernel{n: k.n} }
+
+// TestScratcher checks that a Program gives its Scratcher kernels one
+// scratch buffer of the largest length they ask for, a clone its own, and
+// that the results are those of the computation.
+func TestScratcher(t *testing.T) {
+	g := G.NewGraph()
+	x := vec(g, "x", 4)
+	a := G.Must(G.ApplyOp(scratchCube{cubeOp{math.Inf(1)}, 0}, x))
+	b := G.Must(G.ApplyOp(scratchCube{cubeOp{math.Inf(1)}, 5}, x))
+	v := G.Must(G.Sum(G.Must(G.Add(a, G.Must(G.Mul(b, G.NewConstant(2.0)))))))
+	p, err := Compile(g, v, []*G.Node{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := p.Clone()
+	xs := []float64{0.5, -1, 2, 0.25}
+	for k, prog := range []*Program{p, q} {
+		grad := make([]float64, 4)
+		got, err := prog.LogDensityGrad(xs, grad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0.0
+		for i, xi := range xs {
+			want += 3 * xi * xi * xi
+			if w := 9 * xi * xi; grad[i] != w {
+				t.Errorf("program %d: grad[%d] = %v, want %v", k, i, grad[i], w)
+			}
+		}
+		if got != want {
+			t.Errorf("program %d: value %v, want %v", k, got, want)
+		}
+		if len(prog.scratch) != 9 {
+			t.Errorf("program %d: scratch of %d, want 9", k, len(prog.scratch))
+		}
+		for _, kern := range prog.kernels {
+			if sk := kern.(*scratchKernel); sk.seen != &prog.scratch[0] {
+				t.Errorf("program %d: a kernel ran on scratch other than the program's", k)
+			}
+		}
+	}
+	if &p.scratch[0] == &q.scratch[0] {
+		t.Error("a clone shares its scratch")
+	}
+}

@@ -338,11 +338,14 @@ func (op maskedOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 	// per-block dot products are better.
 	k.wide = nonEmpty <= 1 || m.in <= narrowInput
 	if k.wide && (op.kind == mlForward || op.kind == mlGradX || op.kind == mlGradW) {
-		k.wt = make([]float64, m.out*m.in)
+		k.wtLen = m.out * m.in
 	}
+	// The extra weights are transposed one at a time, after the masked
+	// product: each reuses the same scratch.
+	k.scratchLen = k.wtLen
 	if op.kind == mlForward {
 		for i := 4; i < len(in); i += 2 {
-			k.extraT = append(k.extraT, make([]float64, in[i].TotalSize()))
+			k.scratchLen = max(k.scratchLen, in[i].TotalSize())
 		}
 	}
 	return k, nil
@@ -353,26 +356,36 @@ func (op maskedOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 // work, rather than block by block.
 const narrowInput = 32
 
+// maskedKernel evaluates a maskedOp. Its scratch (transposed weights)
+// comes from the Program (ad.Scratcher), shared with the program's other
+// kernels; Eval, outside a Program, allocates its own on first use.
 type maskedKernel struct {
-	op     maskedOp
-	rows   int
-	cols   []int // column count of each 2-D input
-	wide   bool
-	wt     []float64   // scratch: transposed masked weights or gradient
-	extraT [][]float64 // scratch: transposed extra weights
+	op         maskedOp
+	rows       int
+	cols       []int // column count of each 2-D input
+	wide       bool
+	wtLen      int       // scratch for the transposed masked weights or gradient
+	scratchLen int       // the most scratch any step needs
+	own        []float64 // Eval's scratch
 }
 
-// CloneKernel implements ad.Cloner: each clone owns its scratch.
+// CloneKernel implements ad.Cloner: a clone allocates its own scratch if
+// its Eval is called.
 func (k *maskedKernel) CloneKernel() ad.Kernel {
 	c := *k
-	if k.wt != nil {
-		c.wt = make([]float64, len(k.wt))
-	}
-	c.extraT = make([][]float64, len(k.extraT))
-	for i, t := range k.extraT {
-		c.extraT[i] = make([]float64, len(t))
-	}
+	c.own = nil
 	return &c
+}
+
+// ScratchLen implements ad.Scratcher.
+func (k *maskedKernel) ScratchLen() int { return k.scratchLen }
+
+// Eval implements ad.Kernel.
+func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
+	if k.own == nil {
+		k.own = make([]float64, k.scratchLen)
+	}
+	return k.EvalScratch(out, in, k.own)
 }
 
 // transposeMasked writes the transpose (in × out) of w (out × in) into t,
@@ -396,7 +409,9 @@ func genM(rows, cols, stride int, d []float64) blas64.General {
 	return blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: d}
 }
 
-func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
+// EvalScratch implements ad.Scratcher.
+func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []float64) error {
+	wt := scratch[:k.wtLen]
 	m := k.op.mask
 	B, no := k.rows, m.out
 	switch k.op.kind {
@@ -409,7 +424,7 @@ func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
 		if bl, ok := m.single(); ok && B > 1 {
 			// One block: multiply by its transpose (p × cols) alone.
 			cols := bl.e - bl.a
-			t := k.wt[:bl.p*cols]
+			t := wt[:bl.p*cols]
 			for j := bl.a; j < bl.e; j++ {
 				for i, v := range w[j*ni : j*ni+bl.p] {
 					t[i*cols+j-bl.a] = v
@@ -417,8 +432,8 @@ func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
 			}
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, bl.p, ni, x), genM(bl.p, cols, cols, t), 1, genM(B, cols, no, out[bl.a:]))
 		} else if k.wide && B > 1 {
-			m.transposeMasked(k.wt, w)
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(ni, no, no, k.wt), 1, genM(B, no, no, out))
+			m.transposeMasked(wt, w)
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(ni, no, no, wt), 1, genM(B, no, no, out))
 		} else if B == 1 {
 			for _, bl := range m.blocks {
 				if bl.p > 0 {
@@ -440,7 +455,7 @@ func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
 				blas64.Gemv(blas.NoTrans, 1, genM(no, c, c, in[i+1]), blas64.Vector{N: c, Inc: 1, Data: in[i]}, 1, blas64.Vector{N: no, Inc: 1, Data: out})
 				continue
 			}
-			vt := k.extraT[(i-3)/2]
+			vt := scratch[:no*c]
 			transpose(vt, in[i+1], no, c)
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, genM(B, c, c, in[i]), genM(c, no, no, vt), 1, genM(B, no, no, out))
 		}
@@ -494,8 +509,8 @@ func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
 		if k.wide && ni <= narrowInput {
 			// Dot products of length out with the rows of the transposed
 			// weights, rather than updates of length ni.
-			m.transposeMasked(k.wt, w)
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1, genM(B, no, no, g), genM(ni, no, no, k.wt), 0, genM(B, ni, ni, out))
+			m.transposeMasked(wt, w)
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, genM(B, no, no, g), genM(ni, no, no, wt), 0, genM(B, ni, ni, out))
 			return nil
 		}
 		for _, bl := range m.blocks {
@@ -513,12 +528,12 @@ func (k *maskedKernel) Eval(out []float64, in [][]float64) error {
 		if k.wide && ni <= narrowInput {
 			// xᵀ·g (ni × out) as long row updates, then transposed into
 			// place with the mask applied.
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(B, no, no, g), 0, genM(ni, no, no, k.wt))
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(B, no, no, g), 0, genM(ni, no, no, wt))
 			for _, bl := range m.blocks {
 				for j := bl.a; j < bl.e; j++ {
 					row := out[j*ni : (j+1)*ni]
 					for i := range row[:bl.p] {
-						row[i] = k.wt[i*no+j]
+						row[i] = wt[i*no+j]
 					}
 					clear(row[bl.p:])
 				}
