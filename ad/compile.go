@@ -123,7 +123,9 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		return nil, fmt.Errorf("ad: sorting graph: %w", err)
 	}
 
-	b := &builder{g: g, slot: make(map[*gorgonia.Node]int), wrt: seen,
+	nn := len(sorted)
+	b := &builder{g: g, slot: make(map[*gorgonia.Node]int, nn), wrt: seen, nodes: nn,
+		kids:   make(map[*gorgonia.Node][]*gorgonia.Node, nn),
 		c:      &code{data: make(map[*gorgonia.Node]int)},
 		consts: make(map[int][]float64), isConst: make(map[int]bool),
 		accum: make(map[*gorgonia.Node]*accumPlan), absorbed: make(map[*gorgonia.Node]bool),
@@ -228,7 +230,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	fb := make(map[string]int)
 	for i, ins := range b.instr {
 		if ins.kind == kFallback && !b.folded[i] {
-			fb[ins.name]++
+			fb[ins.label()]++
 		}
 	}
 	for op, n := range fb {
@@ -246,8 +248,12 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	// The io region is allocated on first use (see frontLayout) unless
 	// the direct plan may read it, or a gradient is not sure to be
 	// written by every evaluation (as running in place requires).
+	if out != nil {
+		// Planned once here; each Program copies the plan.
+		c.inplace = (&Program{code: c}).planInplace()
+	}
 	if c.arenaLen > c.ioOff {
-		c.ioEager = c.direct != nil || !(&Program{code: c}).planInplace().ok
+		c.ioEager = c.direct != nil || c.inplace == nil || !c.inplace.ok
 	}
 	// The program takes c.init as its arena: only newProgram reads c.init,
 	// so it need not be copied.
@@ -269,7 +275,7 @@ func checkMember(g *gorgonia.ExprGraph, n *gorgonia.Node, what string) error {
 
 // ancestors returns roots and every node they depend on.
 func (b *builder) ancestors(roots []*gorgonia.Node) map[*gorgonia.Node]bool {
-	set := make(map[*gorgonia.Node]bool)
+	set := make(map[*gorgonia.Node]bool, b.nodes)
 	stack := append([]*gorgonia.Node(nil), roots...)
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
@@ -320,6 +326,7 @@ func size(s tensor.Shape) int {
 // builder carries compile-time state.
 type builder struct {
 	g     *gorgonia.ExprGraph
+	nodes int // in the graph: a size hint for maps
 	c     *code
 	wrt   map[*gorgonia.Node]bool
 	slot  map[*gorgonia.Node]int
@@ -376,7 +383,7 @@ func (b *builder) aliasSlot(nd *gorgonia.Node, base, off, n int) {
 // emit appends an instruction computing node nd.
 func (b *builder) emit(nd *gorgonia.Node, ins instr) {
 	if ins.name == "" {
-		ins.name = fmt.Sprint(nd.Op())
+		ins.op = nd.Op() // formatted only if an error or Fallbacks names it
 	}
 	// An instruction whose inputs are all constant (gradient seeds,
 	// broadcast constants) is evaluated once at compile time.
@@ -548,16 +555,18 @@ func (b *builder) lowerBuiltin(nd *gorgonia.Node, typ string, cs []*gorgonia.Nod
 	n := size(nd.Shape())
 	switch typ {
 	case "elemUnaryOp":
-		f, ok := unaryFuncs[fmt.Sprint(op)]
+		name := fmt.Sprint(op)
+		f, ok := unaryFuncs[name]
 		if !ok || len(cs) != 1 || size(cs[0].Shape()) != n {
 			return false, nil
 		}
 		s := b.newSlot(nd, n)
-		b.emit(nd, instr{kind: kUnary, out: s, args: args, unary: f, sym: fmt.Sprint(op)})
+		b.emit(nd, instr{kind: kUnary, out: s, args: args, unary: f, sym: name, name: name})
 		return true, nil
 
 	case "elemBinOp":
-		sym, _, _ := strings.Cut(fmt.Sprint(op), " ")
+		name := fmt.Sprint(op)
+		sym, _, _ := strings.Cut(name, " ")
 		fs, ok := binaryFuncs[sym]
 		if !ok || len(cs) != 2 {
 			return false, nil
@@ -575,7 +584,7 @@ func (b *builder) lowerBuiltin(nd *gorgonia.Node, typ string, cs []*gorgonia.Nod
 			return false, nil
 		}
 		s := b.newSlot(nd, n)
-		b.emit(nd, instr{kind: kBinary, out: s, args: args, binary: fs[v], sym: sym, variant: v})
+		b.emit(nd, instr{kind: kBinary, out: s, args: args, binary: fs[v], sym: sym, variant: v, name: name})
 		return true, nil
 
 	case "sumOp", "maxOp":

@@ -72,6 +72,10 @@ type code struct {
 	ioOff   int
 	ioEager bool
 
+	// inplace is LogDensityGradInPlace's plan, unbound, copied by each
+	// Program (nil: planned on first use).
+	inplace *inplace
+
 	data map[*gorgonia.Node]int // data node -> slot, for Bind
 
 	value, full, outputs []instr // instruction lists for each entry point
@@ -135,11 +139,20 @@ type instr struct {
 	terms  []accumTerm // kAccum: one per argument
 	kernel int         // kKernel: index into Program.kernels
 	fb     *fallback
-	name   string // op description for error messages
+	name   string      // op description for error messages, or
+	op     gorgonia.Op // the op, described when needed (see label)
 
 	sym     string // kUnary, kBinary: the op's name or symbol, for fusion
 	variant uint8  // kBinary: 0 tensor–tensor, 1 scalar–tensor, 2 tensor–scalar
 	fz      []fop  // kFused: the fused instructions, see fuse.go
+}
+
+// label describes the instruction's op, for error messages.
+func (ins *instr) label() string {
+	if ins.name == "" && ins.op != nil {
+		return fmt.Sprint(ins.op)
+	}
+	return ins.name
 }
 
 // segment is a run of a gather: out[at+i] = in[src+i*stride] for i < n,
@@ -318,6 +331,7 @@ func (p *Program) Bind(data *gorgonia.Node, v []float64) error {
 // Cloner are cloned too; others are assumed stateless and shared.
 func (p *Program) Clone() *Program {
 	q := &Program{code: p.code, arena: append([]float64(nil), p.arena...)}
+	q.copyPlan()
 	if p.code.ioEager {
 		q.io = append([]float64(nil), p.io...)
 	}
@@ -337,12 +351,21 @@ func (p *Program) Clone() *Program {
 // initial state, which it owns.
 func newProgram(c *code, arena []float64) *Program {
 	p := &Program{code: c, arena: arena}
+	p.copyPlan()
 	if c.ioEager {
 		p.io = make([]float64, c.arenaLen-c.ioOff)
 	}
 	p.kernels = append([]Kernel(nil), c.kernels...)
 	p.wire()
 	return p
+}
+
+// copyPlan gives p its copy of the compiled in-place plan, if any.
+func (p *Program) copyPlan() {
+	if pl := p.code.inplace; pl != nil {
+		cp := *pl
+		p.inplace = &cp
+	}
 }
 
 // wire points slot views and kernel argument lists into this Program's
@@ -437,7 +460,7 @@ func (p *Program) run(code []instr) (err error) {
 	i := 0
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("ad: panic in %s: %v", code[i].name, r)
+			err = fmt.Errorf("ad: panic in %s: %v", code[i].label(), r)
 		}
 	}()
 	s := p.slots
@@ -521,7 +544,7 @@ func (p *Program) run(code []instr) (err error) {
 				err = p.kernels[k].Eval(out, p.kin[k])
 			}
 			if err != nil {
-				return fmt.Errorf("ad: %s: %w", ins.name, err)
+				return fmt.Errorf("ad: %s: %w", ins.label(), err)
 			}
 		case kFallback:
 			if err := ins.fb.eval(out, s, ins.args); err != nil {

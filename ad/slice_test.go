@@ -131,7 +131,7 @@ func TestSliceGradientIsLinear(t *testing.T) {
 		if ps.code.slotLen[ins.out] >= n {
 			long++
 			if ins.kind != kAccum || len(ins.terms) != n {
-				t.Errorf("instruction %q of length %d, want only the sum of %d slice gradients", ins.name, ps.code.slotLen[ins.out], n)
+				t.Errorf("instruction %q of length %d, want only the sum of %d slice gradients", ins.label(), ps.code.slotLen[ins.out], n)
 			}
 		}
 	}
