@@ -524,11 +524,7 @@ func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []floa
 		}
 		switch k.op.act {
 		case ReLU:
-			for i, v := range out {
-				if v < 0 {
-					out[i] = 0
-				}
-			}
+			relu(out)
 		case Tanh:
 			for i, v := range out {
 				out[i] = math.Tanh(v)
@@ -538,13 +534,7 @@ func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []floa
 		y, g := in[0], in[1]
 		switch k.op.act {
 		case ReLU:
-			for i, v := range y {
-				if v > 0 {
-					out[i] = g[i]
-				} else {
-					out[i] = 0
-				}
-			}
+			reluGrad(out, y, g)
 		case Tanh:
 			for i, v := range y {
 				out[i] = g[i] * (1 - v*v)
@@ -615,6 +605,33 @@ func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []floa
 		}
 	}
 	return nil
+}
+
+// relu sets the negative elements of x to +0, keeping the others (−0 and
+// NaN among them). The signs of the activations are random, so it selects
+// by masking the bits rather than branching.
+func relu(x []float64) {
+	for i, v := range x {
+		m := ^uint64(0)
+		if v < 0 {
+			m = 0
+		}
+		x[i] = math.Float64frombits(math.Float64bits(v) & m)
+	}
+}
+
+// reluGrad sets out to g where y > 0 and to +0 elsewhere, by masking the
+// bits as relu does.
+func reluGrad(out, y, g []float64) {
+	g = g[:len(y)]
+	out = out[:len(y)]
+	for i, v := range y {
+		var m uint64
+		if v > 0 {
+			m = ^uint64(0)
+		}
+		out[i] = math.Float64frombits(math.Float64bits(g[i]) & m)
+	}
 }
 
 // transpose sets dst (cols × rows) to the transpose of src (rows × cols).

@@ -284,3 +284,38 @@ func TestGemmTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestReLUMasks checks the branch-free ReLU and its gradient against the
+// branching definitions on signed zeros, infinities and NaNs.
+func TestReLUMasks(t *testing.T) {
+	nan := math.NaN()
+	vals := []float64{-2, math.Copysign(0, -1), 0, 3, math.Inf(1), math.Inf(-1), nan, -math.SmallestNonzeroFloat64}
+	x := append([]float64(nil), vals...)
+	relu(x)
+	for i, v := range vals {
+		want := v
+		if v < 0 {
+			want = 0
+		}
+		if math.Float64bits(x[i]) != math.Float64bits(want) {
+			t.Errorf("relu(%v) = %v, want %v", v, x[i], want)
+		}
+	}
+	for _, g := range vals {
+		out := make([]float64, len(vals))
+		gs := make([]float64, len(vals))
+		for i := range gs {
+			gs[i] = g
+		}
+		reluGrad(out, vals, gs)
+		for i, y := range vals {
+			want := 0.0
+			if y > 0 {
+				want = g
+			}
+			if math.Float64bits(out[i]) != math.Float64bits(want) {
+				t.Errorf("reluGrad(y=%v, g=%v) = %v, want %v", y, g, out[i], want)
+			}
+		}
+	}
+}
