@@ -4,11 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/ad/ops"
 )
 
 // ErrSingular is returned (wrapped) when a sample covariance is singular or
@@ -22,11 +28,28 @@ const maxCond = 1e13
 
 // Affine is the transport z = L⁻¹(θ − μ), with μ a (weighted) sample mean and
 // L the lower Cholesky factor of the (weighted) sample covariance. It needs
-// no training and no scratch space, so one value may be shared by goroutines.
+// no training. Forward and Inverse run compiled gorgonia graphs (a
+// standardisation layer: a difference and a triangular solve, and its
+// inverse, a matrix–vector product and a sum) and keep scratch space for
+// them, so a value must not be used from several goroutines at once; use
+// Clone.
 type Affine struct {
 	mean   []float64
 	l      blas64.Triangular // lower, row-major
 	logDet float64           // Σ log L_ii = log|det J_T⁻¹|
+	progs  *affinePrograms   // compiled maps, shared by clones
+	fwd    *ad.Program       // this value's copies, made on first use
+	inv    *ad.Program
+	out    []float64 // their outputs: n values, then the log-determinant
+}
+
+// affinePrograms holds an Affine's compiled forward and inverse maps,
+// compiled on the first evaluation of the flow or of any of its clones.
+// They never evaluate themselves: each value evaluates its own clones.
+type affinePrograms struct {
+	once     sync.Once
+	fwd, inv *ad.Program
+	err      error
 }
 
 // FitAffine returns the affine transport of the rows of x with optional
@@ -104,7 +127,7 @@ func NewAffine(mean []float64, cov mat.Symmetric) (*Affine, error) {
 // Cholesky factor, which it keeps.
 func affineFromFactor(mean, l []float64) (*Affine, error) {
 	n := len(mean)
-	a := &Affine{mean: append([]float64(nil), mean...)}
+	a := &Affine{mean: append([]float64(nil), mean...), progs: &affinePrograms{}, out: make([]float64, n+1)}
 	a.l = blas64.Triangular{N: n, Stride: n, Data: l, Uplo: blas.Lower, Diag: blas.NonUnit}
 	for i := 0; i < n; i++ {
 		d := l[i*n+i]
@@ -119,9 +142,69 @@ func affineFromFactor(mean, l []float64) (*Affine, error) {
 // Dim returns the dimension of the transport.
 func (a *Affine) Dim() int { return len(a.mean) }
 
-// Clone returns a; an Affine keeps no scratch space, so one value serves
-// every goroutine. It is there so that every flow type has a Clone.
-func (a *Affine) Clone() *Affine { return a }
+// Clone returns a flow for another goroutine: it shares a's mean, factor
+// and compiled maps (a fitted flow never changes them) and owns its scratch
+// space.
+func (a *Affine) Clone() *Affine {
+	// Field by field: a's own programs may be set by a concurrent first
+	// evaluation of a, so they are not read here.
+	return &Affine{mean: a.mean, l: a.l, logDet: a.logDet, progs: a.progs, out: make([]float64, len(a.mean)+1)}
+}
+
+// programs returns a's own compiled maps, compiling them on first use.
+func (a *Affine) programs() error {
+	if a.fwd != nil {
+		return nil
+	}
+	p := a.progs
+	p.once.Do(func() { p.fwd, p.inv, p.err = a.compile() })
+	if p.err != nil {
+		return p.err
+	}
+	a.fwd, a.inv = p.fwd.Clone(), p.inv.Clone()
+	return nil
+}
+
+// compile builds the graphs of the forward map z = L⁻¹(θ − μ) with its
+// log-determinant −Σ log L_ii and of the inverse θ = L z + μ with Σ log L_ii,
+// and compiles them to forward-only programs that read μ and L in place.
+func (a *Affine) compile() (fwd, inv *ad.Program, err error) {
+	n := len(a.mean)
+	build := func(inverse bool) (*ad.Program, error) {
+		b := &gb{g: gorgonia.NewGraph()}
+		mu := gorgonia.NewVector(b.g, tensor.Float64, gorgonia.WithShape(n), gorgonia.WithName("mean"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(a.mean))))
+		l := gorgonia.NewMatrix(b.g, tensor.Float64, gorgonia.WithShape(n, n), gorgonia.WithName("L"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(n, n), tensor.WithBacking(a.l.Data))))
+		in := gorgonia.NewVector(b.g, tensor.Float64, gorgonia.WithShape(n), gorgonia.WithName("in"))
+		// The log-determinant of an affine map is a constant: a data node
+		// of the graph.
+		ldv := a.logDet
+		var out *gorgonia.Node
+		if inverse {
+			out = b.n(gorgonia.Add(b.n(gorgonia.Mul(l, in)), mu))
+		} else {
+			out = b.n(ops.SolveTriangular(l, b.n(gorgonia.Sub(in, mu)), true))
+			ldv = -ldv
+		}
+		ld := gorgonia.NewScalar(b.g, tensor.Float64, gorgonia.WithName("logdet"), gorgonia.WithValue(ldv))
+		if b.err != nil {
+			return nil, fmt.Errorf("flows: building the affine graph: %w", b.err)
+		}
+		prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{out, ld}, ad.WithSharedData(mu, l))
+		if err != nil {
+			return nil, fmt.Errorf("flows: compiling the affine graph: %w", err)
+		}
+		return prog, nil
+	}
+	if fwd, err = build(false); err != nil {
+		return nil, nil, err
+	}
+	if inv, err = build(true); err != nil {
+		return nil, nil, err
+	}
+	return fwd, inv, nil
+}
 
 // Mean returns a copy of μ.
 func (a *Affine) Mean() []float64 { return append([]float64(nil), a.mean...) }
@@ -138,14 +221,18 @@ func (a *Affine) Forward(theta, z []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
 	}
-	for i := range z {
-		z[i] = theta[i] - a.mean[i]
+	if err := a.programs(); err != nil {
+		return math.NaN(), err
 	}
-	blas64.Trsv(blas.NoTrans, a.l, vec(z))
+	if err := a.fwd.Outputs(theta, a.out); err != nil {
+		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
+	}
+	copy(z, a.out[:n])
+	ld := a.out[n]
 	if !allFinite(z) {
-		return -a.logDet, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
+		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
 	}
-	return -a.logDet, nil
+	return ld, nil
 }
 
 // Inverse sets θ = μ + L z and returns log|det J_T⁻¹| = Σ log L_ii.
@@ -154,15 +241,18 @@ func (a *Affine) Inverse(z, theta []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
 	}
-	copy(theta, z)
-	blas64.Trmv(blas.NoTrans, a.l, vec(theta))
-	for i := range theta {
-		theta[i] += a.mean[i]
+	if err := a.programs(); err != nil {
+		return math.NaN(), err
 	}
+	if err := a.inv.Outputs(z, a.out); err != nil {
+		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
+	}
+	copy(theta, a.out[:n])
+	ld := a.out[n]
 	if !allFinite(theta) {
-		return a.logDet, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
+		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
 	}
-	return a.logDet, nil
+	return ld, nil
 }
 
 // LogDensity returns the log-density at θ of the normal distribution
