@@ -88,8 +88,10 @@ type code struct {
 	gradChecked bool
 
 	// direct is LogDensityGrad's plan for evaluating without the
-	// Program's buffers, or nil (see direct.go).
-	direct *directPlan
+	// Program's buffers, or nil (see direct.go); directOut is Outputs'
+	// (see directout.go).
+	direct    *directPlan
+	directOut *directOutPlan
 
 	shared    map[int][]float64 // WithSharedData slots: the caller's arrays
 	kernels   []Kernel          // prototypes of lowered custom kernels
@@ -280,6 +282,9 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 func (p *Program) Outputs(x, dst []float64) error {
 	if len(dst) != p.code.extraDim {
 		return fmt.Errorf("ad: outputs destination has length %d, want %d", len(dst), p.code.extraDim)
+	}
+	if d := p.code.directOut; d != nil && len(x) == p.code.dim && (len(x) == 0 || !overlap(x, dst)) {
+		return p.outputsDirect(d, x, dst)
 	}
 	if err := p.acquire(); err != nil {
 		return err

@@ -368,19 +368,9 @@ func (op solveOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return solveKernel{n: n, m: m, lower: op.lower, trans: op.trans}, nil
-}
-
-type solveKernel struct {
-	n, m         int
-	lower, trans bool
-}
-
-func (k solveKernel) Eval(out []float64, in [][]float64) error {
-	if len(in) != 2 || len(in[0]) != k.n*k.n || len(in[1]) != k.n*k.m || len(out) != k.n*k.m {
-		return errBufferSize
-	}
-	return solveTriangularInto(out, in[0], in[1], k.n, k.m, k.lower, k.trans)
+	// ad's own kernel, which ad evaluates natively (inline on the direct
+	// path of small forward-only programs).
+	return ad.TriangularSolve{N: n, M: m, Lower: op.lower, Trans: op.trans, Singular: ErrSingular}, nil
 }
 
 // triOuterOp is −mask(u vᵀ), the gradient of a triangular solve with respect

@@ -108,47 +108,6 @@ func logDetFromCholesky(l []float64, n int) float64 {
 	return 2 * s
 }
 
-// solveTriangularInto solves T x = b for x, where T is the lower (lower) or
-// upper triangle of t, transposed if trans; b and x are n×m. x may not alias
-// t but is first filled with b, so x and b may alias.
-func solveTriangularInto(x, t, b []float64, n, m int, lower, trans bool) error {
-	for i := 0; i < n; i++ {
-		if d := t[i*n+i]; d == 0 || math.IsNaN(d) || math.IsInf(d, 0) {
-			return ErrSingular
-		}
-	}
-	copy(x, b[:n*m])
-	// Coefficient (i, j) of the effective matrix is t[i*rs + j*cs].
-	rs, cs := n, 1
-	if trans {
-		rs, cs = 1, n
-	}
-	if lower != trans {
-		// Effective matrix lower triangular: forward substitution.
-		for i := 0; i < n; i++ {
-			xi := x[i*m : i*m+m]
-			for j := 0; j < i; j++ {
-				if c := t[i*rs+j*cs]; c != 0 {
-					axpy(xi, -c, x[j*m:j*m+m])
-				}
-			}
-			scale(xi, 1/t[i*n+i])
-		}
-		return nil
-	}
-	// Upper triangular: back substitution.
-	for i := n - 1; i >= 0; i-- {
-		xi := x[i*m : i*m+m]
-		for j := i + 1; j < n; j++ {
-			if c := t[i*rs+j*cs]; c != 0 {
-				axpy(xi, -c, x[j*m:j*m+m])
-			}
-		}
-		scale(xi, 1/t[i*n+i])
-	}
-	return nil
-}
-
 // triOuterInto writes −mask(u vᵀ) into dst (n×n), where u and v are n×m and
 // mask keeps the lower (or upper) triangle: the gradient of a triangular
 // solve with respect to its matrix.

@@ -1,0 +1,159 @@
+package ad
+
+import (
+	"errors"
+	"math"
+)
+
+// TriangularSolve is the Kernel of a triangular solve: out = T⁻¹b, or T⁻ᵀb
+// when Trans, where T is the lower (Lower) or upper triangle of the N×N
+// matrix in[0] and b the N×M matrix in[1], all row-major; the other
+// triangle of T is never read. out may alias b. A zero or non-finite
+// diagonal element of T makes Eval return Singular (or a generic error when
+// it is nil).
+//
+// Custom ops whose Lower returns a TriangularSolve (ad/ops.SolveTriangular
+// does) are evaluated natively: small forward-only programs run it inline,
+// without a kernel call, on their direct path (see Program.Outputs).
+type TriangularSolve struct {
+	N, M         int
+	Lower, Trans bool
+	Singular     error
+}
+
+var (
+	errTriangularSize     = errors.New("ad: TriangularSolve: buffer of the wrong length")
+	errTriangularSingular = errors.New("ad: TriangularSolve: singular matrix")
+)
+
+// Eval implements Kernel.
+func (k TriangularSolve) Eval(out []float64, in [][]float64) error {
+	n, m := k.N, k.M
+	if len(in) != 2 || len(in[0]) != n*n || len(in[1]) != n*m || len(out) != n*m {
+		return errTriangularSize
+	}
+	if !solveTriangular(out, in[0], in[1], n, m, k.Lower, k.Trans) {
+		if k.Singular != nil {
+			return k.Singular
+		}
+		return errTriangularSingular
+	}
+	return nil
+}
+
+// solveTriangular solves T x = b for x, where T is the lower (lower) or
+// upper triangle of t, transposed if trans; b and x are n×m and may alias.
+// It reports false, leaving x unspecified, when a diagonal element of T is
+// zero or not finite. Each element is b's minus the products with the
+// elements already solved, times the reciprocal of the diagonal element.
+func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
+	t = t[:n*n]
+	x, b = x[:n*m], b[:n*m]
+	// Coefficient (i, j) of the effective matrix is t[i*rs + j*cs].
+	rs, cs := n, 1
+	if trans {
+		rs, cs = 1, n
+	}
+	if m == 1 {
+		// One right-hand side: each unknown is b's element minus a dot
+		// product, summed over four accumulators, and the diagonal is
+		// checked as it is used.
+		if lower != trans {
+			for i := 0; i < n; i++ {
+				v := b[i]
+				if i > 0 {
+					v -= dotStrided(t[i*rs:], x[:i], cs)
+				}
+				d := t[i*n+i]
+				if d == 0 || d-d != 0 {
+					return false
+				}
+				x[i] = v * (1 / d)
+			}
+			return true
+		}
+		for i := n - 1; i >= 0; i-- {
+			v := b[i]
+			if i+1 < n {
+				v -= dotStrided(t[i*rs+(i+1)*cs:], x[i+1:n], cs)
+			}
+			d := t[i*n+i]
+			if d == 0 || d-d != 0 {
+				return false
+			}
+			x[i] = v * (1 / d)
+		}
+		return true
+	}
+	for i := 0; i < n; i++ {
+		if d := t[i*n+i]; d == 0 || math.IsNaN(d) || math.IsInf(d, 0) {
+			return false
+		}
+	}
+	copy(x, b)
+	if lower != trans {
+		// Effective matrix lower triangular: forward substitution.
+		for i := 0; i < n; i++ {
+			xi := x[i*m : i*m+m]
+			for j := 0; j < i; j++ {
+				if c := t[i*rs+j*cs]; c != 0 {
+					xj := x[j*m : j*m+m]
+					for k := range xi {
+						xi[k] -= c * xj[k]
+					}
+				}
+			}
+			r := 1 / t[i*n+i]
+			for k := range xi {
+				xi[k] *= r
+			}
+		}
+		return true
+	}
+	// Upper triangular: back substitution.
+	for i := n - 1; i >= 0; i-- {
+		xi := x[i*m : i*m+m]
+		for j := i + 1; j < n; j++ {
+			if c := t[i*rs+j*cs]; c != 0 {
+				xj := x[j*m : j*m+m]
+				for k := range xi {
+					xi[k] -= c * xj[k]
+				}
+			}
+		}
+		r := 1 / t[i*n+i]
+		for k := range xi {
+			xi[k] *= r
+		}
+	}
+	return true
+}
+
+// dotStrided returns Σ_j a[j·stride]·x[j] over four accumulators.
+func dotStrided(a, x []float64, stride int) float64 {
+	var s0, s1, s2, s3 float64
+	j := 0
+	if stride == 1 {
+		a = a[:len(x)]
+		for ; j+4 <= len(x); j += 4 {
+			s0 += a[j] * x[j]
+			s1 += a[j+1] * x[j+1]
+			s2 += a[j+2] * x[j+2]
+			s3 += a[j+3] * x[j+3]
+		}
+		for ; j < len(x); j++ {
+			s0 += a[j] * x[j]
+		}
+		return (s0 + s1) + (s2 + s3)
+	}
+	for ; j+4 <= len(x); j += 4 {
+		s0 += a[j*stride] * x[j]
+		s1 += a[(j+1)*stride] * x[j+1]
+		s2 += a[(j+2)*stride] * x[j+2]
+		s3 += a[(j+3)*stride] * x[j+3]
+	}
+	for ; j < len(x); j++ {
+		s0 += a[j*stride] * x[j]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
