@@ -58,7 +58,7 @@ func (q *normalProposal) Sample(rng *rand.Rand, theta []float64) error {
 
 // Clone returns a proposal with its own scratch space.
 func (q *normalProposal) Clone() kernels.IndependenceProposal {
-	return &normalProposal{a: q.a, z: make([]float64, len(q.z))}
+	return &normalProposal{a: q.a.Clone(), z: make([]float64, len(q.z))}
 }
 
 // validateIndependence checks the settings of independence proposals.

@@ -417,7 +417,14 @@ func (p *Program) runDirectOut(d *directOutPlan, x, dst, s []float64) error {
 		out := p.view(op.out, n, x, dst, s)
 		switch op.kind {
 		case dBinary:
-			directBinary(op, out, p.view(op.a, n, x, dst, s), p.view(op.b, n, x, dst, s))
+			na, nb := n, n
+			if op.as {
+				na = 1
+			}
+			if op.bs {
+				nb = 1
+			}
+			directBinary(op, out, p.view(op.a, na, x, dst, s), p.view(op.b, nb, x, dst, s))
 		case dNeg:
 			a := p.view(op.a, n, x, dst, s)
 			for i, v := range a {

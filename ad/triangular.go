@@ -45,7 +45,8 @@ func (k TriangularSolve) Eval(out []float64, in [][]float64) error {
 // upper triangle of t, transposed if trans; b and x are n×m and may alias.
 // It reports false, leaving x unspecified, when a diagonal element of T is
 // zero or not finite. Each element is b's minus the products with the
-// elements already solved, times the reciprocal of the diagonal element.
+// elements already solved, divided by the diagonal element (with several
+// right-hand sides, times its reciprocal).
 func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 	t = t[:n*n]
 	x, b = x[:n*m], b[:n*m]
@@ -68,7 +69,7 @@ func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 				if d == 0 || d-d != 0 {
 					return false
 				}
-				x[i] = v * (1 / d)
+				x[i] = v / d
 			}
 			return true
 		}
@@ -81,7 +82,7 @@ func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 			if d == 0 || d-d != 0 {
 				return false
 			}
-			x[i] = v * (1 / d)
+			x[i] = v / d
 		}
 		return true
 	}

@@ -2,10 +2,18 @@ package flows
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/mat"
 )
 
 func TestAffine(t *testing.T) {
@@ -116,5 +124,132 @@ func TestFitAffineZeroWeights(t *testing.T) {
 	_, err := FitAffine(x, []float64{0, 0, 0})
 	if err == nil || !strings.Contains(err.Error(), "weights") {
 		t.Errorf("all-zero weights: error %v, want one naming the weights", err)
+	}
+}
+
+// TestAffineGraph checks the compiled maps against the affine formulas
+// (Trsv and Trmv on the factor), inverse∘forward against the identity, the
+// log-determinant against a finite-difference Jacobian, allocations, and
+// clones evaluated concurrently.
+func TestAffineGraph(t *testing.T) {
+	for _, n := range []int{1, 2, 6, 21} {
+		rng := rand.New(rand.NewPCG(uint64(n), 7))
+		a := mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				a.Set(i, j, rng.NormFloat64())
+			}
+			a.Set(i, i, a.At(i, i)+2)
+		}
+		var cov mat.SymDense
+		cov.SymOuterK(1, a)
+		mean := make([]float64, n)
+		for i := range mean {
+			mean[i] = 3 * rng.NormFloat64()
+		}
+		f, err := NewAffine(mean, &cov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := f.CholeskyFactor()
+		tri := l.RawTriangular()
+		theta := make([]float64, n)
+		for i := range theta {
+			theta[i] = mean[i] + 2*rng.NormFloat64()
+		}
+		// The previous formulas: z = L⁻¹(θ − μ) by Trsv, θ = Lz + μ by Trmv.
+		want := make([]float64, n)
+		for i := range want {
+			want[i] = theta[i] - mean[i]
+		}
+		blas64.Trsv(blas.NoTrans, tri, vec(want))
+		z := make([]float64, n)
+		ld, err := f.Forward(theta, z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLd := 0.0
+		for i := 0; i < n; i++ {
+			wantLd -= math.Log(l.At(i, i))
+		}
+		if ld != wantLd {
+			t.Errorf("n=%d: Forward log|det| = %v, want %v", n, ld, wantLd)
+		}
+		for i := range z {
+			if math.Abs(z[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+				t.Errorf("n=%d: Forward z[%d] = %v, Trsv gives %v", n, i, z[i], want[i])
+			}
+		}
+		back := append([]float64(nil), z...)
+		blas64.Trmv(blas.NoTrans, tri, vec(back))
+		for i := range back {
+			back[i] += mean[i]
+		}
+		th := make([]float64, n)
+		ldi, err := f.Inverse(z, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ldi != -wantLd {
+			t.Errorf("n=%d: Inverse log|det| = %v, want %v", n, ldi, -wantLd)
+		}
+		for i := range th {
+			if math.Abs(th[i]-back[i]) > 1e-12*(1+math.Abs(back[i])) {
+				t.Errorf("n=%d: Inverse θ[%d] = %v, Trmv gives %v", n, i, th[i], back[i])
+			}
+			if math.Abs(th[i]-theta[i]) > 1e-11*(1+math.Abs(theta[i])) {
+				t.Errorf("n=%d: inverse∘forward: θ[%d] = %v, want %v", n, i, th[i], theta[i])
+			}
+		}
+		// log|det J| from a central-difference Jacobian of Forward.
+		jac := mat.NewDense(n, n, nil)
+		fd.Jacobian(jac, func(y, x []float64) {
+			if _, err := f.Forward(x, y); err != nil {
+				t.Fatal(err)
+			}
+		}, theta, &fd.JacobianSettings{Formula: fd.Central})
+		var lu mat.LU
+		lu.Factorize(jac)
+		if lfd, _ := lu.LogDet(); math.Abs(lfd-ld) > 1e-6*(1+math.Abs(ld)) {
+			t.Errorf("n=%d: log|det| %v, finite differences give %v", n, ld, lfd)
+		}
+		// In place, and without allocating.
+		inPlace := append([]float64(nil), theta...)
+		if _, err := f.Forward(inPlace, inPlace); err != nil || !slices.Equal(inPlace, z) {
+			t.Errorf("n=%d: in-place Forward %v, want %v (%v)", n, inPlace, z, err)
+		}
+		if allocs := testing.AllocsPerRun(20, func() {
+			_, _ = f.Forward(theta, z)
+			_, _ = f.Inverse(z, th)
+		}); allocs != 0 {
+			t.Errorf("n=%d: Forward and Inverse allocate %v times", n, allocs)
+		}
+		// Clones on several goroutines give the original's values.
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for g := range errs {
+			c := f.Clone()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				zc, thc := make([]float64, n), make([]float64, n)
+				for range 200 {
+					if _, err := c.Forward(theta, zc); err != nil || !slices.Equal(zc, z) {
+						errs[g] = fmt.Errorf("clone Forward %v, want %v (%v)", zc, z, err)
+						return
+					}
+					if _, err := c.Inverse(z, thc); err != nil || !slices.Equal(thc, th) {
+						errs[g] = fmt.Errorf("clone Inverse %v, want %v (%v)", thc, th, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Errorf("n=%d: %v", n, err)
+			}
+		}
 	}
 }

@@ -22,9 +22,8 @@
 // autoregressive flows is exact but sequential over coordinates.
 //
 // Single-point Forward and Inverse do not allocate, and their input and
-// output may be the same slice. RQMA and ConditionalRQMA
-// keep scratch space for that, so each goroutine needs its own Clone; Affine
-// is stateless. Training is deterministic given TrainOptions.Seed and
+// output may be the same slice. Every flow keeps scratch space for that, so
+// each goroutine needs its own Clone. Training is deterministic given TrainOptions.Seed and
 // TrainOptions.Workers. The fitting functions take a context: cancelling
 // it stops training between Adam steps. A TrainCache (TrainOptions.Cache)
 // lends compiled training losses between fits of one architecture, which
@@ -33,9 +32,12 @@
 // Every flow is a gorgonia graph built from layers: the standardisation,
 // the sigmoid and logit, MADE conditioners of masked linear layers
 // (ops.MaskedLinear), the permutations between layers and the batched
-// rational-quadratic splines (ops.RQSplineRows). Training compiles the
+// rational-quadratic splines (ops.RQSplineRows); an Affine is one
+// standardisation layer, a difference and a triangular solve
+// (ops.SolveTriangular). Training compiles the
 // minibatch negative log-likelihood with ad, whose gradient comes from
-// gorgonia.Grad; no reverse mode is written by hand. An RQMA's single-point
+// gorgonia.Grad; no reverse mode is written by hand. An Affine's Forward and
+// Inverse run compiled forward-only graphs too. An RQMA's single-point
 // Forward and Inverse run compiled forward-only graphs without allocating;
 // the inverse graph inverts each autoregressive layer with one op that
 // computes one degree block of hidden units per coordinate, so it costs

@@ -213,7 +213,7 @@ func (s *ProposalSet) New(target *ppl.Space, within kernels.WithinModelKernel) (
 func (s *ProposalSet) Transports() []kernels.Transport {
 	var out []kernels.Transport
 	for _, a := range s.affine {
-		out = append(out, a)
+		out = append(out, a.Clone())
 	}
 	for _, f := range s.rqma {
 		out = append(out, f.Clone())

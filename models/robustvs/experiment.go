@@ -249,7 +249,7 @@ func (s *ProposalSet) New(target *ppl.Space) (kernels.JumpProposer, error) {
 	case experiment.ProposalAffine, experiment.ProposalRQMA:
 		var tr []kernels.Transport
 		for _, a := range s.affine {
-			tr = append(tr, a)
+			tr = append(tr, a.Clone())
 		}
 		for _, f := range s.rqma {
 			tr = append(tr, f.Clone())

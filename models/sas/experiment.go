@@ -448,8 +448,10 @@ func cloneTransport(t kernels.Transport) kernels.Transport {
 		return t.Clone()
 	case *flows.RQMA:
 		return t.Clone()
+	case *flows.Affine:
+		return t.Clone()
 	}
-	return t // *flows.Affine is stateless; nil stays nil
+	return t // nil stays nil
 }
 
 // summarize turns one trj.Run result into a ProposalResult: the pooled
