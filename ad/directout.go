@@ -67,6 +67,13 @@ type dop struct {
 	as, bs       bool // dBinary: scalar operands
 	rows, cols   int  // dGemv: A's stored shape; dTrsv: n, m
 	trans, lower bool
+	// dGemv and dTrsv with one right-hand side: a difference or sum
+	// fused in (fuseDirect). fused is fAdd or fSub (0 when none); for
+	// dTrsv, b then reads u fused v (u, v = b, c); for dGemv, out is
+	// A·v fused c, or c + A·v when cFirst. cs: c is a scalar.
+	fused      fcode
+	c          dref
+	cs, cFirst bool
 }
 
 // dinfo is what a direct op needs only for an error message.
@@ -350,7 +357,112 @@ func (c *code) planOutputs() *directOutPlan {
 	if bad {
 		return nil
 	}
+	d.fuse()
 	return d
+}
+
+// reads calls f with each range that op reads.
+func (op *dop) reads(f func(r dref, n int)) {
+	switch op.kind {
+	case dBinary:
+		na, nb := op.n, op.n
+		if op.as {
+			na = 1
+		}
+		if op.bs {
+			nb = 1
+		}
+		f(op.a, na)
+		f(op.b, nb)
+	case dNeg, dCopy:
+		f(op.a, op.n)
+	case dFill:
+		f(op.a, 1)
+	case dGemv:
+		f(op.a, op.rows*op.cols)
+		f(op.b, op.rows*op.cols/op.n)
+	case dTrsv:
+		f(op.a, op.rows*op.rows)
+		f(op.b, op.n)
+	}
+	if op.fused != 0 {
+		nc := op.n
+		if op.cs {
+			nc = 1
+		}
+		f(op.c, nc)
+	}
+}
+
+// fuse merges a difference or sum into the triangular solve that reads it
+// (b = u − v) and a sum into the matrix–vector product it adds to
+// (A·v + c), when nothing else reads the intermediate: one op fewer, and
+// the same arithmetic in the same order, so the same bits. Then it sizes
+// the scratch to the ranges still used.
+func (d *directOutPlan) fuse() {
+	// used reports whether ops after k or the output copies read any of
+	// the n elements of r.
+	used := func(k int, r dref, n int) bool {
+		hit := false
+		for j := k + 1; j < len(d.ops); j++ {
+			d.ops[j].reads(func(q dref, m int) { hit = hit || overlapRef(r, n, q, m) })
+		}
+		for _, cp := range d.copies {
+			hit = hit || overlapRef(r, n, cp.from, cp.n)
+		}
+		return hit
+	}
+	var ops []dop
+	var info []dinfo
+	for k := 0; k < len(d.ops); k++ {
+		op := d.ops[k]
+		if k+1 < len(d.ops) && op.kind == dBinary && (op.code == fAdd || op.code == fSub) && !op.as && op.out.src == dS {
+			// u ∓ v into the b of a solve with one right-hand side.
+			nx := &d.ops[k+1]
+			if nx.kind == dTrsv && nx.cols == 1 && nx.fused == 0 && nx.b == op.out && nx.n == op.n &&
+				!used(k+1, op.out, op.n) &&
+				!overlapRef(nx.out, nx.n, op.a, op.n) && !(!op.bs && overlapRef(nx.out, nx.n, op.b, op.n)) {
+				f := *nx
+				f.b, f.c, f.cs, f.fused = op.a, op.b, op.bs, op.code
+				ops, info = append(ops, f), append(info, d.info[k+1])
+				k++
+				continue
+			}
+		}
+		if k+1 < len(d.ops) && op.kind == dGemv && !op.trans && op.out.src == dS {
+			// A·v + c.
+			nx := &d.ops[k+1]
+			if nx.kind == dBinary && nx.code == fAdd && nx.n == op.n && (nx.a == op.out && !nx.as || nx.b == op.out && !nx.bs) &&
+				!used(k+1, op.out, op.n) && !overlapRef(nx.out, nx.n, op.b, op.cols) && !overlapRef(nx.out, nx.n, op.a, op.rows*op.cols) {
+				f := op
+				f.out, f.fused = nx.out, fAdd
+				if nx.a == op.out {
+					f.c, f.cs = nx.b, nx.bs
+				} else {
+					f.c, f.cs, f.cFirst = nx.a, nx.as, true
+				}
+				ops, info = append(ops, f), append(info, d.info[k])
+				k++
+				continue
+			}
+		}
+		ops, info = append(ops, op), append(info, d.info[k])
+	}
+	d.ops, d.info = ops, info
+	d.scratch = 0
+	see := func(r dref, n int) {
+		if r.src == dS {
+			d.scratch = max(d.scratch, r.off+n)
+		}
+	}
+	for k := range d.ops {
+		op := &d.ops[k]
+		op.reads(see)
+		see(op.out, op.n)
+	}
+	for _, cp := range d.copies {
+		see(cp.from, cp.n)
+	}
 }
 
 // overlapRef reports whether n elements of r and m of q may share memory.
@@ -385,6 +497,8 @@ func directFop(op *fop) bool {
 // call.
 func (p *Program) outputsDirect(d *directOutPlan, x, dst []float64) error {
 	switch {
+	case d.scratch == 0:
+		return p.runDirectOut(d, x, dst, nil)
 	case d.scratch <= 8:
 		var s [8]float64
 		return p.runDirectOut(d, x, dst, s[:])
@@ -438,10 +552,21 @@ func (p *Program) runDirectOut(d *directOutPlan, x, dst, s []float64) error {
 				out[i] = v
 			}
 		case dGemv:
-			gemvDirect(out, p.view(op.a, op.rows*op.cols, x, dst, s), p.view(op.b, op.rows*op.cols/n, x, dst, s), op.rows, op.cols, op.trans)
+			a, v := p.view(op.a, op.rows*op.cols, x, dst, s), p.view(op.b, op.rows*op.cols/n, x, dst, s)
+			if op.fused != 0 {
+				gemvAddDirect(out, a, v, p.view(op.c, fusedLen(op), x, dst, s), op.rows, op.cols, op.cs, op.cFirst)
+				break
+			}
+			gemvDirect(out, a, v, op.rows, op.cols, op.trans)
 		case dTrsv:
 			t := p.view(op.a, op.rows*op.rows, x, dst, s)
-			if !solveTriangular(out, t, p.view(op.b, n, x, dst, s), op.rows, op.cols, op.lower, op.trans) {
+			var ok bool
+			if op.fused != 0 {
+				ok = solveTriangularShift(out, t, p.view(op.b, n, x, dst, s), p.view(op.c, fusedLen(op), x, dst, s), op.rows, op.lower, op.trans, op.fused == fSub, op.cs)
+			} else {
+				ok = solveTriangular(out, t, p.view(op.b, n, x, dst, s), op.rows, op.cols, op.lower, op.trans)
+			}
+			if !ok {
 				in := d.info[k]
 				err := in.singular
 				if err == nil {
@@ -572,5 +697,42 @@ func gemvDirect(out, a, v []float64, rows, cols int, trans bool) {
 			s0 += row[j] * v[j]
 		}
 		out[i] = (s0 + s1) + (s2 + s3)
+	}
+}
+
+// fusedLen is the length of a fused op's operand c.
+func fusedLen(op *dop) int {
+	if op.cs {
+		return 1
+	}
+	return op.n
+}
+
+// gemvAddDirect is out = A·v + c (c + A·v when cFirst), c a scalar when
+// cs, each product summed as gemvDirect sums it.
+func gemvAddDirect(out, a, v, c []float64, rows, cols int, cs, cFirst bool) {
+	v = v[:cols]
+	for i := range out[:rows] {
+		row := a[i*cols : i*cols+cols]
+		var s0, s1, s2, s3 float64
+		j := 0
+		for ; j+4 <= cols; j += 4 {
+			s0 += row[j] * v[j]
+			s1 += row[j+1] * v[j+1]
+			s2 += row[j+2] * v[j+2]
+			s3 += row[j+3] * v[j+3]
+		}
+		for ; j < cols; j++ {
+			s0 += row[j] * v[j]
+		}
+		ci := c[0]
+		if !cs {
+			ci = c[i]
+		}
+		if cFirst {
+			out[i] = ci + ((s0 + s1) + (s2 + s3))
+		} else {
+			out[i] = ((s0 + s1) + (s2 + s3)) + ci
+		}
 	}
 }

@@ -62,7 +62,14 @@ func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 		if lower != trans {
 			for i := 0; i < n; i++ {
 				v := b[i]
-				if i > 0 {
+				if cs == 1 && i < 4 {
+					// dotStrided's short sum, inline.
+					var s float64
+					for j, a := range t[i*n : i*n+i] {
+						s += a * x[j]
+					}
+					v -= s
+				} else {
 					v -= dotStrided(t[i*rs:], x[:i], cs)
 				}
 				d := t[i*n+i]
@@ -74,10 +81,7 @@ func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 			return true
 		}
 		for i := n - 1; i >= 0; i-- {
-			v := b[i]
-			if i+1 < n {
-				v -= dotStrided(t[i*rs+(i+1)*cs:], x[i+1:n], cs)
-			}
+			v := b[i] - dotStrided(t[min(i*rs+(i+1)*cs, n*n):], x[i+1:n], cs)
 			d := t[i*n+i]
 			if d == 0 || d-d != 0 {
 				return false
@@ -130,8 +134,8 @@ func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 	return true
 }
 
-// dotStrided returns Σ_j a[j·stride]·x[j] over four accumulators.
-func dotStrided(a, x []float64, stride int) float64 {
+// dot4 returns Σ_j a[j·stride]·x[j] over four accumulators.
+func dot4(a, x []float64, stride int) float64 {
 	var s0, s1, s2, s3 float64
 	j := 0
 	if stride == 1 {
@@ -157,4 +161,74 @@ func dotStrided(a, x []float64, stride int) float64 {
 		s0 += a[j*stride] * x[j]
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// solveTriangularShift is solveTriangular with one right-hand side u − c
+// (u + c unless sub), c a scalar when cs: each element of the right-hand
+// side is formed as it is used, with the arithmetic of forming it first.
+// x must not overlap u or c.
+func solveTriangularShift(x, t, u, c []float64, n int, lower, trans, sub, cs bool) bool {
+	t, x, u = t[:n*n], x[:n], u[:n]
+	rs, cs1 := n, 1
+	if trans {
+		rs, cs1 = 1, n
+	}
+	cstep := 1
+	if cs {
+		cstep = 0
+	}
+	if lower != trans {
+		for i := 0; i < n; i++ {
+			var v float64
+			if sub {
+				v = u[i] - c[i*cstep]
+			} else {
+				v = u[i] + c[i*cstep]
+			}
+			if cs1 == 1 && i < 4 {
+				// dotStrided's short sum, inline.
+				var s float64
+				for j, a := range t[i*n : i*n+i] {
+					s += a * x[j]
+				}
+				v -= s
+			} else {
+				v -= dotStrided(t[i*rs:], x[:i], cs1)
+			}
+			d := t[i*n+i]
+			if d == 0 || d-d != 0 {
+				return false
+			}
+			x[i] = v / d
+		}
+		return true
+	}
+	for i := n - 1; i >= 0; i-- {
+		var v float64
+		if sub {
+			v = u[i] - c[i*cstep]
+		} else {
+			v = u[i] + c[i*cstep]
+		}
+		v -= dotStrided(t[min(i*rs+(i+1)*cs1, n*n):], x[i+1:n], cs1)
+		d := t[i*n+i]
+		if d == 0 || d-d != 0 {
+			return false
+		}
+		x[i] = v / d
+	}
+	return true
+}
+
+// dotStrided returns Σ_j a[j·stride]·x[j]: in order for fewer than four
+// terms, else over four accumulators.
+func dotStrided(a, x []float64, stride int) float64 {
+	if len(x) >= 4 {
+		return dot4(a, x, stride)
+	}
+	var s float64
+	for j := range x {
+		s += a[j*stride] * x[j]
+	}
+	return s
 }
