@@ -576,7 +576,12 @@ func (p *Program) runDirectOut(d *directOutPlan, x, dst, s []float64) error {
 			}
 		}
 	}
-	for _, cp := range d.copies {
+	for k := range d.copies {
+		cp := &d.copies[k]
+		if cp.n == 1 { // a scalar output, such as a log-determinant
+			dst[cp.at] = p.view(cp.from, 1, x, dst, s)[0]
+			continue
+		}
 		copy(dst[cp.at:cp.at+cp.n], p.view(cp.from, cp.n, x, dst, s))
 	}
 	return nil

@@ -177,6 +177,34 @@ func solveTriangularShift(x, t, u, c []float64, n int, lower, trans, sub, cs boo
 	if cs {
 		cstep = 0
 	}
+	if lower && !trans {
+		// The common case (z = L⁻¹(θ − μ)): rows of T in place.
+		for i := range x {
+			var v float64
+			if sub {
+				v = u[i] - c[i*cstep]
+			} else {
+				v = u[i] + c[i*cstep]
+			}
+			row := t[i*n : i*n+i+1]
+			d := row[i]
+			if i < 4 {
+				// dotStrided's short sum, inline.
+				var s float64
+				for j, a := range row[:i] {
+					s += a * x[j]
+				}
+				v -= s
+			} else {
+				v -= dot4(row, x[:i], 1)
+			}
+			if d == 0 || d-d != 0 {
+				return false
+			}
+			x[i] = v / d
+		}
+		return true
+	}
 	if lower != trans {
 		for i := 0; i < n; i++ {
 			var v float64
@@ -185,16 +213,7 @@ func solveTriangularShift(x, t, u, c []float64, n int, lower, trans, sub, cs boo
 			} else {
 				v = u[i] + c[i*cstep]
 			}
-			if cs1 == 1 && i < 4 {
-				// dotStrided's short sum, inline.
-				var s float64
-				for j, a := range t[i*n : i*n+i] {
-					s += a * x[j]
-				}
-				v -= s
-			} else {
-				v -= dotStrided(t[i*rs:], x[:i], cs1)
-			}
+			v -= dotStrided(t[i*rs:], x[:i], cs1)
 			d := t[i*n+i]
 			if d == 0 || d-d != 0 {
 				return false

@@ -227,7 +227,9 @@ func (a *Affine) Forward(theta, z []float64) (float64, error) {
 	if err := a.fwd.Outputs(theta, a.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
 	}
-	copy(z, a.out[:n])
+	for i, v := range a.out[:n] {
+		z[i] = v
+	}
 	ld := a.out[n]
 	if !allFinite(z) {
 		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
@@ -247,7 +249,9 @@ func (a *Affine) Inverse(z, theta []float64) (float64, error) {
 	if err := a.inv.Outputs(z, a.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
 	}
-	copy(theta, a.out[:n])
+	for i, v := range a.out[:n] {
+		theta[i] = v
+	}
 	ld := a.out[n]
 	if !allFinite(theta) {
 		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
