@@ -227,9 +227,7 @@ func (a *Affine) Forward(theta, z []float64) (float64, error) {
 	if err := a.fwd.Outputs(theta, a.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
 	}
-	for i, v := range a.out[:n] {
-		z[i] = v
-	}
+	copy(z, a.out[:n])
 	ld := a.out[n]
 	if !allFinite(z) {
 		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
@@ -249,9 +247,7 @@ func (a *Affine) Inverse(z, theta []float64) (float64, error) {
 	if err := a.inv.Outputs(z, a.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
 	}
-	for i, v := range a.out[:n] {
-		theta[i] = v
-	}
+	copy(theta, a.out[:n])
 	ld := a.out[n]
 	if !allFinite(theta) {
 		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
