@@ -42,7 +42,11 @@
 //
 // CompileOutputs compiles a forward-only program (no scalar output, no
 // gradient) whose Outputs evaluate nodes such as a flow's map and its
-// log-determinant.
+// log-determinant. A small one made of elementwise arithmetic, matrix–vector
+// products and triangular solves (TriangularSolve, the kernel that
+// ad/ops.SolveTriangular lowers to) runs from the caller's stack without the
+// Program's buffers (see directout.go): an affine map of a few dimensions
+// costs a few tens of nanoseconds, and concurrent calls are safe.
 //
 // # Data and concurrency
 //
