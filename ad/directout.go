@@ -24,7 +24,10 @@ import (
 // Such calls need no guard, and concurrent calls on one Program are safe.
 // The values are those of the buffered path, bit for bit, except matrix–
 // vector products, which sum in their own order rather than BLAS's and may
-// differ from it in the last bits.
+// differ from it in the last bits, and which skip the trailing zeros of the
+// rows of a constant matrix (a triangular factor's upper half), so that a
+// non-finite element of the vector met only by those zeros does not make
+// the product NaN.
 
 // directOutMax is the most scratch elements a direct plan may use.
 const directOutMax = 256
@@ -74,6 +77,10 @@ type dop struct {
 	fused      fcode
 	c          dref
 	cs, cFirst bool
+	// dGemv: when A is a compile-time constant, ext[i] is one past the
+	// last non-zero element of its row i (a triangular factor's
+	// products then skip its zero half); nil otherwise.
+	ext []int
 }
 
 // dinfo is what a direct op needs only for an error message.
@@ -317,6 +324,17 @@ func (c *code) planOutputs() *directOutPlan {
 			}
 			o.a = read(ins.args[0], 0, l.ar*l.ac)
 			o.b = read(ins.args[1], 0, nv)
+			if !o.trans && c.isConstSlot(ins.args[0]) {
+				o.ext = make([]int, l.ar)
+				a := c.init[c.slotOff[ins.args[0]]:][:l.ar*l.ac]
+				for i := range o.ext {
+					e := l.ac
+					for e > 0 && a[i*l.ac+e-1] == 0 {
+						e--
+					}
+					o.ext[i] = e
+				}
+			}
 			o.out = out(ins.out, o.n)
 			// The product reads v while it writes out.
 			bad = bad || overlapRef(o.out, o.n, o.b, nv)
@@ -479,6 +497,48 @@ func overlapRef(r dref, n int, q dref, m int) bool {
 // binaryCodes are the elementwise binary instructions the direct path runs.
 var binaryCodes = map[string]fcode{"+": fAdd, "-": fSub, "⊙": fMul, "÷": fDiv}
 
+// isConstSlot reports whether slot s holds a compile-time constant: not
+// shared, not data, not an input, and written by no instruction of any
+// entry point.
+func (c *code) isConstSlot(s int) bool {
+	if _, sh := c.shared[s]; sh {
+		return false
+	}
+	for _, d := range c.data {
+		if d == s {
+			return false
+		}
+	}
+	lo, hi := c.slotOff[s], c.slotOff[s]+c.slotLen[s]
+	hit := func(t, n int) bool {
+		if _, sh := c.shared[t]; sh {
+			return false
+		}
+		return c.slotOff[t] < hi && lo < c.slotOff[t]+n
+	}
+	for _, w := range c.wrt {
+		if hit(w, c.slotLen[w]) {
+			return false
+		}
+	}
+	for _, list := range [][]instr{c.value, c.full, c.outputs} {
+		for i := range list {
+			ins := &list[i]
+			if hit(ins.out, c.slotLen[ins.out]) {
+				return false
+			}
+			for k := range ins.fz {
+				op := &ins.fz[k]
+				if hit(op.out, c.slotLen[op.out]) || op.out2 >= 0 && op.code == fSoftplusSigmoid && hit(op.out2, c.slotLen[op.out2]) ||
+					op.sum >= 0 && hit(op.sum, 1) || op.paired && hit(op.pout, c.slotLen[op.pout]) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
 // directFop reports whether a fused op is of a kind the direct path runs.
 func directFop(op *fop) bool {
 	if op.sum >= 0 || op.scaled || op.check || op.paired || op.n < 1 {
@@ -554,10 +614,10 @@ func (p *Program) runDirectOut(d *directOutPlan, x, dst, s []float64) error {
 		case dGemv:
 			a, v := p.view(op.a, op.rows*op.cols, x, dst, s), p.view(op.b, op.rows*op.cols/n, x, dst, s)
 			if op.fused != 0 {
-				gemvAddDirect(out, a, v, p.view(op.c, fusedLen(op), x, dst, s), op.rows, op.cols, op.cs, op.cFirst)
+				gemvAddDirect(out, a, v, p.view(op.c, fusedLen(op), x, dst, s), op.rows, op.cols, op.ext, op.cs, op.cFirst)
 				break
 			}
-			gemvDirect(out, a, v, op.rows, op.cols, op.trans)
+			gemvDirect(out, a, v, op.rows, op.cols, op.ext, op.trans)
 		case dTrsv:
 			t := p.view(op.a, op.rows*op.rows, x, dst, s)
 			var ok bool
@@ -673,9 +733,10 @@ func directBinary(op *dop, out, a, b []float64) {
 }
 
 // gemvDirect is out = A·v (A rows×cols, row-major) or Aᵀ·v when trans. Each
-// element of A·v is a dot product over four accumulators; Aᵀ·v adds the
-// rows of A scaled by v.
-func gemvDirect(out, a, v []float64, rows, cols int, trans bool) {
+// element of A·v is a dot product over four accumulators, over the first
+// ext[i] elements of row i when ext is not nil; Aᵀ·v adds the rows of A
+// scaled by v.
+func gemvDirect(out, a, v []float64, rows, cols int, ext []int, trans bool) {
 	if trans {
 		clear(out)
 		out = out[:cols]
@@ -687,22 +748,30 @@ func gemvDirect(out, a, v []float64, rows, cols int, trans bool) {
 		}
 		return
 	}
-	v = v[:cols]
 	for i := range out[:rows] {
-		row := a[i*cols : i*cols+cols]
-		var s0, s1, s2, s3 float64
-		j := 0
-		for ; j+4 <= cols; j += 4 {
-			s0 += row[j] * v[j]
-			s1 += row[j+1] * v[j+1]
-			s2 += row[j+2] * v[j+2]
-			s3 += row[j+3] * v[j+3]
+		e := cols
+		if ext != nil {
+			e = ext[i]
 		}
-		for ; j < cols; j++ {
-			s0 += row[j] * v[j]
-		}
-		out[i] = (s0 + s1) + (s2 + s3)
+		out[i] = dotRow(a[i*cols:i*cols+e], v[:e])
 	}
+}
+
+// dotRow is Σ a_j·v_j over four accumulators.
+func dotRow(a, v []float64) float64 {
+	a = a[:len(v)]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(v); j += 4 {
+		s0 += a[j] * v[j]
+		s1 += a[j+1] * v[j+1]
+		s2 += a[j+2] * v[j+2]
+		s3 += a[j+3] * v[j+3]
+	}
+	for ; j < len(v); j++ {
+		s0 += a[j] * v[j]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // fusedLen is the length of a fused op's operand c.
@@ -715,29 +784,21 @@ func fusedLen(op *dop) int {
 
 // gemvAddDirect is out = A·v + c (c + A·v when cFirst), c a scalar when
 // cs, each product summed as gemvDirect sums it.
-func gemvAddDirect(out, a, v, c []float64, rows, cols int, cs, cFirst bool) {
-	v = v[:cols]
+func gemvAddDirect(out, a, v, c []float64, rows, cols int, ext []int, cs, cFirst bool) {
 	for i := range out[:rows] {
-		row := a[i*cols : i*cols+cols]
-		var s0, s1, s2, s3 float64
-		j := 0
-		for ; j+4 <= cols; j += 4 {
-			s0 += row[j] * v[j]
-			s1 += row[j+1] * v[j+1]
-			s2 += row[j+2] * v[j+2]
-			s3 += row[j+3] * v[j+3]
+		e := cols
+		if ext != nil {
+			e = ext[i]
 		}
-		for ; j < cols; j++ {
-			s0 += row[j] * v[j]
-		}
+		p := dotRow(a[i*cols:i*cols+e], v[:e])
 		ci := c[0]
 		if !cs {
 			ci = c[i]
 		}
 		if cFirst {
-			out[i] = ci + ((s0 + s1) + (s2 + s3))
+			out[i] = ci + p
 		} else {
-			out[i] = ((s0 + s1) + (s2 + s3)) + ci
+			out[i] = p + ci
 		}
 	}
 }

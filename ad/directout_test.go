@@ -1,6 +1,7 @@
 package ad
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -88,6 +89,21 @@ func TestOutputsDirect(t *testing.T) {
 		if b {
 			t.Errorf("goroutine %d: concurrent direct Outputs failed", k)
 		}
+	}
+	// A constant matrix's trailing zeros are skipped.
+	g3 := G.NewGraph()
+	x3 := G.NewVector(g3, tensor.Float64, G.WithShape(3), G.WithName("x"))
+	c3 := G.NewConstant(tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float64{2, 0, 0, 1, 3, 0, 4, 0, 5})))
+	p3, err := CompileOutputs(g3, []*G.Node{x3}, []*G.Node{G.Must(G.Mul(c3, x3))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p3.code.directOut; d == nil || len(d.ops) != 1 || fmt.Sprint(d.ops[0].ext) != "[1 2 3]" {
+		t.Fatalf("constant lower-triangular product: plan %+v", d)
+	}
+	y3 := make([]float64, 3)
+	if err := p3.Outputs([]float64{1, 2, 3}, y3); err != nil || y3[0] != 2 || y3[1] != 7 || y3[2] != 19 {
+		t.Errorf("constant product %v, want [2 7 19] (%v)", y3, err)
 	}
 	// A unary op the direct path does not run keeps the buffers.
 	g2 := G.NewGraph()

@@ -167,23 +167,29 @@ func (a *Affine) programs() error {
 
 // compile builds the graphs of the forward map z = L⁻¹(θ − μ) with its
 // log-determinant −Σ log L_ii and of the inverse θ = L z + μ with Σ log L_ii,
-// and compiles them to forward-only programs that read μ and L in place.
+// and compiles them to forward-only programs that read μ (and the solve L)
+// in place.
 func (a *Affine) compile() (fwd, inv *ad.Program, err error) {
 	n := len(a.mean)
 	build := func(inverse bool) (*ad.Program, error) {
 		b := &gb{g: gorgonia.NewGraph()}
 		mu := gorgonia.NewVector(b.g, tensor.Float64, gorgonia.WithShape(n), gorgonia.WithName("mean"),
 			gorgonia.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(a.mean))))
-		l := gorgonia.NewMatrix(b.g, tensor.Float64, gorgonia.WithShape(n, n), gorgonia.WithName("L"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(n, n), tensor.WithBacking(a.l.Data))))
+		shared := []*gorgonia.Node{mu}
 		in := gorgonia.NewVector(b.g, tensor.Float64, gorgonia.WithShape(n), gorgonia.WithName("in"))
 		// The log-determinant of an affine map is a constant: a data node
 		// of the graph.
 		ldv := a.logDet
 		var out *gorgonia.Node
 		if inverse {
-			out = b.n(gorgonia.Add(b.n(gorgonia.Mul(l, in)), mu))
+			// L as a constant: ad then skips the zeros above its
+			// diagonal in the product.
+			out = b.n(gorgonia.Add(b.n(gorgonia.Mul(Constant(a.l.Data, n, n), in)), mu))
 		} else {
+			// The solve reads only L's lower triangle, in place.
+			l := gorgonia.NewMatrix(b.g, tensor.Float64, gorgonia.WithShape(n, n), gorgonia.WithName("L"),
+				gorgonia.WithValue(tensor.New(tensor.WithShape(n, n), tensor.WithBacking(a.l.Data))))
+			shared = append(shared, l)
 			out = b.n(ops.SolveTriangular(l, b.n(gorgonia.Sub(in, mu)), true))
 			ldv = -ldv
 		}
@@ -191,7 +197,7 @@ func (a *Affine) compile() (fwd, inv *ad.Program, err error) {
 		if b.err != nil {
 			return nil, fmt.Errorf("flows: building the affine graph: %w", b.err)
 		}
-		prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{out, ld}, ad.WithSharedData(mu, l))
+		prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{out, ld}, ad.WithSharedData(shared...))
 		if err != nil {
 			return nil, fmt.Errorf("flows: compiling the affine graph: %w", err)
 		}
