@@ -557,8 +557,6 @@ func directFop(op *fop) bool {
 // call.
 func (p *Program) outputsDirect(d *directOutPlan, x, dst []float64) error {
 	switch {
-	case d.scratch == 0:
-		return p.runDirectOut(d, x, dst, nil)
 	case d.scratch <= 8:
 		var s [8]float64
 		return p.runDirectOut(d, x, dst, s[:])
