@@ -1,6 +1,8 @@
 package flows
 
 import (
+	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -251,5 +253,35 @@ func TestAffineGraph(t *testing.T) {
 				t.Errorf("n=%d: %v", n, err)
 			}
 		}
+	}
+}
+
+// TestAffineFileCompat loads an affine flow saved before Forward and
+// Inverse ran compiled programs (main c5032a6's Save of
+// NewAffine([1 −2], [[2 0.5] [0.5 1]])) and checks it against that code's
+// Forward at one point.
+func TestAffineFileCompat(t *testing.T) {
+	const saved = "54524a464c4f570a010000000100000002000000000000000000f03f00000000000000c0cd3b7f669ea0f63f0000000000000000cc3b7f669ea0d63f493f6811eaeeed3f4dbe3c51"
+	b, err := hex.DecodeString(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := LoadAffine(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := make([]float64, 2)
+	ld, err := f.Forward([]float64{0.5, 0.25}, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{-0.35355339059327373, 2.538981798168032}
+	for i := range want {
+		if math.Abs(z[i]-want[i]) > 1e-15*math.Abs(want[i]) {
+			t.Errorf("z = %v, the saved flow gave %v", z, want)
+		}
+	}
+	if ld != -0.2798078939677114 {
+		t.Errorf("log|det| = %v, the saved flow gave -0.2798078939677114", ld)
 	}
 }
