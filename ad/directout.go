@@ -571,15 +571,16 @@ func (p *Program) outputsDirect(d *directOutPlan, x, dst []float64) error {
 
 // view returns n elements of r.
 func (p *Program) view(r dref, n int, x, dst, s []float64) []float64 {
+	b := x
 	switch r.src {
-	case dX:
-		return x[r.off : r.off+n]
 	case dS:
-		return s[r.off : r.off+n]
+		b = s
 	case dD:
-		return dst[r.off : r.off+n]
+		b = dst
+	case dRO:
+		b = p.slots[r.slot]
 	}
-	return p.slots[r.slot][r.off : r.off+n]
+	return b[r.off : r.off+n]
 }
 
 func (p *Program) runDirectOut(d *directOutPlan, x, dst, s []float64) error {

@@ -227,8 +227,10 @@ func (a *Affine) Forward(theta, z []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
 	}
-	if err := a.programs(); err != nil {
-		return math.NaN(), err
+	if a.fwd == nil {
+		if err := a.programs(); err != nil {
+			return math.NaN(), err
+		}
 	}
 	if err := a.fwd.Outputs(theta, a.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
@@ -247,8 +249,10 @@ func (a *Affine) Inverse(z, theta []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
 	}
-	if err := a.programs(); err != nil {
-		return math.NaN(), err
+	if a.inv == nil {
+		if err := a.programs(); err != nil {
+			return math.NaN(), err
+		}
 	}
 	if err := a.inv.Outputs(z, a.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
