@@ -283,7 +283,7 @@ func (p *Program) Outputs(x, dst []float64) error {
 	if len(dst) != p.code.extraDim {
 		return fmt.Errorf("ad: outputs destination has length %d, want %d", len(dst), p.code.extraDim)
 	}
-	if d := p.code.directOut; d != nil && len(x) == p.code.dim && (len(x) == 0 || !overlap(x, dst)) {
+	if d := p.code.directOut; d != nil && len(x) == p.code.dim && (len(x) == 0 || len(dst) == 0 || !overlap(x, dst)) {
 		if d.scratch == 0 {
 			return p.runDirectOut(d, x, dst, nil)
 		}
