@@ -86,7 +86,7 @@ type dop struct {
 // dinfo is what a direct op needs only for an error message.
 type dinfo struct {
 	singular error  // dTrsv: the kernel's error for a singular T
-	name     string // the instruction
+	ins      *instr // the instruction, labelled only for an error
 }
 
 // dcopy copies n elements of an output that the ops did not write in place
@@ -290,7 +290,7 @@ func (c *code) planOutputs() *directOutPlan {
 				o.out = out(op.out, op.n)
 				mark(o.out, op.n)
 				d.ops = append(d.ops, o)
-				d.info = append(d.info, dinfo{name: ins.name})
+				d.info = append(d.info, dinfo{ins: ins})
 			}
 		case kBinary:
 			// A lone elementwise instruction, not fused.
@@ -311,7 +311,7 @@ func (c *code) planOutputs() *directOutPlan {
 			o.out = out(ins.out, n)
 			mark(o.out, n)
 			d.ops = append(d.ops, o)
-			d.info = append(d.info, dinfo{name: ins.name})
+			d.info = append(d.info, dinfo{ins: ins})
 		case kGemv:
 			l := &ins.la
 			o := dop{kind: dGemv, n: c.slotLen[ins.out], rows: l.ar, cols: l.ac, trans: l.tA != blas.NoTrans}
@@ -340,7 +340,7 @@ func (c *code) planOutputs() *directOutPlan {
 			bad = bad || overlapRef(o.out, o.n, o.b, nv)
 			mark(o.out, o.n)
 			d.ops = append(d.ops, o)
-			d.info = append(d.info, dinfo{name: ins.name})
+			d.info = append(d.info, dinfo{ins: ins})
 		case kKernel:
 			k := c.kernels[ins.kernel].(TriangularSolve)
 			args := c.kernArgs[ins.kernel]
@@ -356,7 +356,7 @@ func (c *code) planOutputs() *directOutPlan {
 			bad = bad || overlapRef(o.out, n*m, o.a, n*n)
 			mark(o.out, n*m)
 			d.ops = append(d.ops, o)
-			d.info = append(d.info, dinfo{name: ins.name, singular: k.Singular})
+			d.info = append(d.info, dinfo{ins: ins, singular: k.Singular})
 		}
 		if bad {
 			return nil
@@ -631,7 +631,7 @@ func (p *Program) runDirectOut(d *directOutPlan, x, dst, s []float64) error {
 				if err == nil {
 					err = errTriangularSingular
 				}
-				return fmt.Errorf("ad: %s: %w", in.name, err)
+				return fmt.Errorf("ad: %s: %w", in.ins.label(), err)
 			}
 		}
 	}
