@@ -83,10 +83,44 @@ type ChainEstimate struct {
 	// selection (z-score sd 1.78 over 10 seeds). R̂ is the indicators' rank
 	// normalised split-R̂ and ESS their bulk effective sample size.
 	P, MCSE, Rhat, ESS float64
-	// Mixed is false when some chain never left or never entered the
-	// model, so that MCSE, R̂ and ESS are not defined and are set to 0, 1
-	// and 0.
+	// Mixed is false when the chains never entered the model or never
+	// left it, so that MCSE, R̂ and ESS are not defined and are set to 0,
+	// 1 and 0.
 	Mixed bool
+	// Steps is the number of kept steps, over all chains, that P counts.
+	Steps int `json:",omitempty"`
+}
+
+// Interval returns the score (Wilson) interval for the model's probability
+// at z standard errors: the p with |P − p| ≤ z·√(p(1 − p)/n), n the
+// effective number of independent steps, P(1 − P)/MCSE² when the chains
+// mixed and Steps (every kept step, the most n can be) when they never
+// entered or never left the model. For a well-visited model it is P ±
+// z·MCSE to within a small fraction of MCSE; use it instead for a rarely
+// visited one, whose MCSE is estimated from its few visits and shrinks with
+// them: with five visits expected, one visit puts P four MCSE below the
+// probability, yet inside the interval at z = 4, which takes the standard
+// error at p rather than at P (the score test's interval rather than
+// Wald's). It returns NaN, NaN when there are no steps or z is not
+// positive.
+func (c ChainEstimate) Interval(z float64) (lo, hi float64) {
+	n := float64(c.Steps)
+	if c.Mixed && c.MCSE > 0 {
+		n = c.P * (1 - c.P) / (c.MCSE * c.MCSE)
+	}
+	if !(n > 0) || !(z > 0) || math.IsInf(z, 1) {
+		return math.NaN(), math.NaN()
+	}
+	return wilson(c.P, n, z)
+}
+
+// wilson is the Wilson score interval of a proportion p from n independent
+// trials at z standard errors.
+func wilson(p, n, z float64) (lo, hi float64) {
+	z2n := z * z / n
+	centre := (p + z2n/2) / (1 + z2n)
+	half := z / (1 + z2n) * math.Sqrt(p*(1-p)/n+z2n/(4*n))
+	return max(centre-half, 0), min(centre+half, 1)
 }
 
 // Evidence is the SMC estimate of each model's log evidence log p(y | k)
@@ -183,26 +217,7 @@ func (r *Result) setChains(rj *kernels.RJSampleResult) {
 		r.Steps += len(c.Models)
 	}
 	for k := range K {
-		x := rj.Indicators(k)
-		var sum float64
-		n := 0
-		for _, c := range x {
-			for _, v := range c {
-				sum += v
-			}
-			n += len(c)
-		}
-		est := ChainEstimate{Rhat: 1}
-		if n > 0 {
-			est.P = sum / float64(n)
-		}
-		mcse, err1 := diag.MCSEMean(x)
-		rhat, err2 := diag.Rhat(x)
-		ess, err3 := diag.ESSBulk(x)
-		if err1 == nil && err2 == nil && err3 == nil {
-			est.MCSE, est.Rhat, est.ESS, est.Mixed = max(mcse, betweenSE(x)), rhat, ess, true
-		}
-		r.Chain[k] = est
+		r.Chain[k] = chainEstimate(rj.Indicators(k))
 	}
 	r.Jumps = r.Jumps[:0]
 	for from := range K {
@@ -218,6 +233,30 @@ func (r *Result) setChains(rj *kernels.RJSampleResult) {
 			}
 		}
 	}
+}
+
+// chainEstimate is a model's estimate from its indicator series, one per
+// chain.
+func chainEstimate(x [][]float64) ChainEstimate {
+	var sum float64
+	n := 0
+	for _, c := range x {
+		for _, v := range c {
+			sum += v
+		}
+		n += len(c)
+	}
+	est := ChainEstimate{Rhat: 1, Steps: n}
+	if n > 0 {
+		est.P = sum / float64(n)
+	}
+	mcse, err1 := diag.MCSEMean(x)
+	rhat, err2 := diag.Rhat(x)
+	ess, err3 := diag.ESSBulk(x)
+	if err1 == nil && err2 == nil && err3 == nil {
+		est.MCSE, est.Rhat, est.ESS, est.Mixed = max(mcse, betweenSE(x)), rhat, ess, true
+	}
+	return est
 }
 
 // betweenSE is the standard deviation of the chains' means over √chains
