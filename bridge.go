@@ -70,6 +70,22 @@ type Bridge struct {
 	Balance, BalanceSE []float64 `json:",omitempty"`
 }
 
+// Reported returns the estimate of the model probabilities that Run's
+// table shows, with its standard errors: Normalized ± NormalizedSE, or,
+// when that estimate is Unreliable and the balance estimate exists,
+// Balance ± BalanceSE (balance true). Where the Bartolucci estimate is
+// marked unreliable its jackknife SE understates its error while the
+// balance estimate's holds (robust variable selection, independence
+// proposals of the auxiliaries, always marked: z-score sd 1.69 against
+// 1.08 over 20 seeds), so the reported standard errors are calibrated
+// either way.
+func (b *Bridge) Reported() (p, se []float64, balance bool) {
+	if b.Unreliable && b.Balance != nil && len(b.BalanceSE) == len(b.Balance) {
+		return b.Balance, b.BalanceSE, true
+	}
+	return b.Normalized, b.NormalizedSE, false
+}
+
 // ReliableAcceptESS is the least Bridge.MinAcceptESS, the effective number
 // of accepted proposals between the worst pair of models, for which a
 // bridge estimate and its jackknife SE are reported as reliable (chosen by

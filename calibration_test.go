@@ -12,7 +12,8 @@ import (
 
 // TestCalibration checks over 20 seeds that the reported standard errors
 // are the size of the errors: the z-scores (estimate − exact)/SE of every
-// model must have a standard deviation in [0.7, 1.4].
+// model must have a standard deviation in [0.7, 1.4], for the chains, the
+// bridge and the balance estimate.
 func TestCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("20 runs")
@@ -21,7 +22,8 @@ func TestCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var zChain, zBridge []float64
+	var zChain, zBridge, zBalance []float64
+	marked := 0
 	for seed := uint64(1); seed <= 20; seed++ {
 		res, err := trj.Run(context.Background(), space, smallSettings(seed))
 		if err != nil {
@@ -33,12 +35,23 @@ func TestCalibration(t *testing.T) {
 				zChain = append(zChain, (c.P-p)/c.MCSE)
 			}
 			zBridge = append(zBridge, (res.Bridge.Normalized[k]-p)/res.Bridge.NormalizedSE[k])
+			if b := res.Bridge; b.Balance != nil {
+				zBalance = append(zBalance, (b.Balance[k]-p)/b.BalanceSE[k])
+			}
 		}
+		if res.Bridge.Unreliable {
+			marked++
+		}
+	}
+	// Every run's bridge rests on enough accepted proposals: the table
+	// reports the Bartolucci estimate, checked here.
+	if marked > 0 {
+		t.Errorf("bridge marked unreliable in %d of 20 runs", marked)
 	}
 	for _, z := range []struct {
 		name string
 		z    []float64
-	}{{"chains", zChain}, {"bridge", zBridge}} {
+	}{{"chains", zChain}, {"bridge", zBridge}, {"balance", zBalance}} {
 		mean, sd := stat.MeanStdDev(z.z, nil)
 		t.Logf("%s: %d z-scores, mean %.2f, sd %.2f, max |z| %.2f", z.name, len(z.z), mean, sd, maxAbs(z.z))
 		if sd < 0.7 || sd > 1.4 {

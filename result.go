@@ -296,7 +296,8 @@ func (r *Result) String() string {
 }
 
 // WriteTable writes one row per model: the chains' probability ± MCSE and
-// R̂, the bridge estimate ± SE, the SMC evidence probability ± SE when SMC
+// R̂, the bridge estimate ± SE (Bridge.Reported: the balance estimate,
+// marked "*", where the Bartolucci estimate is unreliable), the SMC evidence probability ± SE when SMC
 // pilots ran, the transport and the jump acceptance from the model.
 func (r *Result) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -317,8 +318,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 			row = append(row, fmt.Sprintf("%.4f (not mixed)", r.Chain[k].P), "—")
 		}
 		if b := r.Bridge; b != nil {
-			cell := fmt.Sprintf("%.4f ± %.4f", b.Normalized[k], b.NormalizedSE[k])
-			if b.Unreliable {
+			p, se, balance := b.Reported()
+			cell := fmt.Sprintf("%.4f ± %.4f", p[k], se[k])
+			switch {
+			case balance:
+				cell += " *"
+			case b.Unreliable:
 				cell += " !"
 			}
 			row = append(row, cell)
@@ -342,8 +347,17 @@ func (r *Result) WriteTable(w io.Writer) error {
 		return err
 	}
 	if b := r.Bridge; b != nil && b.Unreliable && b.MinFrom < len(r.Labels) && b.MinTo < len(r.Labels) {
-		fmt.Fprintf(w, "! unreliable bridge estimate: %.0f effective accepted proposals %s → %s (want ≥ %d); its SE understates the error\n",
-			b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
+		if _, _, balance := b.Reported(); balance {
+			fmt.Fprintf(w, "* the balance estimate (Bridge.Balance): the Bartolucci estimate rests on %.0f effective accepted proposals %s → %s (want ≥ %d), so its SE understates its error:",
+				b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
+			for k := range r.Labels {
+				fmt.Fprintf(w, " %.4f ± %.4f", b.Normalized[k], b.NormalizedSE[k])
+			}
+			fmt.Fprintln(w)
+		} else {
+			fmt.Fprintf(w, "! unreliable bridge estimate: %.0f effective accepted proposals %s → %s (want ≥ %d); its SE understates the error\n",
+				b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
+		}
 	}
 	var parts []string
 	for _, t := range r.Timings {
