@@ -42,7 +42,9 @@
 // rests on one to five effective accepted proposals between some pair of
 // models: trj marks it unreliable (trj.Bridge.Unreliable), and Run logs
 // that and lists it under the settings' "bridge_unreliable", with every
-// type's "bridge_min_accept_ess". Over 20 seeds its jackknife z-scores had
+// type's "bridge_min_accept_ess", and records the balance estimate trj
+// reports in its place (trj.Bridge.Reported) under "bridge_balance" (the
+// estimate, then its standard errors). Over 20 seeds its jackknife z-scores had
 // sd 1.69 (max |z| 8.8), while those of the other types, never marked
 // (167 or more), had sd 1.11–1.19.
 //

@@ -398,6 +398,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			res.Settings["bridge_unreliable"] = append(bad, kind)
 			cfg.Progress.Logf("robustvs: %s: unreliable bridge estimate: %.1f effective accepted proposals %s → %s (want ≥ %d); its SE understates the error",
 				kind, r.Bridge.MinAcceptESS, labels[r.Bridge.MinFrom], labels[r.Bridge.MinTo], trj.ReliableAcceptESS)
+			// What trj reports in its place (trj.Bridge.Reported).
+			if p, se, ok := r.Bridge.Reported(); ok {
+				bal, _ := res.Settings["bridge_balance"].(map[string][][]float64)
+				if bal == nil {
+					bal = map[string][][]float64{}
+					res.Settings["bridge_balance"] = bal
+				}
+				bal[kind] = [][]float64{p, se}
+				cfg.Progress.Logf("robustvs: %s: balance estimate %.4f ± %.4f", kind, p, se)
+			}
 		}
 		var groups []kernels.BridgeEstimate
 		for g, ok := range r.Bridge.PerGroupOK {

@@ -217,6 +217,15 @@ func TestRunTiny(t *testing.T) {
 			t.Errorf("%s: no proposals for the scatter", kind)
 		}
 	}
+	// The balance estimate is recorded for unreliable bridge estimates only.
+	bad, _ := res.Settings["bridge_unreliable"].([]string)
+	bal, _ := res.Settings["bridge_balance"].(map[string][][]float64)
+	for kind, v := range bal {
+		if !slices.Contains(bad, kind) || len(v) != 2 || len(v[0]) != 4 || len(v[1]) != 4 {
+			t.Errorf("%s: balance estimate %v recorded (unreliable: %v)", kind, v, bad)
+		}
+	}
+	t.Logf("unreliable %v, balance recorded for %d", bad, len(bal))
 	dir := t.TempDir()
 	if _, err := res.WriteFigures(dir); err != nil {
 		t.Fatal(err)
