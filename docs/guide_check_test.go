@@ -218,9 +218,9 @@ func TestGuideSelection(t *testing.T) {
 	for k, p := range exact {
 		for _, res := range []*trj.Result{trjRes, ctrjRes} {
 			// The score interval at 4 standard errors, not P ± 4·MCSE:
-			// models 1,0,0,0 to 1,0,1,1 expect 2–20 visits, and with one
-			// visit of six expected P is 5 of its own MCSEs from p
-			// (TestIntervalRareModel).
+			// the models without x₁ (p = 0.0001 to 0.001) get from a few
+			// visits to a few tens, and with one visit of six expected P is
+			// 5 of its own MCSEs from p (TestIntervalRareModel).
 			c := res.Chain[k]
 			if lo, hi := c.Interval(4); !(lo <= p && p <= hi) {
 				t.Errorf("%s, model %s: chains %.4f ± %.4f (score interval [%.4f, %.4f]), exact %.4f",
