@@ -2,8 +2,10 @@ package trj_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,7 +33,9 @@ func robustvsConfig(seed uint64) robustvs.Config {
 // variable-selection example over TRJ_CALIBRATION_SEEDS seeds from
 // TRJ_CALIBRATION_FIRST_SEED (default 1) on (it is long: set the variable
 // to run it; TRJ_CALIBRATION_KINDS, a comma-separated list, picks proposal
-// types; each seed's first type runs the SMC pilots the others reuse) and checks that the z-scores against the
+// types; each seed's first type runs the SMC pilots the others reuse;
+// TRJ_CALIBRATION_DUMP names a folder for each run's JSON result, model
+// paths included, to study other estimators without rerunning) and checks that the z-scores against the
 // exact model probabilities have a standard deviation in [0.7, 1.4]: the
 // chains' (where mixed), the bridge estimate the table reports
 // (Bridge.Reported: the balance estimate where the Bartolucci estimate is
@@ -82,6 +86,9 @@ func TestRobustVSCalibration(t *testing.T) {
 				}
 			}
 			t.Logf("seed %d, %s:\n%s", seed, kind, res)
+			if dir := os.Getenv("TRJ_CALIBRATION_DUMP"); dir != "" {
+				dumpResult(t, filepath.Join(dir, fmt.Sprintf("%s-%d.json", kind, seed)), res)
+			}
 			if z[kind] == nil {
 				z[kind] = &zs{}
 			}
@@ -129,5 +136,18 @@ func TestRobustVSCalibration(t *testing.T) {
 		check(kind+" bridge (reported)", zk.reported, true)
 		check(kind+" Bartolucci unreliable", zk.flagged, false)
 		check(kind+" balance", zk.balance, true)
+	}
+}
+
+func dumpResult(t *testing.T, path string, res *trj.Result) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteJSON(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
