@@ -44,9 +44,10 @@
 // that and lists it under the settings' "bridge_unreliable", with every
 // type's "bridge_min_accept_ess", and records the balance estimate trj
 // reports in its place (trj.Bridge.Reported) under "bridge_balance" (the
-// estimate, then its standard errors). Over 20 seeds its jackknife z-scores had
-// sd 1.69 (max |z| 8.8), while those of the other types, never marked
-// (167 or more), had sd 1.11–1.19.
+// estimate, then its standard errors). Over seeds 1–10 (trj's
+// TestRobustVSCalibration) the Bartolucci estimate's jackknife z-scores
+// had sd 2.04 (max |z| 8.8) and the balance estimate's 0.93 (2.1), while
+// the other types, never marked (168 or more), had sd 1.01–1.10.
 //
 // WriteFigures draws violins of the evaluation runs' own bridge estimates
 // (one panel per model)
