@@ -80,7 +80,7 @@ func TestReportedBridge(t *testing.T) {
 		if !strings.Contains(s, tc.cell) || strings.Contains(s, tc.not) {
 			t.Errorf("unreliable %v, balance %v: want %q and no %q in\n%s", tc.unreliable, tc.balance, tc.cell, tc.not, s)
 		}
-		if bal && !strings.Contains(s, "3 effective accepted proposals a → b") || bal && !strings.Contains(s, "0.3000 ± 0.0100 0.7000 ± 0.0100") {
+		if bal && !strings.Contains(s, "3 effective accepted proposals a → b") || bal && !strings.Contains(s, "Bartolucci: 0.3000 ± 0.0100, 0.7000 ± 0.0100\n") {
 			t.Errorf("balance shown without the Bartolucci estimate and its diagnostic:\n%s", s)
 		}
 	}

@@ -348,12 +348,15 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	if b := r.Bridge; b != nil && b.Unreliable && b.MinFrom < len(r.Labels) && b.MinTo < len(r.Labels) {
 		if _, _, balance := b.Reported(); balance {
-			fmt.Fprintf(w, "* the balance estimate (Bridge.Balance): the Bartolucci estimate rests on %.0f effective accepted proposals %s → %s (want ≥ %d), so its SE understates its error:",
+			fmt.Fprintf(w, "* balance estimate (Bridge.Balance): the Bartolucci estimate rests on %.0f effective accepted proposals %s → %s (want ≥ %d), so its SE understates its error\n  Bartolucci:",
 				b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
 			for k := range r.Labels {
-				fmt.Fprintf(w, " %.4f ± %.4f", b.Normalized[k], b.NormalizedSE[k])
+				sep := ","
+				if k == len(r.Labels)-1 {
+					sep = "\n"
+				}
+				fmt.Fprintf(w, " %.4f ± %.4f%s", b.Normalized[k], b.NormalizedSE[k], sep)
 			}
-			fmt.Fprintln(w)
 		} else {
 			fmt.Fprintf(w, "! unreliable bridge estimate: %.0f effective accepted proposals %s → %s (want ≥ %d); its SE understates the error\n",
 				b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
