@@ -4,7 +4,12 @@
 // chains (with Monte Carlo standard errors from the chains' effective sample
 // sizes) and by the Bartolucci bridge estimator (with jackknife standard
 // errors over independent groups of pilot draws) — and, with SMC pilots, a
-// third time from each model's evidence.
+// third time from each model's evidence. Where the bridge estimate rests on
+// too few accepted proposals (Bridge.Unreliable) the table reports a second
+// estimate from the same proposals, whose standard errors hold there
+// (Bridge.Reported); for a model the chains visit only a few times,
+// ChainEstimate.Interval gives a score interval that stays sound where
+// P ± z·MCSE does not.
 //
 // Run's stages follow Davies, Salomone, Sutton and Drovandi (2023),
 // "Transport reversible jump proposals": pilot draws of every model (NUTS,
