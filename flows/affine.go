@@ -31,9 +31,11 @@ const maxCond = 1e13
 // no training. Forward and Inverse run compiled gorgonia graphs (a
 // standardisation layer: a difference and a triangular solve, and its
 // inverse, a matrix–vector product and a sum) and keep scratch space for
-// them, so a value must not be used from several goroutines at once; use
-// Clone.
+// them. They are safe for concurrent use: calls on one value from several
+// goroutines take turns (a transport shared by a user's wrapper stays
+// correct), so give each goroutine its own Clone where speed matters.
 type Affine struct {
+	mu     sync.Mutex // guards fwd, inv and out
 	mean   []float64
 	l      blas64.Triangular // lower, row-major
 	logDet float64           // Σ log L_ii = log|det J_T⁻¹|
@@ -227,6 +229,8 @@ func (a *Affine) Forward(theta, z []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.fwd == nil {
 		if err := a.programs(); err != nil {
 			return math.NaN(), err
@@ -249,6 +253,8 @@ func (a *Affine) Inverse(z, theta []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.inv == nil {
 		if err := a.programs(); err != nil {
 			return math.NaN(), err
