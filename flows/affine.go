@@ -225,9 +225,24 @@ func (a *Affine) CholeskyFactor() *mat.TriDense {
 
 // Forward sets z = L⁻¹(θ − μ) and returns log|det J_T| = −Σ log L_ii.
 func (a *Affine) Forward(theta, z []float64) (float64, error) {
+	return a.apply(false, theta, z)
+}
+
+// Inverse sets θ = μ + L z and returns log|det J_T⁻¹| = Σ log L_ii.
+func (a *Affine) Inverse(z, theta []float64) (float64, error) {
+	return a.apply(true, z, theta)
+}
+
+// apply runs the inverse or forward program on in, writes the map's value
+// to out and returns its log-determinant.
+func (a *Affine) apply(inverse bool, in, out []float64) (float64, error) {
+	name := "Forward"
+	if inverse {
+		name = "Inverse"
+	}
 	n := len(a.mean)
-	if len(theta) != n || len(z) != n {
-		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
+	if len(in) != n || len(out) != n {
+		return 0, fmt.Errorf("flows: %s on %d→%d values, flow dimension %d", name, len(in), len(out), n)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -236,37 +251,17 @@ func (a *Affine) Forward(theta, z []float64) (float64, error) {
 			return math.NaN(), err
 		}
 	}
-	if err := a.fwd.Outputs(theta, a.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
+	p := a.fwd
+	if inverse {
+		p = a.inv
 	}
-	copy(z, a.out[:n])
+	if err := p.Outputs(in, a.out); err != nil {
+		return math.NaN(), fmt.Errorf("flows: %s: %w", name, err)
+	}
+	copy(out, a.out[:n])
 	ld := a.out[n]
-	if !allFinite(z) {
-		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
-	}
-	return ld, nil
-}
-
-// Inverse sets θ = μ + L z and returns log|det J_T⁻¹| = Σ log L_ii.
-func (a *Affine) Inverse(z, theta []float64) (float64, error) {
-	n := len(a.mean)
-	if len(theta) != n || len(z) != n {
-		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.inv == nil {
-		if err := a.programs(); err != nil {
-			return math.NaN(), err
-		}
-	}
-	if err := a.inv.Outputs(z, a.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
-	}
-	copy(theta, a.out[:n])
-	ld := a.out[n]
-	if !allFinite(theta) {
-		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
+	if !allFinite(out) {
+		return ld, fmt.Errorf("flows: %s: %w", name, ErrNonFinite)
 	}
 	return ld, nil
 }
