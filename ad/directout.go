@@ -102,6 +102,47 @@ type directOutPlan struct {
 	info    []dinfo // parallel to ops
 	copies  []dcopy
 	scratch int
+	// one: the plan is a single solve or product with a fused sum or
+	// difference, from x and read-only operands straight into dst (an
+	// affine layer); runOne evaluates it without the general loop.
+	one bool
+}
+
+// oneOp reports whether d qualifies for runOne.
+func (d *directOutPlan) oneOp() bool {
+	if len(d.ops) != 1 || len(d.copies) != 0 || d.scratch != 0 {
+		return false
+	}
+	op := &d.ops[0]
+	return (op.kind == dTrsv || op.kind == dGemv && !op.trans) && op.fused != 0 &&
+		op.out.src == dD && op.a.src == dRO && op.b.src == dX && op.c.src == dRO
+}
+
+// runOne evaluates a plan of one op (see oneOp). Its operands are resolved
+// here, as runDirectOut's views would resolve them.
+func (p *Program) runOne(d *directOutPlan, x, dst []float64) error {
+	op := &d.ops[0]
+	a := p.slots[op.a.slot][op.a.off:]
+	c := p.slots[op.c.slot][op.c.off:]
+	out, b := dst[op.out.off:op.out.off+op.n], x[op.b.off:]
+	if op.kind == dGemv {
+		gemvAddDirect(out, a, b, c, op.rows, op.cols, op.ext, op.cs, op.cFirst)
+		return nil
+	}
+	if !solveTriangularShift(out, a, b, c, op.rows, op.lower, op.trans, op.fused == fSub, op.cs) {
+		return p.singular(d, 0)
+	}
+	return nil
+}
+
+// singular is the error of the singular solve of op k of d.
+func (p *Program) singular(d *directOutPlan, k int) error {
+	in := d.info[k]
+	err := in.singular
+	if err == nil {
+		err = errTriangularSingular
+	}
+	return fmt.Errorf("ad: %s: %w", in.ins.label(), err)
 }
 
 // interval is a range [lo, hi) of the arena.
@@ -376,6 +417,7 @@ func (c *code) planOutputs() *directOutPlan {
 		return nil
 	}
 	d.fuse()
+	d.one = d.oneOp()
 	return d
 }
 
@@ -626,12 +668,7 @@ func (p *Program) runDirectOut(d *directOutPlan, x, dst, s []float64) error {
 				ok = solveTriangular(out, t, p.view(op.b, n, x, dst, s), op.rows, op.cols, op.lower, op.trans)
 			}
 			if !ok {
-				in := d.info[k]
-				err := in.singular
-				if err == nil {
-					err = errTriangularSingular
-				}
-				return fmt.Errorf("ad: %s: %w", in.ins.label(), err)
+				return p.singular(d, k)
 			}
 		}
 	}

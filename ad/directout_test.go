@@ -1,11 +1,15 @@
 package ad
 
 import (
+	"errors"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"math"
 	"sync"
 	"testing"
 
+	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -105,6 +109,44 @@ func TestOutputsDirect(t *testing.T) {
 	if err := p3.Outputs([]float64{1, 2, 3}, y3); err != nil || y3[0] != 2 || y3[1] != 7 || y3[2] != 19 {
 		t.Errorf("constant product %v, want [2 7 19] (%v)", y3, err)
 	}
+	// An affine layer, a difference into a solve or a product plus a
+	// vector, is one op evaluated without the general loop, with the
+	// buffered path's values.
+	for _, solve := range []bool{true, false} {
+		ga := G.NewGraph()
+		xa := G.NewVector(ga, tensor.Float64, G.WithShape(3), G.WithName("x"))
+		la := G.NewMatrix(ga, tensor.Float64, G.WithShape(3, 3), G.WithName("L"),
+			G.WithValue(tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float64{2, 0, 0, 1, 3, 0, 4, -1, 5}))))
+		ma := G.NewVector(ga, tensor.Float64, G.WithShape(3), G.WithName("mu"),
+			G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, -2, 0.5}))))
+		var ya *G.Node
+		if solve {
+			ya = G.Must(solveTriangularNode(la, G.Must(G.Sub(xa, ma))))
+		} else {
+			ya = G.Must(G.Add(G.Must(G.Mul(la, xa)), ma))
+		}
+		pa, err := CompileOutputs(ga, []*G.Node{xa}, []*G.Node{ya}, WithSharedData(la, ma))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := pa.code.directOut; d == nil || !d.one || !pa.DirectOutputs() {
+			t.Fatalf("solve %v: affine layer not planned as one op: %+v", solve, d)
+		}
+		in := []float64{0.3, -1.7, 2}
+		got, want := make([]float64, 3), make([]float64, 3)
+		if err := pa.Outputs(in, got); err != nil {
+			t.Fatal(err)
+		}
+		if err := buffered(pa).Outputs(in, want); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-15*(1+math.Abs(want[i])) {
+				t.Errorf("solve %v: one-op outputs %v, buffered %v", solve, got, want)
+				break
+			}
+		}
+	}
 	// A unary op the direct path does not run keeps the buffers.
 	g2 := G.NewGraph()
 	x2 := G.NewVector(g2, tensor.Float64, G.WithShape(3), G.WithName("x"))
@@ -155,3 +197,32 @@ func TestSolveTriangular(t *testing.T) {
 		t.Error("singular matrix solved")
 	}
 }
+
+// trsvTestOp is x = T⁻¹b for a lower-triangular T (n×n) and b (n), lowered
+// to the TriangularSolve kernel, as ops.SolveTriangular is; forward only.
+type trsvTestOp struct{}
+
+func (trsvTestOp) Arity() int { return 2 }
+func (trsvTestOp) Type() hm.Type {
+	m, v := G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}, G.TensorType{Dims: 1, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(m, v, v)
+}
+func (trsvTestOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[1].(tensor.Shape).Clone(), nil
+}
+func (trsvTestOp) Do(...G.Value) (G.Value, error) { return nil, errors.New("trsvTestOp: lowered only") }
+func (trsvTestOp) ReturnsPtr() bool               { return false }
+func (trsvTestOp) CallsExtern() bool              { return false }
+func (trsvTestOp) OverwritesInput() int           { return -1 }
+func (op trsvTestOp) WriteHash(h hash.Hash)       { fmt.Fprint(h, op.String()) }
+func (op trsvTestOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+func (trsvTestOp) String() string { return "testTrsv" }
+func (trsvTestOp) Lower(in []tensor.Shape) (Kernel, error) {
+	return TriangularSolve{N: in[0][0], M: 1, Lower: true}, nil
+}
+
+func solveTriangularNode(t, b *G.Node) (*G.Node, error) { return G.ApplyOp(trsvTestOp{}, t, b) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -30,19 +32,18 @@ const maxCond = 1e13
 // L the lower Cholesky factor of the (weighted) sample covariance. It needs
 // no training. Forward and Inverse run compiled gorgonia graphs (a
 // standardisation layer: a difference and a triangular solve, and its
-// inverse, a matrix–vector product and a sum) and keep scratch space for
-// them. They are safe for concurrent use: calls on one value from several
-// goroutines take turns (a transport shared by a user's wrapper stays
-// correct), so give each goroutine its own Clone where speed matters.
+// inverse, a matrix–vector product and a sum). They are safe for concurrent
+// use and need no Clone: the compiled maps run from the caller's stack
+// (ad's direct path) and write only the caller's slices. Only a call whose
+// input and output overlap, or a map too large for the direct path, uses a
+// program's buffers, and such calls on one value take turns.
 type Affine struct {
-	mu     sync.Mutex // guards fwd, inv and out
 	mean   []float64
 	l      blas64.Triangular // lower, row-major
 	logDet float64           // Σ log L_ii = log|det J_T⁻¹|
 	progs  *affinePrograms   // compiled maps, shared by clones
-	fwd    *ad.Program       // this value's copies, made on first use
-	inv    *ad.Program
-	out    []float64 // their outputs: n values, then the log-determinant
+	mu     sync.Mutex        // guards own
+	own    [2]*ad.Program    // this value's copies of the maps (forward, inverse) for buffered calls, made on first use
 }
 
 // affinePrograms holds an Affine's compiled forward and inverse maps,
@@ -50,6 +51,7 @@ type Affine struct {
 // They never evaluate themselves: each value evaluates its own clones.
 type affinePrograms struct {
 	once     sync.Once
+	done     atomic.Bool // compiled without error: fwd and inv are set
 	fwd, inv *ad.Program
 	err      error
 }
@@ -129,7 +131,7 @@ func NewAffine(mean []float64, cov mat.Symmetric) (*Affine, error) {
 // Cholesky factor, which it keeps.
 func affineFromFactor(mean, l []float64) (*Affine, error) {
 	n := len(mean)
-	a := &Affine{mean: append([]float64(nil), mean...), progs: &affinePrograms{}, out: make([]float64, n+1)}
+	a := &Affine{mean: append([]float64(nil), mean...), progs: &affinePrograms{}}
 	a.l = blas64.Triangular{N: n, Stride: n, Data: l, Uplo: blas.Lower, Diag: blas.NonUnit}
 	for i := 0; i < n; i++ {
 		d := l[i*n+i]
@@ -144,33 +146,33 @@ func affineFromFactor(mean, l []float64) (*Affine, error) {
 // Dim returns the dimension of the transport.
 func (a *Affine) Dim() int { return len(a.mean) }
 
-// Clone returns a flow for another goroutine: it shares a's mean, factor
-// and compiled maps (a fitted flow never changes them) and owns its scratch
-// space.
+// Clone returns a copy of a that shares its mean, factor and compiled maps
+// (a fitted flow never changes them). An Affine is safe for concurrent use,
+// so a clone is needed only where a separate value is wanted: Clone lets a
+// set of transports clone each of its members alike.
 func (a *Affine) Clone() *Affine {
-	// Field by field: a's own programs may be set by a concurrent first
-	// evaluation of a, so they are not read here.
-	return &Affine{mean: a.mean, l: a.l, logDet: a.logDet, progs: a.progs, out: make([]float64, len(a.mean)+1)}
+	// Field by field: a's own programs may be set by a concurrent
+	// buffered call, so they are not read here.
+	return &Affine{mean: a.mean, l: a.l, logDet: a.logDet, progs: a.progs}
 }
 
-// programs returns a's own compiled maps, compiling them on first use.
-func (a *Affine) programs() error {
-	if a.fwd != nil {
-		return nil
-	}
+// programs returns the compiled maps, compiling them on first use.
+func (a *Affine) programs() (*affinePrograms, error) {
 	p := a.progs
-	p.once.Do(func() { p.fwd, p.inv, p.err = a.compile() })
-	if p.err != nil {
-		return p.err
+	if p.done.Load() { // every call after the first: no closure, no Do
+		return p, nil
 	}
-	a.fwd, a.inv = p.fwd.Clone(), p.inv.Clone()
-	return nil
+	p.once.Do(func() {
+		p.fwd, p.inv, p.err = a.compile()
+		p.done.Store(p.err == nil)
+	})
+	return p, p.err
 }
 
-// compile builds the graphs of the forward map z = L⁻¹(θ − μ) with its
-// log-determinant −Σ log L_ii and of the inverse θ = L z + μ with Σ log L_ii,
-// and compiles them to forward-only programs that read μ (and the solve L)
-// in place.
+// compile builds the graphs of the forward map z = L⁻¹(θ − μ) and of the
+// inverse θ = L z + μ, and compiles them to forward-only programs that read
+// μ (and the solve L) in place. Their log-determinants, −Σ log L_ii and
+// Σ log L_ii, are constants of the maps, computed once by affineFromFactor.
 func (a *Affine) compile() (fwd, inv *ad.Program, err error) {
 	n := len(a.mean)
 	build := func(inverse bool) (*ad.Program, error) {
@@ -179,9 +181,6 @@ func (a *Affine) compile() (fwd, inv *ad.Program, err error) {
 			gorgonia.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(a.mean))))
 		shared := []*gorgonia.Node{mu}
 		in := gorgonia.NewVector(b.g, tensor.Float64, gorgonia.WithShape(n), gorgonia.WithName("in"))
-		// The log-determinant of an affine map is a constant: a data node
-		// of the graph.
-		ldv := a.logDet
 		var out *gorgonia.Node
 		if inverse {
 			// L as a constant: ad then skips the zeros above its
@@ -193,13 +192,11 @@ func (a *Affine) compile() (fwd, inv *ad.Program, err error) {
 				gorgonia.WithValue(tensor.New(tensor.WithShape(n, n), tensor.WithBacking(a.l.Data))))
 			shared = append(shared, l)
 			out = b.n(ops.SolveTriangular(l, b.n(gorgonia.Sub(in, mu)), true))
-			ldv = -ldv
 		}
-		ld := gorgonia.NewScalar(b.g, tensor.Float64, gorgonia.WithName("logdet"), gorgonia.WithValue(ldv))
 		if b.err != nil {
 			return nil, fmt.Errorf("flows: building the affine graph: %w", b.err)
 		}
-		prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{out, ld}, ad.WithSharedData(shared...))
+		prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{out}, ad.WithSharedData(shared...))
 		if err != nil {
 			return nil, fmt.Errorf("flows: compiling the affine graph: %w", err)
 		}
@@ -236,34 +233,56 @@ func (a *Affine) Inverse(z, theta []float64) (float64, error) {
 // apply runs the inverse or forward program on in, writes the map's value
 // to out and returns its log-determinant.
 func (a *Affine) apply(inverse bool, in, out []float64) (float64, error) {
-	name := "Forward"
-	if inverse {
-		name = "Inverse"
+	name := func() string {
+		if inverse {
+			return "Inverse"
+		}
+		return "Forward"
 	}
 	n := len(a.mean)
 	if len(in) != n || len(out) != n {
-		return 0, fmt.Errorf("flows: %s on %d→%d values, flow dimension %d", name, len(in), len(out), n)
+		return 0, fmt.Errorf("flows: %s on %d→%d values, flow dimension %d", name(), len(in), len(out), n)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.fwd == nil {
-		if err := a.programs(); err != nil {
-			return math.NaN(), err
-		}
+	ps, err := a.programs()
+	if err != nil {
+		return math.NaN(), err
 	}
-	p := a.fwd
+	p, k, ld := ps.fwd, 0, -a.logDet
 	if inverse {
-		p = a.inv
+		p, k, ld = ps.inv, 1, a.logDet
 	}
-	if err := p.Outputs(in, a.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: %s: %w", name, err)
+	if p.DirectOutputs() && !sameMemory(in, out) {
+		err = p.Outputs(in, out)
+	} else {
+		err = a.buffered(p, k, in, out)
 	}
-	copy(out, a.out[:n])
-	ld := a.out[n]
+	if err != nil {
+		return math.NaN(), fmt.Errorf("flows: %s: %w", name(), err)
+	}
 	if !allFinite(out) {
-		return ld, fmt.Errorf("flows: %s: %w", name, ErrNonFinite)
+		return ld, fmt.Errorf("flows: %s: %w", name(), ErrNonFinite)
 	}
 	return ld, nil
+}
+
+// buffered runs map k (0 forward, 1 inverse) on a's own copy of p, which
+// uses the program's buffers, one call at a time.
+func (a *Affine) buffered(p *ad.Program, k int, in, out []float64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.own[k] == nil {
+		a.own[k] = p.Clone()
+	}
+	return a.own[k].Outputs(in, out)
+}
+
+// sameMemory reports whether the non-empty slices a and b share an element.
+func sameMemory(a, b []float64) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa < pb+uintptr(len(b))*8 && pb < pa+uintptr(len(a))*8
 }
 
 // LogDensity returns the log-density at θ of the normal distribution

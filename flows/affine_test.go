@@ -226,22 +226,32 @@ func TestAffineGraph(t *testing.T) {
 		}); allocs != 0 {
 			t.Errorf("n=%d: Forward and Inverse allocate %v times", n, allocs)
 		}
-		// Clones on several goroutines give the original's values.
+		// The original and clones on several goroutines give the
+		// original's values, calls in place (which use a program's
+		// buffers, one at a time) among them.
 		var wg sync.WaitGroup
 		errs := make([]error, 4)
 		for g := range errs {
-			c := f.Clone()
+			c := f
+			if g%2 == 1 {
+				c = f.Clone()
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				zc, thc := make([]float64, n), make([]float64, n)
 				for range 200 {
 					if _, err := c.Forward(theta, zc); err != nil || !slices.Equal(zc, z) {
-						errs[g] = fmt.Errorf("clone Forward %v, want %v (%v)", zc, z, err)
+						errs[g] = fmt.Errorf("Forward %v, want %v (%v)", zc, z, err)
 						return
 					}
 					if _, err := c.Inverse(z, thc); err != nil || !slices.Equal(thc, th) {
-						errs[g] = fmt.Errorf("clone Inverse %v, want %v (%v)", thc, th, err)
+						errs[g] = fmt.Errorf("Inverse %v, want %v (%v)", thc, th, err)
+						return
+					}
+					copy(zc, theta)
+					if _, err := c.Forward(zc, zc); err != nil || !slices.Equal(zc, z) {
+						errs[g] = fmt.Errorf("in-place Forward %v, want %v (%v)", zc, z, err)
 						return
 					}
 				}

@@ -22,10 +22,10 @@
 // autoregressive flows is exact but sequential over coordinates.
 //
 // Single-point Forward and Inverse do not allocate, and their input and
-// output may be the same slice. Every flow keeps scratch space for that:
-// RQMA and ConditionalRQMA need a Clone per goroutine, and an Affine's
-// calls on one value take turns (it may be shared, as users' wrappers of
-// it are, but a Clone per goroutine is faster). Training is deterministic given TrainOptions.Seed and
+// output may be the same slice. RQMA and ConditionalRQMA keep scratch
+// space for that and need a Clone per goroutine. An Affine is safe for
+// concurrent use as it is: its maps run from the caller's stack. Training
+// is deterministic given TrainOptions.Seed and
 // TrainOptions.Workers. The fitting functions take a context: cancelling
 // it stops training between Adam steps. A TrainCache (TrainOptions.Cache)
 // lends compiled training losses between fits of one architecture, which
