@@ -160,7 +160,7 @@ func dgemmTiles(asm bool, transB bool, m, n, k int, alpha float64, a []float64, 
 	}
 	var bPanel, aEdge []float64
 	if need > 0 {
-		bPanel = work[:k*nr : k*nr]
+		bPanel = work[: k*nr : k*nr]
 	}
 	if m > mFull {
 		// The last m−mFull rows of op(A) as a k×4 panel.
