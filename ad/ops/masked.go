@@ -13,6 +13,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/gemm"
 )
 
 // Activation is the elementwise function applied by MaskedLinear.
@@ -348,6 +349,14 @@ func (op maskedOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 			k.scratchLen = max(k.scratchLen, in[i].TotalSize())
 		}
 	}
+	// After it, gemm's packing scratch, for the largest inner dimension
+	// of any product: the batch, the layer's widths or an extra input's.
+	inner := max(B, m.in, m.out)
+	for _, c := range k.cols {
+		inner = max(inner, c)
+	}
+	k.gemmLen = gemm.WorkLen(inner)
+	k.scratchLen += k.gemmLen
 	return k, nil
 }
 
@@ -365,7 +374,8 @@ type maskedKernel struct {
 	cols       []int // column count of each 2-D input
 	wide       bool
 	wtLen      int       // scratch for the transposed masked weights or gradient
-	scratchLen int       // the most scratch any step needs
+	gemmLen    int       // scratch for gemm's packed panels, at the end
+	scratchLen int       // the most scratch any step needs, gemmLen included
 	own        []float64 // Eval's scratch
 }
 
@@ -405,67 +415,18 @@ func (m *mask) transposeMasked(t, w []float64) {
 	}
 }
 
-// tile is gonum's block size: Dgemm spreads a product whose output spans
-// at least minParTiles tile×tile blocks over goroutines, one per block.
-const (
-	tile        = 64
-	minParTiles = 4
-)
-
-// gemmTiles is blas64.Gemm (C = alpha·op(A)·op(B) + beta·C) run on the
-// calling goroutine. gonum computes a large product as output blocks of
-// tile×tile, each by serial products over tile-long runs of the inner
-// dimension, on a goroutine per block, which allocates and, when the
-// caller's own workers occupy the cores (a training loss's do), costs more
-// than it saves. gemmTiles makes the same serial products in the same
-// order, one block after another, so every result is the same to the bit.
-func gemmTiles(tA, tB blas.Transpose, alpha float64, a, b blas64.General, beta float64, c blas64.General) {
-	m, n := c.Rows, c.Cols
+// dgemm is C = alpha·op(A)·op(B) + beta·C by internal/gemm, on the
+// calling goroutine: gonum's Dgemm spreads large products over goroutines,
+// which allocates and, when the caller's own workers occupy the cores (a
+// training loss's do), costs more than it saves, and its serial path is
+// several times slower than gemm's at a flow's sizes. work is the kernel's
+// gemm scratch (gemm.WorkLen of the largest inner dimension).
+func dgemm(tA, tB blas.Transpose, alpha float64, a, b blas64.General, beta float64, c blas64.General, work []float64) {
 	k := a.Cols
 	if tA == blas.Trans {
 		k = a.Rows
 	}
-	if ((m+tile-1)/tile)*((n+tile-1)/tile) < minParTiles || k == 0 {
-		blas64.Gemm(tA, tB, alpha, a, b, beta, c) // serial in gonum
-		return
-	}
-	if beta != 1 { // as gonum scales C before the blocks
-		for i := 0; i < m; i++ {
-			row := c.Data[i*c.Stride : i*c.Stride+n]
-			if beta == 0 {
-				clear(row)
-				continue
-			}
-			for j := range row {
-				row[j] *= beta
-			}
-		}
-	}
-	sub := func(g blas64.General, i, j, r, cols int) blas64.General {
-		return blas64.General{Rows: r, Cols: cols, Stride: g.Stride, Data: g.Data[i*g.Stride+j:]}
-	}
-	for i := 0; i < m; i += tile {
-		li := min(tile, m-i)
-		for j := 0; j < n; j += tile {
-			lj := min(tile, n-j)
-			cs := sub(c, i, j, li, lj)
-			for l := 0; l < k; l += tile {
-				ll := min(tile, k-l)
-				var as, bs blas64.General
-				if tA == blas.Trans {
-					as = sub(a, l, i, ll, li)
-				} else {
-					as = sub(a, i, l, li, ll)
-				}
-				if tB == blas.Trans {
-					bs = sub(b, j, l, lj, ll)
-				} else {
-					bs = sub(b, l, j, ll, lj)
-				}
-				blas64.Gemm(tA, tB, alpha, as, bs, 1, cs)
-			}
-		}
-	}
+	gemm.Dgemm(tA, tB, c.Rows, c.Cols, k, alpha, a.Data, a.Stride, b.Data, b.Stride, beta, c.Data, c.Stride, work)
 }
 
 func genM(rows, cols, stride int, d []float64) blas64.General {
@@ -475,6 +436,7 @@ func genM(rows, cols, stride int, d []float64) blas64.General {
 // EvalScratch implements ad.Scratcher.
 func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []float64) error {
 	wt := scratch[:k.wtLen]
+	gw := scratch[k.scratchLen-k.gemmLen : k.scratchLen]
 	m := k.op.mask
 	B, no := k.rows, m.out
 	switch k.op.kind {
@@ -493,10 +455,10 @@ func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []floa
 					t[i*cols+j-bl.a] = v
 				}
 			}
-			gemmTiles(blas.NoTrans, blas.NoTrans, 1, genM(B, bl.p, ni, x), genM(bl.p, cols, cols, t), 1, genM(B, cols, no, out[bl.a:]))
+			dgemm(blas.NoTrans, blas.NoTrans, 1, genM(B, bl.p, ni, x), genM(bl.p, cols, cols, t), 1, genM(B, cols, no, out[bl.a:]), gw)
 		} else if k.wide && B > 1 {
 			m.transposeMasked(wt, w)
-			gemmTiles(blas.NoTrans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(ni, no, no, wt), 1, genM(B, no, no, out))
+			dgemm(blas.NoTrans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(ni, no, no, wt), 1, genM(B, no, no, out), gw)
 		} else if B == 1 {
 			for _, bl := range m.blocks {
 				if bl.p > 0 {
@@ -506,7 +468,7 @@ func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []floa
 		} else {
 			for _, bl := range m.blocks {
 				if bl.p > 0 {
-					gemmTiles(blas.NoTrans, blas.Trans, 1, genM(B, bl.p, ni, x), genM(bl.e-bl.a, bl.p, ni, w[bl.a*ni:]), 1, genM(B, bl.e-bl.a, no, out[bl.a:]))
+					dgemm(blas.NoTrans, blas.Trans, 1, genM(B, bl.p, ni, x), genM(bl.e-bl.a, bl.p, ni, w[bl.a*ni:]), 1, genM(B, bl.e-bl.a, no, out[bl.a:]), gw)
 				}
 			}
 		}
@@ -520,7 +482,7 @@ func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []floa
 			}
 			vt := scratch[:no*c]
 			transpose(vt, in[i+1], no, c)
-			gemmTiles(blas.NoTrans, blas.NoTrans, 1, genM(B, c, c, in[i]), genM(c, no, no, vt), 1, genM(B, no, no, out))
+			dgemm(blas.NoTrans, blas.NoTrans, 1, genM(B, c, c, in[i]), genM(c, no, no, vt), 1, genM(B, no, no, out), gw)
 		}
 		switch k.op.act {
 		case ReLU:
@@ -556,32 +518,32 @@ func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []floa
 		ni := k.cols[0]
 		clear(out)
 		if k.op.pair != 0 {
-			gemmTiles(blas.NoTrans, blas.NoTrans, 1, genM(B, no, no, g), genM(no, ni, ni, w), 0, genM(B, ni, ni, out))
+			dgemm(blas.NoTrans, blas.NoTrans, 1, genM(B, no, no, g), genM(no, ni, ni, w), 0, genM(B, ni, ni, out), gw)
 			return nil
 		}
 		if k.wide && ni <= narrowInput {
 			// Dot products of length out with the rows of the transposed
 			// weights, rather than updates of length ni.
 			m.transposeMasked(wt, w)
-			gemmTiles(blas.NoTrans, blas.Trans, 1, genM(B, no, no, g), genM(ni, no, no, wt), 0, genM(B, ni, ni, out))
+			dgemm(blas.NoTrans, blas.Trans, 1, genM(B, no, no, g), genM(ni, no, no, wt), 0, genM(B, ni, ni, out), gw)
 			return nil
 		}
 		for _, bl := range m.blocks {
 			if bl.p > 0 {
-				gemmTiles(blas.NoTrans, blas.NoTrans, 1, genM(B, bl.e-bl.a, no, g[bl.a:]), genM(bl.e-bl.a, bl.p, ni, w[bl.a*ni:]), 1, genM(B, bl.p, ni, out))
+				dgemm(blas.NoTrans, blas.NoTrans, 1, genM(B, bl.e-bl.a, no, g[bl.a:]), genM(bl.e-bl.a, bl.p, ni, w[bl.a*ni:]), 1, genM(B, bl.p, ni, out), gw)
 			}
 		}
 	case mlGradW: // out (no, ni) = gᵀ (no, B) · x (B, ni), masked
 		x, g := in[0], in[1]
 		ni := k.cols[0]
 		if k.op.pair != 0 {
-			gemmTiles(blas.Trans, blas.NoTrans, 1, genM(B, no, no, g), genM(B, ni, ni, x), 0, genM(no, ni, ni, out))
+			dgemm(blas.Trans, blas.NoTrans, 1, genM(B, no, no, g), genM(B, ni, ni, x), 0, genM(no, ni, ni, out), gw)
 			return nil
 		}
 		if k.wide && ni <= narrowInput {
 			// xᵀ·g (ni × out) as long row updates, then transposed into
 			// place with the mask applied.
-			gemmTiles(blas.Trans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(B, no, no, g), 0, genM(ni, no, no, wt))
+			dgemm(blas.Trans, blas.NoTrans, 1, genM(B, ni, ni, x), genM(B, no, no, g), 0, genM(ni, no, no, wt), gw)
 			for _, bl := range m.blocks {
 				for j := bl.a; j < bl.e; j++ {
 					row := out[j*ni : (j+1)*ni]
@@ -595,7 +557,7 @@ func (k *maskedKernel) EvalScratch(out []float64, in [][]float64, scratch []floa
 		}
 		for _, bl := range m.blocks {
 			if bl.p > 0 {
-				gemmTiles(blas.Trans, blas.NoTrans, 1, genM(B, bl.e-bl.a, no, g[bl.a:]), genM(B, bl.p, ni, x), 0, genM(bl.e-bl.a, bl.p, ni, out[bl.a*ni:]))
+				dgemm(blas.Trans, blas.NoTrans, 1, genM(B, bl.e-bl.a, no, g[bl.a:]), genM(B, bl.p, ni, x), 0, genM(bl.e-bl.a, bl.p, ni, out[bl.a*ni:]), gw)
 			}
 			if bl.p < ni {
 				for j := bl.a; j < bl.e; j++ {

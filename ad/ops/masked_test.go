@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/gemm"
 	"github.com/trjgo/trj/internal/rqspline"
 )
 
@@ -244,10 +245,10 @@ func TestRQSplineRowsMatchesScalar(t *testing.T) {
 	}
 }
 
-// TestGemmTiles checks that the serial tiled product gives gonum's
-// (parallel) results to the bit, for every transposition, beta and shapes
-// with partial tiles.
-func TestGemmTiles(t *testing.T) {
+// TestDgemm checks the products of MaskedLinear's kernels against gonum's
+// Dgemm, within the error bound of the two sums: each element is within
+// (k+2)·ε·(|alpha|·Σ|a||b| + |beta·c|) of the exact product.
+func TestDgemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	fill := func(n int) []float64 {
 		d := make([]float64, n)
@@ -256,8 +257,17 @@ func TestGemmTiles(t *testing.T) {
 		}
 		return d
 	}
+	abs := func(g blas64.General) blas64.General {
+		d := make([]float64, len(g.Data))
+		for i, v := range g.Data {
+			d[i] = math.Abs(v)
+		}
+		g.Data = d
+		return g
+	}
 	for _, sh := range [][3]int{{64, 300, 70}, {200, 130, 150}, {3, 700, 65}, {130, 130, 1}} {
 		m, n, k := sh[0], sh[1], sh[2]
+		work := make([]float64, gemm.WorkLen(k))
 		for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 				for _, beta := range []float64{0, 1, 0.5} {
@@ -272,10 +282,14 @@ func TestGemmTiles(t *testing.T) {
 					c0 := fill(m * (n + 2))
 					want := blas64.General{Rows: m, Cols: n, Stride: n + 2, Data: append([]float64(nil), c0...)}
 					got := blas64.General{Rows: m, Cols: n, Stride: n + 2, Data: c0}
+					bound := abs(want)
+					blas64.Gemm(tA, tB, 1.5, abs(a), abs(b), beta, bound)
 					blas64.Gemm(tA, tB, 1.5, a, b, beta, want)
-					gemmTiles(tA, tB, 1.5, a, b, beta, got)
+					dgemm(tA, tB, 1.5, a, b, beta, got, work)
+					const eps = 0x1p-53
 					for i := range got.Data {
-						if got.Data[i] != want.Data[i] {
+						tol := 2.01 * float64(k+2) * eps * bound.Data[i]
+						if math.Abs(got.Data[i]-want.Data[i]) > tol || (i%got.Stride >= n && got.Data[i] != want.Data[i]) {
 							t.Fatalf("%v %v%v beta %v: element %d = %v, gonum %v", sh, tA, tB, beta, i, got.Data[i], want.Data[i])
 						}
 					}
