@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/internal/gemm"
 )
 
 // gradMu serialises gorgonia.Grad: its derivatives take package-level
@@ -747,6 +749,10 @@ func (b *builder) lowerLinAlg(nd *gorgonia.Node, cs []*gorgonia.Node, args []int
 		kind = kBatchGemm
 	default:
 		return false, nil
+	}
+	if kind == kGemm || kind == kBatchGemm {
+		// The product packs panels into the Program's scratch.
+		b.c.scratchN = max(b.c.scratchN, gemm.WorkLen(l.inner()))
 	}
 	s := b.newSlot(nd, n)
 	b.emit(nd, instr{kind: kind, out: s, args: args, la: l})

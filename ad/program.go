@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gorgonia.org/gorgonia"
+
+	"github.com/trjgo/trj/internal/gemm"
 )
 
 // Program is a compiled log-density: its value, its gradient with respect to
@@ -514,13 +516,13 @@ func (p *Program) run(code []instr) (err error) {
 				}
 			}
 		case kGemm:
-			gemm(&ins.la, s[ins.args[0]], s[ins.args[1]], out)
+			matMul(&ins.la, s[ins.args[0]], s[ins.args[1]], out, p.scratch)
 		case kBatchGemm:
 			l := &ins.la
 			a, b := s[ins.args[0]], s[ins.args[1]]
 			na, nb, nc := l.ar*l.ac, l.br*l.bc, l.m*l.n
 			for j := 0; j < l.batch; j++ {
-				gemm(l, a[j*na:(j+1)*na], b[j*nb:(j+1)*nb], out[j*nc:(j+1)*nc])
+				matMul(l, a[j*na:(j+1)*na], b[j*nb:(j+1)*nb], out[j*nc:(j+1)*nc], p.scratch)
 			}
 		case kGemv:
 			l := &ins.la
@@ -693,39 +695,20 @@ func softmaxGrad(dx, y, g []float64, sh selection, isLog bool) {
 	}
 }
 
-// parallelGemmBlocks is the output size from which gonum's Dgemm splits the work
-// over goroutines (4 blocks of 64×64); see gemm.
-const parallelGemmBlocks = 4
-
-// gemm computes out = op(a)·op(b). gonum's Dgemm goes parallel for large
-// outputs, which allocates and competes with the sampler's own per-chain
-// goroutines; there the product is done serially, one output row per Gemv.
-func gemm(l *linalg, a, b, out []float64) {
-	blocks := ((l.m + 63) / 64) * ((l.n + 63) / 64)
-	ga := blas64.General{Rows: l.ar, Cols: l.ac, Stride: l.ac, Data: a}
-	gb := blas64.General{Rows: l.br, Cols: l.bc, Stride: l.bc, Data: b}
-	if blocks < parallelGemmBlocks {
-		blas64.Gemm(l.tA, l.tB, 1, ga, gb, 0, blas64.General{Rows: l.m, Cols: l.n, Stride: l.n, Data: out})
-		return
-	}
-	// Row i of the result is op(b)ᵀ·(row i of op(a)).
-	tb := blas.Trans
-	if l.tB == blas.Trans {
-		tb = blas.NoTrans
-	}
-	k := l.ac
+// inner returns the inner dimension of the product.
+func (l *linalg) inner() int {
 	if l.tA == blas.Trans {
-		k = l.ar
+		return l.ar
 	}
-	for i := 0; i < l.m; i++ {
-		var row blas64.Vector
-		if l.tA == blas.Trans {
-			row = blas64.Vector{N: k, Inc: l.ac, Data: a[i:]}
-		} else {
-			row = blas64.Vector{N: k, Inc: 1, Data: a[i*l.ac : (i+1)*l.ac]}
-		}
-		blas64.Gemv(tb, 1, gb, row, 0, blas64.Vector{N: l.n, Inc: 1, Data: out[i*l.n : (i+1)*l.n]})
-	}
+	return l.ac
+}
+
+// matMul computes out = op(a)·op(b) by internal/gemm, serially: gonum's
+// Dgemm goes parallel for large outputs, which allocates and competes with
+// the sampler's own per-chain goroutines, and its serial path is slower.
+// work is the Program's scratch, at least gemm.WorkLen(l.inner()) long.
+func matMul(l *linalg, a, b, out, work []float64) {
+	gemm.Dgemm(l.tA, l.tB, l.m, l.n, l.inner(), 1, a, l.ac, b, l.bc, 0, out, l.n, work)
 }
 
 // overlap reports whether two non-empty slices share memory.
