@@ -13,14 +13,11 @@ var sizes = []int{1, 2, 3, 5, 7, 8, 9, 17, 63, 64, 65, 130}
 
 // problem is one product with its operands, strides wider than the rows.
 type problem struct {
-	tA, tB     blas.Transpose
-	m, n, k    int
-	alpha      float64
-	beta       float64
-	a, b, c    []float64
-	lda, ldb   int
-	ldc        int
-	aRows, bRs int
+	tA, tB        blas.Transpose
+	m, n, k       int
+	alpha, beta   float64
+	a, b, c       []float64
+	lda, ldb, ldc int
 }
 
 func newProblem(rng *rand.Rand, tA, tB blas.Transpose, m, n, k int, alpha, beta float64) *problem {
