@@ -98,47 +98,73 @@ func combine(alpha, acc, beta, c float64) float64 {
 }
 
 // dgemmGo is the Go kernel: every element by the order of the package
-// documentation, four columns at a time.
+// documentation, in tiles of 4×4 held in sixteen accumulators, and the
+// remaining rows and columns one element at a time.
 func dgemmGo(transB bool, m, n, k int, alpha float64, a []float64, rsA, csA int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	// bAt returns the index of op(B)[l, j] and the steps in l and j.
+	// op(B)[l, j] is b[l·rsB + j·csB].
 	rsB, csB := ldb, 1
 	if transB {
 		rsB, csB = 1, ldb
 	}
-	for i := 0; i < m; i++ {
-		ai := a[i*rsA:]
-		ci := c[i*ldc : i*ldc+n]
+	i := 0
+	for ; i+4 <= m; i += 4 {
 		j := 0
 		for ; j+4 <= n; j += 4 {
-			var s0, s1, s2, s3 float64
-			ib := j * csB
-			ia := 0
+			var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float64
+			ia, ib := i*rsA, j*csB
 			for l := 0; l < k; l++ {
-				v := ai[ia]
-				s0 = math.FMA(v, b[ib], s0)
-				s1 = math.FMA(v, b[ib+csB], s1)
-				s2 = math.FMA(v, b[ib+2*csB], s2)
-				s3 = math.FMA(v, b[ib+3*csB], s3)
+				a0, a1, a2, a3 := a[ia], a[ia+rsA], a[ia+2*rsA], a[ia+3*rsA]
+				b0, b1, b2, b3 := b[ib], b[ib+csB], b[ib+2*csB], b[ib+3*csB]
+				c00 = math.FMA(a0, b0, c00)
+				c01 = math.FMA(a0, b1, c01)
+				c02 = math.FMA(a0, b2, c02)
+				c03 = math.FMA(a0, b3, c03)
+				c10 = math.FMA(a1, b0, c10)
+				c11 = math.FMA(a1, b1, c11)
+				c12 = math.FMA(a1, b2, c12)
+				c13 = math.FMA(a1, b3, c13)
+				c20 = math.FMA(a2, b0, c20)
+				c21 = math.FMA(a2, b1, c21)
+				c22 = math.FMA(a2, b2, c22)
+				c23 = math.FMA(a2, b3, c23)
+				c30 = math.FMA(a3, b0, c30)
+				c31 = math.FMA(a3, b1, c31)
+				c32 = math.FMA(a3, b2, c32)
+				c33 = math.FMA(a3, b3, c33)
 				ia += csA
 				ib += rsB
 			}
-			ci[j] = combine(alpha, s0, beta, ci[j])
-			ci[j+1] = combine(alpha, s1, beta, ci[j+1])
-			ci[j+2] = combine(alpha, s2, beta, ci[j+2])
-			ci[j+3] = combine(alpha, s3, beta, ci[j+3])
+			for r, acc := range [4][4]float64{{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23}, {c30, c31, c32, c33}} {
+				ci := c[(i+r)*ldc+j : (i+r)*ldc+j+4]
+				for q := range ci {
+					ci[q] = combine(alpha, acc[q], beta, ci[q])
+				}
+			}
 		}
 		for ; j < n; j++ {
-			var s float64
-			ib := j * csB
-			ia := 0
-			for l := 0; l < k; l++ {
-				s = math.FMA(ai[ia], b[ib], s)
-				ia += csA
-				ib += rsB
+			for r := i; r < i+4; r++ {
+				c[r*ldc+j] = combine(alpha, dotGo(k, a[r*rsA:], csA, b[j*csB:], rsB), beta, c[r*ldc+j])
 			}
-			ci[j] = combine(alpha, s, beta, ci[j])
 		}
 	}
+	for ; i < m; i++ {
+		for j := 0; j < n; j++ {
+			c[i*ldc+j] = combine(alpha, dotGo(k, a[i*rsA:], csA, b[j*csB:], rsB), beta, c[i*ldc+j])
+		}
+	}
+}
+
+// dotGo returns the accumulator Σ_l x[l·incX]·y[l·incY] of one element,
+// by fused multiply-add in order of l.
+func dotGo(k int, x []float64, incX int, y []float64, incY int) float64 {
+	var s float64
+	ix, iy := 0, 0
+	for l := 0; l < k; l++ {
+		s = math.FMA(x[ix], y[iy], s)
+		ix += incX
+		iy += incY
+	}
+	return s
 }
 
 // dgemmTiles runs the product tile by tile with the 4×8 micro-kernel,
