@@ -2,6 +2,8 @@
 
 package ops
 
+import "github.com/trjgo/trj/internal/cpufeat"
+
 // The AVX2/FMA row kernels of glm_amd64.s. They read x, beta and r and
 // write out or g only within the lengths that dotRows and axpyRows check.
 
@@ -11,32 +13,8 @@ func dotRows4AVX2(x *float64, d int, beta *float64, out *float64, n int)
 //go:noescape
 func axpyRows4AVX2(x *float64, d int, r *float64, grad *float64, n int)
 
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-func xgetbv() (eax, edx uint32)
-
-// haveAVX2FMA reports whether the processor and the operating system
-// support the AVX2 and FMA instructions the row kernels use. It is set
-// once, at package initialisation, and never changes.
-var haveAVX2FMA = detectAVX2FMA()
-
-func detectAVX2FMA() bool {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
-		return false
-	}
-	// The operating system must save the XMM and YMM registers.
-	if xcr0, _ := xgetbv(); xcr0&6 != 6 {
-		return false
-	}
-	_, ebx7, _, _ := cpuid(7, 0)
-	const avx2 = 1 << 5
-	return ebx7&avx2 != 0
-}
+// haveAVX2FMA reports whether the row kernels of the assembly file can run.
+var haveAVX2FMA = cpufeat.AVX2FMA()
 
 // dotRows sets out[i] = x[i*d:(i+1)*d]·beta for every i < len(out).
 // The caller guarantees len(x) ≥ len(out)·d, len(beta) ≥ d ≥ 1.
