@@ -611,6 +611,23 @@ func (p *Program) outputsDirect(d *directOutPlan, x, dst []float64) error {
 	}
 }
 
+// outputsFromCopy runs Outputs' direct plan on a copy of x, which overlaps
+// dst, so that writing dst cannot change inputs still to be read. It is a
+// function of its own so that only these calls carry the copy's frame.
+//
+//go:noinline
+func (p *Program) outputsFromCopy(d *directOutPlan, x, dst []float64) error {
+	var buf [directOutMax]float64
+	xc := buf[:copy(buf[:len(x)], x)]
+	if d.one {
+		return p.runOne(d, xc, dst)
+	}
+	if d.scratch == 0 {
+		return p.runDirectOut(d, xc, dst, nil)
+	}
+	return p.outputsDirect(d, xc, dst)
+}
+
 // view returns n elements of r.
 func (p *Program) view(r dref, n int, x, dst, s []float64) []float64 {
 	b := x

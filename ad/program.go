@@ -285,14 +285,20 @@ func (p *Program) Outputs(x, dst []float64) error {
 	if len(dst) != p.code.extraDim {
 		return fmt.Errorf("ad: outputs destination has length %d, want %d", len(dst), p.code.extraDim)
 	}
-	if d := p.code.directOut; d != nil && len(x) == p.code.dim && (len(x) == 0 || len(dst) == 0 || !overlap(x, dst)) {
-		if d.one {
+	if d := p.code.directOut; d != nil && len(x) == p.code.dim {
+		switch {
+		case len(x) > 0 && len(dst) > 0 && overlap(x, dst):
+			if len(x) <= directOutMax {
+				return p.outputsFromCopy(d, x, dst)
+			}
+			// Too long to copy on the stack: the buffers below.
+		case d.one:
 			return p.runOne(d, x, dst)
-		}
-		if d.scratch == 0 {
+		case d.scratch == 0:
 			return p.runDirectOut(d, x, dst, nil)
+		default:
+			return p.outputsDirect(d, x, dst)
 		}
-		return p.outputsDirect(d, x, dst)
 	}
 	if err := p.acquire(); err != nil {
 		return err
@@ -315,12 +321,15 @@ func (p *Program) Outputs(x, dst []float64) error {
 // DirectOutputs reports whether Outputs runs p directly: a small program
 // of CompileOutputs whose instructions ad evaluates with its own loops
 // (elementwise arithmetic, matrix–vector products, triangular solves) runs
-// from the caller's stack, reading x and p's constants and data where they
-// are and writing only dst. Calls from several goroutines on p itself, with
-// no Clone, are then safe as long as each call's x and dst do not overlap
-// and no Bind runs meanwhile; otherwise Outputs uses p's buffers and
-// returns ErrConcurrentUse to a second concurrent caller.
-func (p *Program) DirectOutputs() bool { return p.code.directOut != nil }
+// from the caller's stack, reading x (or a copy of it on the stack when it
+// overlaps dst) and p's constants and data where they are, and writing
+// only dst. Calls from several goroutines on p itself, with no Clone, are
+// then safe as long as no Bind runs meanwhile. Otherwise (and for inputs
+// of more than 256 elements, too long to copy on the stack) Outputs uses
+// p's buffers and returns ErrConcurrentUse to a second concurrent caller.
+func (p *Program) DirectOutputs() bool {
+	return p.code.directOut != nil && p.code.dim <= directOutMax
+}
 
 // Bind replaces the values of data node with v, flattened row-major; v must
 // have the node's size. Integer (index) nodes take their indices as

@@ -6,7 +6,6 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -34,9 +33,9 @@ const maxCond = 1e13
 // standardisation layer: a difference and a triangular solve, and its
 // inverse, a matrix–vector product and a sum). They are safe for concurrent
 // use and need no Clone: the compiled maps run from the caller's stack
-// (ad's direct path) and write only the caller's slices. Only a call whose
-// input and output overlap, or a map too large for the direct path, uses a
-// program's buffers, and such calls on one value take turns.
+// (ad's direct path) and write only the caller's slices. Only a map too
+// large for the direct path uses a program's buffers, and its calls on one
+// value take turns.
 type Affine struct {
 	mean   []float64
 	l      blas64.Triangular // lower, row-major
@@ -251,7 +250,7 @@ func (a *Affine) apply(inverse bool, in, out []float64) (float64, error) {
 	if inverse {
 		p, k, ld = ps.inv, 1, a.logDet
 	}
-	if p.DirectOutputs() && !sameMemory(in, out) {
+	if p.DirectOutputs() {
 		err = p.Outputs(in, out)
 	} else {
 		err = a.buffered(p, k, in, out)
@@ -274,15 +273,6 @@ func (a *Affine) buffered(p *ad.Program, k int, in, out []float64) error {
 		a.own[k] = p.Clone()
 	}
 	return a.own[k].Outputs(in, out)
-}
-
-// sameMemory reports whether the non-empty slices a and b share an element.
-func sameMemory(a, b []float64) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
-	return pa < pb+uintptr(len(b))*8 && pb < pa+uintptr(len(a))*8
 }
 
 // LogDensity returns the log-density at θ of the normal distribution
