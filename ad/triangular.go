@@ -99,39 +99,33 @@ func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 	if lower != trans {
 		// Effective matrix lower triangular: forward substitution.
 		for i := 0; i < n; i++ {
-			xi := x[i*m : i*m+m]
-			for j := 0; j < i; j++ {
-				if c := t[i*rs+j*cs]; c != 0 {
-					xj := x[j*m : j*m+m]
-					for k := range xi {
-						xi[k] -= c * xj[k]
-					}
-				}
-			}
-			r := 1 / t[i*n+i]
-			for k := range xi {
-				xi[k] *= r
-			}
+			substituteRow(x, t, i, 0, i, n, m, rs, cs)
 		}
 		return true
 	}
 	// Upper triangular: back substitution.
 	for i := n - 1; i >= 0; i-- {
-		xi := x[i*m : i*m+m]
-		for j := i + 1; j < n; j++ {
-			if c := t[i*rs+j*cs]; c != 0 {
-				xj := x[j*m : j*m+m]
-				for k := range xi {
-					xi[k] -= c * xj[k]
-				}
-			}
-		}
-		r := 1 / t[i*n+i]
-		for k := range xi {
-			xi[k] *= r
-		}
+		substituteRow(x, t, i, i+1, n, n, m, rs, cs)
 	}
 	return true
+}
+
+// substituteRow sets row i of x (m columns) to (row i − Σ_j T_ij·row j)/T_ii
+// over the solved rows j in [lo, hi), T_ij read at t[i·rs + j·cs].
+func substituteRow(x, t []float64, i, lo, hi, n, m, rs, cs int) {
+	xi := x[i*m : i*m+m]
+	for j := lo; j < hi; j++ {
+		if c := t[i*rs+j*cs]; c != 0 {
+			xj := x[j*m : j*m+m]
+			for k := range xi {
+				xi[k] -= c * xj[k]
+			}
+		}
+	}
+	r := 1 / t[i*n+i]
+	for k := range xi {
+		xi[k] *= r
+	}
 }
 
 // dot4 returns Σ_j a[j·stride]·x[j] over four accumulators.
@@ -139,17 +133,7 @@ func dot4(a, x []float64, stride int) float64 {
 	var s0, s1, s2, s3 float64
 	j := 0
 	if stride == 1 {
-		a = a[:len(x)]
-		for ; j+4 <= len(x); j += 4 {
-			s0 += a[j] * x[j]
-			s1 += a[j+1] * x[j+1]
-			s2 += a[j+2] * x[j+2]
-			s3 += a[j+3] * x[j+3]
-		}
-		for ; j < len(x); j++ {
-			s0 += a[j] * x[j]
-		}
-		return (s0 + s1) + (s2 + s3)
+		return dotRow(a, x)
 	}
 	for ; j+4 <= len(x); j += 4 {
 		s0 += a[j*stride] * x[j]
@@ -196,7 +180,7 @@ func solveTriangularShift(x, t, u, c []float64, n int, lower, trans, sub, cs boo
 				}
 				v -= s
 			} else {
-				v -= dot4(row, x[:i], 1)
+				v -= dotRow(row, x[:i])
 			}
 			if d == 0 || d-d != 0 {
 				return false
