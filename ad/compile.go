@@ -222,7 +222,6 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		c.value = c.fuse(c.value, []int{c.outSlot}, b.isConst)
 		c.full = c.fuse(c.full, append([]int{c.outSlot}, c.gradSlots...), b.isConst)
 		c.gradChecked = c.markGradChecks()
-		c.direct = c.planDirect(b.isConst)
 	}
 	if !cfg.noFuse {
 		c.outputs = c.fuse(c.outputs, c.extra, b.isConst)
@@ -247,15 +246,15 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		copy(arena, c.init)
 		c.init = arena
 	}
-	// The io region is allocated on first use (see frontLayout) unless
-	// the direct plan may read it, or a gradient is not sure to be
-	// written by every evaluation (as running in place requires).
+	// The io region is allocated on first use (see frontLayout) unless a
+	// gradient is not sure to be written by every evaluation (as running
+	// in place requires).
 	if out != nil {
 		// Planned once here; each Program copies the plan.
 		c.inplace = (&Program{code: c}).planInplace()
 	}
 	if c.arenaLen > c.ioOff {
-		c.ioEager = c.direct != nil || c.inplace == nil || !c.inplace.ok
+		c.ioEager = c.inplace == nil || !c.inplace.ok
 	}
 	// The program takes c.init as its arena: only newProgram reads c.init,
 	// so it need not be copied.

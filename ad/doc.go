@@ -42,11 +42,8 @@
 //
 // CompileOutputs compiles a forward-only program (no scalar output, no
 // gradient) whose Outputs evaluate nodes such as a flow's map and its
-// log-determinant. A small one made of elementwise arithmetic, matrix–vector
-// products and triangular solves (TriangularSolve, the kernel that
-// ad/ops.SolveTriangular lowers to) runs from the caller's stack without the
-// Program's buffers (see directout.go): an affine map of a few dimensions
-// costs a few tens of nanoseconds, and concurrent calls are safe.
+// log-determinant. Triangular solves lower to TriangularSolve, the kernel
+// that ad/ops.SolveTriangular returns.
 //
 // # Data and concurrency
 //
@@ -54,9 +51,12 @@
 // hold a value (data), copied in at compile time and replaceable with
 // Program.Bind. Data is float64, except that integer index vectors (as
 // ByIndices takes) are accepted and held as float64; indices are
-// range-checked on every evaluation. A Program keeps scratch buffers and must not be shared
-// between goroutines: Clone gives each goroutine its own, sharing the
-// compiled instructions.
+// range-checked on every evaluation.
+//
+// Concurrency has one rule for every Program, whatever it compiled to: it
+// keeps scratch buffers and must not be used by two goroutines at once.
+// Clone gives each goroutine its own, sharing the compiled instructions; a
+// call overlapping another on the same Program returns ErrConcurrentUse.
 //
 // # Known gorgonia issues
 //

@@ -30,12 +30,7 @@ func CompileOutputs(g *gorgonia.ExprGraph, in, outputs []*gorgonia.Node, opts ..
 	for _, o := range opts {
 		o(&cfg)
 	}
-	p, err := compile(g, nil, in, cfg)
-	if err != nil {
-		return nil, err
-	}
-	p.code.directOut = p.code.planOutputs()
-	return p, nil
+	return compile(g, nil, in, cfg)
 }
 
 // WithSharedData makes Compile and CompileOutputs read the values of the

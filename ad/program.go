@@ -19,14 +19,13 @@ import (
 // the wrt nodes given to Compile, and optionally extra output nodes, all
 // evaluated by a flat list of native kernels on pre-allocated buffers.
 //
-// A Program owns scratch buffers and is not safe for concurrent use. Give
-// each goroutine its own copy with Clone; clones share the compiled
-// instructions, which are immutable, and nothing else. A call that starts
-// while another is evaluating the same Program returns ErrConcurrentUse
-// instead of a value computed on buffers the other is overwriting. (The
-// smallest gradient programs, one fused loop and scalar arithmetic, are
-// evaluated by LogDensityGrad without the buffers, so their concurrent
-// calls simply succeed.)
+// Concurrency has one rule, whatever the program: a Program owns scratch
+// buffers and must not be used by two goroutines at once. Give each
+// goroutine its own copy with Clone; clones share the compiled
+// instructions, which are immutable, and nothing else. A call (LogDensity,
+// LogDensityGrad, LogDensityGradInPlace, Outputs, Bind) that starts while
+// another is running on the same Program returns ErrConcurrentUse instead
+// of a value computed on buffers the other is overwriting.
 type Program struct {
 	code *code
 
@@ -88,12 +87,6 @@ type code struct {
 	// scanning the gradient (see markGradChecks).
 	chkSlot     int
 	gradChecked bool
-
-	// direct is LogDensityGrad's plan for evaluating without the
-	// Program's buffers, or nil (see direct.go); directOut is Outputs'
-	// (see directout.go).
-	direct    *directPlan
-	directOut *directOutPlan
 
 	shared    map[int][]float64 // WithSharedData slots: the caller's arrays
 	kernels   []Kernel          // prototypes of lowered custom kernels
@@ -223,12 +216,6 @@ func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
 	if len(grad) != p.code.dim {
 		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), p.code.dim)
 	}
-	if d := p.code.direct; d != nil && len(x) == p.code.dim && !overlap(x, grad) {
-		if d.chain != nil {
-			return p.logDensityGradChain(d.chain, x, grad)
-		}
-		return p.logDensityGradDirect(d, x, grad)
-	}
 	if err := p.acquire(); err != nil {
 		return math.NaN(), err
 	}
@@ -285,21 +272,6 @@ func (p *Program) Outputs(x, dst []float64) error {
 	if len(dst) != p.code.extraDim {
 		return fmt.Errorf("ad: outputs destination has length %d, want %d", len(dst), p.code.extraDim)
 	}
-	if d := p.code.directOut; d != nil && len(x) == p.code.dim {
-		switch {
-		case len(x) > 0 && len(dst) > 0 && overlap(x, dst):
-			if len(x) <= directOutMax {
-				return p.outputsFromCopy(d, x, dst)
-			}
-			// Too long to copy on the stack: the buffers below.
-		case d.one:
-			return p.runOne(d, x, dst)
-		case d.scratch == 0:
-			return p.runDirectOut(d, x, dst, nil)
-		default:
-			return p.outputsDirect(d, x, dst)
-		}
-	}
 	if err := p.acquire(); err != nil {
 		return err
 	}
@@ -316,19 +288,6 @@ func (p *Program) Outputs(x, dst []float64) error {
 		d = d[n:]
 	}
 	return nil
-}
-
-// DirectOutputs reports whether Outputs runs p directly: a small program
-// of CompileOutputs whose instructions ad evaluates with its own loops
-// (elementwise arithmetic, matrix–vector products, triangular solves) runs
-// from the caller's stack, reading x (or a copy of it on the stack when it
-// overlaps dst) and p's constants and data where they are, and writing
-// only dst. Calls from several goroutines on p itself, with no Clone, are
-// then safe as long as no Bind runs meanwhile. Otherwise (and for inputs
-// of more than 256 elements, too long to copy on the stack) Outputs uses
-// p's buffers and returns ErrConcurrentUse to a second concurrent caller.
-func (p *Program) DirectOutputs() bool {
-	return p.code.directOut != nil && p.code.dim <= directOutMax
 }
 
 // Bind replaces the values of data node with v, flattened row-major; v must

@@ -12,9 +12,7 @@ import (
 // diagonal element of T makes Eval return Singular (or a generic error when
 // it is nil).
 //
-// Custom ops whose Lower returns a TriangularSolve (ad/ops.SolveTriangular
-// does) are evaluated natively: small forward-only programs run it inline,
-// without a kernel call, on their direct path (see Program.Outputs).
+// ad/ops.SolveTriangular lowers to it.
 type TriangularSolve struct {
 	N, M         int
 	Lower, Trans bool
@@ -147,80 +145,21 @@ func dot4(a, x []float64, stride int) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// solveTriangularShift is solveTriangular with one right-hand side u − c
-// (u + c unless sub), c a scalar when cs: each element of the right-hand
-// side is formed as it is used, with the arithmetic of forming it first.
-// x must not overlap u or c.
-func solveTriangularShift(x, t, u, c []float64, n int, lower, trans, sub, cs bool) bool {
-	t, x, u = t[:n*n], x[:n], u[:n]
-	rs, cs1 := n, 1
-	if trans {
-		rs, cs1 = 1, n
+// dotRow is Σ a_j·v_j over four accumulators.
+func dotRow(a, v []float64) float64 {
+	a = a[:len(v)]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(v); j += 4 {
+		s0 += a[j] * v[j]
+		s1 += a[j+1] * v[j+1]
+		s2 += a[j+2] * v[j+2]
+		s3 += a[j+3] * v[j+3]
 	}
-	cstep := 1
-	if cs {
-		cstep = 0
+	for ; j < len(v); j++ {
+		s0 += a[j] * v[j]
 	}
-	if lower && !trans {
-		// The common case (z = L⁻¹(θ − μ)): rows of T in place.
-		for i := range x {
-			var v float64
-			if sub {
-				v = u[i] - c[i*cstep]
-			} else {
-				v = u[i] + c[i*cstep]
-			}
-			row := t[i*n : i*n+i+1]
-			d := row[i]
-			if i < 4 {
-				// dotStrided's short sum, inline.
-				var s float64
-				for j, a := range row[:i] {
-					s += a * x[j]
-				}
-				v -= s
-			} else {
-				v -= dotRow(row, x[:i])
-			}
-			if d == 0 || d-d != 0 {
-				return false
-			}
-			x[i] = v / d
-		}
-		return true
-	}
-	if lower != trans {
-		for i := 0; i < n; i++ {
-			var v float64
-			if sub {
-				v = u[i] - c[i*cstep]
-			} else {
-				v = u[i] + c[i*cstep]
-			}
-			v -= dotStrided(t[i*rs:], x[:i], cs1)
-			d := t[i*n+i]
-			if d == 0 || d-d != 0 {
-				return false
-			}
-			x[i] = v / d
-		}
-		return true
-	}
-	for i := n - 1; i >= 0; i-- {
-		var v float64
-		if sub {
-			v = u[i] - c[i*cstep]
-		} else {
-			v = u[i] + c[i*cstep]
-		}
-		v -= dotStrided(t[min(i*rs+(i+1)*cs1, n*n):], x[i+1:n], cs1)
-		d := t[i*n+i]
-		if d == 0 || d-d != 0 {
-			return false
-		}
-		x[i] = v / d
-	}
-	return true
+	return (s0 + s1) + (s2 + s3)
 }
 
 // dotStrided returns Σ_j a[j·stride]·x[j]: in order for fewer than four

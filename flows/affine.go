@@ -32,10 +32,8 @@ const maxCond = 1e13
 // no training. Forward and Inverse run compiled gorgonia graphs (a
 // standardisation layer: a difference and a triangular solve, and its
 // inverse, a matrix–vector product and a sum). They are safe for concurrent
-// use and need no Clone: the compiled maps run from the caller's stack
-// (ad's direct path) and write only the caller's slices. Only a map too
-// large for the direct path uses a program's buffers, and its calls on one
-// value take turns.
+// use: each value evaluates its own copies of the maps, and its calls take
+// turns; give each goroutine a Clone to run them in parallel.
 type Affine struct {
 	mean   []float64
 	l      blas64.Triangular // lower, row-major
@@ -250,12 +248,7 @@ func (a *Affine) apply(inverse bool, in, out []float64) (float64, error) {
 	if inverse {
 		p, k, ld = ps.inv, 1, a.logDet
 	}
-	if p.DirectOutputs() {
-		err = p.Outputs(in, out)
-	} else {
-		err = a.buffered(p, k, in, out)
-	}
-	if err != nil {
+	if err = a.buffered(p, k, in, out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: %s: %w", name(), err)
 	}
 	if !allFinite(out) {

@@ -24,7 +24,7 @@
 // Single-point Forward and Inverse do not allocate, and their input and
 // output may be the same slice. RQMA and ConditionalRQMA keep scratch
 // space for that and need a Clone per goroutine. An Affine is safe for
-// concurrent use as it is: its maps run from the caller's stack. Training
+// concurrent use as it is (its calls take turns). Training
 // is deterministic given TrainOptions.Seed and
 // TrainOptions.Workers. The fitting functions take a context: cancelling
 // it stops training between Adam steps. A TrainCache (TrainOptions.Cache)

@@ -4,68 +4,53 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// directCases are graphs that qualify for the direct path; each is
-// checked against its buffered evaluation (LogDensityGradInPlace, which
-// never takes it) bit for bit, and against the unfused program.
-var directCases = []struct {
-	name    string
-	build   graphFunc
-	bounded bool // the paired loop skips its per-element test
-	chain   bool // the plan is a chain (directChain)
+// tinyCases are gradient programs that fuse into one loop and a few
+// scalar operations (a Gaussian's log-density); each is checked against
+// LogDensityGradInPlace bit for bit, against the unfused program and
+// against finite differences.
+var tinyCases = []struct {
+	name  string
+	build graphFunc
 }{
-	{"gauss", fuseCases[0].build, true, true},
+	{"gauss", fuseCases[0].build},
 	// An offset that is data (a Bind-able scalar), read at every call.
 	{"gauss-data-offset", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
 		x := vec(g, "x", 10)
 		off := G.NewScalar(g, tensor.Float64, G.WithName("off"), G.WithValue(2.5))
 		ss := G.Must(G.Sum(G.Must(G.Square(x))))
 		return G.Must(G.Add(G.Must(G.Mul(G.NewConstant(-0.5), ss)), off)), []*G.Node{x}
-	}, true, true},
-	// A scale that is not a power of two: still one exact multiplier.
+	}},
+	// A scale that is not a power of two.
 	{"gauss-scale", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
 		x := vec(g, "x", 7)
 		ss := G.Must(G.Sum(G.Must(G.Square(x))))
 		return G.Must(G.Mul(G.NewConstant(-0.3), ss)), []*G.Node{x}
-	}, true, true},
-	// Two square loops: the register plan, not a chain.
+	}},
+	// Two square loops.
 	{"two-vectors", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
 		x, y := vec(g, "x", 5), vec(g, "y", 3)
 		sx := G.Must(G.Mul(G.NewConstant(-0.5), G.Must(G.Sum(G.Must(G.Square(x))))))
 		sy := G.Must(G.Mul(G.NewConstant(-2.0), G.Must(G.Sum(G.Must(G.Square(y))))))
 		return G.Must(G.Add(sx, sy)), []*G.Node{x, y}
-	}, true, false},
-	// A constant too large for the bound: the loop tests every element.
+	}},
+	// A constant so large that the gradient overflows before the square.
 	{"gauss-huge-scale", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
 		x := vec(g, "x", 5)
 		ss := G.Must(G.Sum(G.Must(G.Square(x))))
 		return G.Must(G.Add(G.Must(G.Mul(G.NewConstant(-1e80), ss)), G.NewConstant(3.0))), []*G.Node{x}
-	}, false, false},
+	}},
 }
 
-func TestDirectMatchesBuffered(t *testing.T) {
-	for _, c := range directCases {
+func TestTinyMatchesBuffered(t *testing.T) {
+	for _, c := range tinyCases {
 		t.Run(c.name, func(t *testing.T) {
 			p, plain := compileFunc(t, c.build), compileFunc(t, c.build, withoutFusion())
-			d := p.code.direct
-			if d == nil {
-				t.Fatal("no direct plan")
-			}
-			if got := d.ops[0].bounded; got != c.bounded {
-				t.Errorf("bounded = %v, want %v", got, c.bounded)
-			}
-			if got := d.ops[0].single; got != c.bounded { // every bounded case has y = 2
-				t.Errorf("single = %v, want %v", got, c.bounded)
-			}
-			if got := d.chain != nil; got != c.chain {
-				t.Errorf("chain = %v, want %v", got, c.chain)
-			}
 			rng := rand.New(rand.NewPCG(7, 8))
 			dim := p.Dim()
 			g1, g2, g3 := make([]float64, dim), make([]float64, dim), make([]float64, dim)
@@ -80,14 +65,14 @@ func TestDirectMatchesBuffered(t *testing.T) {
 				v2, err2 := p.LogDensityGradInPlace(x, g2)
 				v3, err3 := plain.LogDensityGrad(x, g3)
 				if err1 != nil || err2 != nil || err3 != nil {
-					t.Fatalf("errors: direct %v, buffered %v, unfused %v", err1, err2, err3)
+					t.Fatalf("errors: LogDensityGrad %v, in place %v, unfused %v", err1, err2, err3)
 				}
 				if math.Float64bits(v1) != math.Float64bits(v2) || !closeTo(v1, v3, 1e-13, 1e-13) {
-					t.Errorf("value: direct %v, buffered %v, unfused %v", v1, v2, v3)
+					t.Errorf("value: LogDensityGrad %v, in place %v, unfused %v", v1, v2, v3)
 				}
 				for i := range g1 {
 					if math.Float64bits(g1[i]) != math.Float64bits(g2[i]) || !closeTo(g1[i], g3[i], 1e-13, 1e-13) {
-						t.Errorf("grad[%d]: direct %v, buffered %v, unfused %v", i, g1[i], g2[i], g3[i])
+						t.Errorf("grad[%d]: LogDensityGrad %v, in place %v, unfused %v", i, g1[i], g2[i], g3[i])
 					}
 				}
 				fd := fdGrad(p, x)
@@ -104,10 +89,10 @@ func TestDirectMatchesBuffered(t *testing.T) {
 	}
 }
 
-// TestDirectBind checks that the direct path reads data at each call.
-func TestDirectBind(t *testing.T) {
+// TestTinyBind checks that a tiny program reads data at each call.
+func TestTinyBind(t *testing.T) {
 	g := G.NewGraph()
-	out, wrt := directCases[1].build(g)
+	out, wrt := tinyCases[1].build(g)
 	p, err := Compile(g, out, wrt)
 	if err != nil {
 		t.Fatal(err)
@@ -130,12 +115,11 @@ func TestDirectBind(t *testing.T) {
 	}
 }
 
-// TestDirectNonFinite checks the direct path's errors against the unfused
-// program's: NaN and ±Inf in each coordinate, and values so large that
-// only the square overflows (bounded loop) or only the gradient does (the
-// huge scale).
-func TestDirectNonFinite(t *testing.T) {
-	for _, c := range directCases {
+// TestTinyNonFinite checks the fused programs' errors against the unfused
+// ones': NaN and ±Inf in each coordinate, and values so large that only
+// the square overflows or only the gradient does (the huge scale).
+func TestTinyNonFinite(t *testing.T) {
+	for _, c := range tinyCases {
 		t.Run(c.name, func(t *testing.T) {
 			p, plain := compileFunc(t, c.build), compileFunc(t, c.build, withoutFusion())
 			dim := p.Dim()
@@ -150,43 +134,10 @@ func TestDirectNonFinite(t *testing.T) {
 					v1, err1 := p.LogDensityGrad(x, g1)
 					v2, err2 := plain.LogDensityGrad(x, g2)
 					if (err1 == nil) != (err2 == nil) || errors.Is(err1, ErrNonFinite) != errors.Is(err2, ErrNonFinite) {
-						t.Fatalf("x[%d]=%v: direct (%v, %v), unfused (%v, %v)", j, bad, v1, err1, v2, err2)
+						t.Fatalf("x[%d]=%v: fused (%v, %v), unfused (%v, %v)", j, bad, v1, err1, v2, err2)
 					}
 				}
 			}
 		})
-	}
-}
-
-// TestDirectConcurrent calls one direct Program from several goroutines at
-// once: the direct path touches no buffer of the Program, so every call
-// succeeds with its own input's value (and -race finds no race).
-func TestDirectConcurrent(t *testing.T) {
-	p := compileFunc(t, directCases[0].build)
-	dim := p.Dim()
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for w := range errs {
-		wg.Go(func() {
-			x, g := make([]float64, dim), make([]float64, dim)
-			for it := range 500 {
-				s := 0.0
-				for i := range x {
-					x[i] = float64(w+1) * float64(i-it%7) / 10
-					s += x[i] * x[i]
-				}
-				v, err := p.LogDensityGrad(x, g)
-				if err != nil || !closeTo(v, -0.5*s-1.5, 1e-13, 1e-13) || g[3] != -x[3] {
-					errs[w] = errors.Join(err, errors.New("wrong value or gradient"))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
 	}
 }
