@@ -52,3 +52,15 @@ type Scratcher interface {
 type Cloner interface {
 	CloneKernel() Kernel
 }
+
+// FullWriter is optionally implemented by a Kernel whose Eval writes every
+// element of out on every call, whatever out held before, and reads no
+// element of out before writing it. The compiler may then let out share
+// memory with buffers that are dead while the kernel runs (a smaller
+// arena); the output of any other Kernel keeps memory of its own, since
+// the Kernel contract lets Eval rely on what it left in out last time.
+type FullWriter interface {
+	Kernel
+	// WritesFullOutput reports whether Eval writes all of out as above.
+	WritesFullOutput() bool
+}

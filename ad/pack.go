@@ -1,7 +1,6 @@
 package ad
 
 import (
-	"reflect"
 	"slices"
 	"sort"
 )
@@ -22,24 +21,13 @@ import (
 //     shared data, gradient check, or a result an entry point reads after
 //     running (the output, the gradients, the WithOutputs nodes);
 //   - in every list, the first instruction touching it (or a view of it)
-//     is its producer, which writes all of it; custom kernels are trusted
-//     to do so only when they are ours (ad/ops, see fullKernels), since
-//     the Kernel contract lets a user's kernel rely on an output it leaves
-//     partly untouched keeping its earlier contents.
+//     is its producer, which writes all of it; a custom kernel is trusted
+//     to do so only when it says so (FullWriter), since the Kernel
+//     contract lets a kernel rely on an output it leaves partly untouched
+//     keeping its earlier contents.
 // The other slots keep ranges of their own, laid out first, in their
 // original order, so that views, in-place bindings and the folded
 // constants keep their relative positions.
-
-// fullKernels are the ad/ops kernels known to write every element of
-// their output that any instruction reads (checked when this list was
-// made; add a kernel only after checking its Eval).
-var fullKernels = map[string]bool{
-	"maskedKernel": true, "rowsKernel": true, "rowsGradKernel": true,
-	"sliceKernel": true, "embedKernel": true, "permuteKernel": true,
-	"unaryKernel": true,
-}
-
-const opsPkg = "github.com/trjgo/trj/ad/ops"
 
 // fusedSlots appends every slot an op of a fused instruction may read or
 // write. It names each slot field of fop: TestFusedSlotsCoverFop fails
@@ -60,11 +48,8 @@ func fusedSlots(dst []int, ins *instr) []int {
 func (b *builder) writesAll(ins *instr) bool {
 	switch ins.kind {
 	case kKernel:
-		t := reflect.TypeOf(b.c.kernels[ins.kernel])
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		return t.PkgPath() == opsPkg && fullKernels[t.Name()]
+		f, ok := b.c.kernels[ins.kernel].(FullWriter)
+		return ok && f.WritesFullOutput()
 	case kGather:
 		n := b.c.slotLen[ins.out]
 		covered := make([]bool, n)

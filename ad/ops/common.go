@@ -77,6 +77,14 @@ var (
 	_ ad.Lowerer = choleskyOp{}
 	_ ad.Cloner  = (*choleskyGradKernel)(nil)
 	_ ad.Cloner  = (*glmKernel)(nil)
+
+	_ ad.FullWriter = (*maskedKernel)(nil)
+	_ ad.FullWriter = rowsKernel{}
+	_ ad.FullWriter = rowsGradKernel{}
+	_ ad.FullWriter = sliceKernel{}
+	_ ad.FullWriter = embedKernel{}
+	_ ad.FullWriter = permuteKernel{}
+	_ ad.FullWriter = unaryKernel{}
 )
 
 // typeVar is the element type shared by all inputs and the output.

@@ -379,6 +379,9 @@ type maskedKernel struct {
 	own        []float64 // Eval's scratch
 }
 
+// WritesFullOutput implements ad.FullWriter: Eval writes every element of out.
+func (k *maskedKernel) WritesFullOutput() bool { return true }
+
 // CloneKernel implements ad.Cloner: a clone allocates its own scratch if
 // its Eval is called.
 func (k *maskedKernel) CloneKernel() ad.Kernel {

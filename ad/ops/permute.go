@@ -88,6 +88,9 @@ type permuteKernel struct {
 	rows int
 }
 
+// WritesFullOutput implements ad.FullWriter: Eval writes every element of out.
+func (k permuteKernel) WritesFullOutput() bool { return true }
+
 func (k permuteKernel) Eval(out []float64, in [][]float64) error {
 	n := len(k.perm)
 	x := in[0]

@@ -336,6 +336,9 @@ func (op sliceOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 
 type sliceKernel struct{ off, n int }
 
+// WritesFullOutput implements ad.FullWriter: Eval writes every element of out.
+func (k sliceKernel) WritesFullOutput() bool { return true }
+
 func (k sliceKernel) Eval(out []float64, in [][]float64) error {
 	if len(in) != 1 || len(out) != k.n || len(in[0]) < k.off+k.n {
 		return errBufferSize
@@ -387,6 +390,9 @@ func (op embedOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 }
 
 type embedKernel struct{ off, n, total int }
+
+// WritesFullOutput implements ad.FullWriter: Eval writes every element of out.
+func (k embedKernel) WritesFullOutput() bool { return true }
 
 func (k embedKernel) Eval(out []float64, in [][]float64) error {
 	if len(in) != 1 || len(in[0]) != k.n || len(out) != k.total {

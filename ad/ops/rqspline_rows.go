@@ -157,6 +157,9 @@ type rowsKernel struct {
 	op rowsOp
 }
 
+// WritesFullOutput implements ad.FullWriter: Eval writes every element of out.
+func (k rowsKernel) WritesFullOutput() bool { return true }
+
 // paramRow returns the row whose parameters and knots serve coordinate i of
 // row r.
 func (l rowsLayout) paramRow(r, i int) int {

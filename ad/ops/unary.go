@@ -203,6 +203,9 @@ type unaryKernel struct {
 	n  int
 }
 
+// WritesFullOutput implements ad.FullWriter: Eval writes every element of out.
+func (k unaryKernel) WritesFullOutput() bool { return true }
+
 func (k unaryKernel) Eval(out []float64, in [][]float64) error {
 	if len(in) != 1 || len(in[0]) != k.n || len(out) != k.n {
 		return errBufferSize
