@@ -568,7 +568,7 @@ func (b *builder) lowerBuiltin(nd *gorgonia.Node, typ string, cs []*gorgonia.Nod
 	case "elemBinOp":
 		name := fmt.Sprint(op)
 		sym, _, _ := strings.Cut(name, " ")
-		fs, ok := binaryFuncs[sym]
+		bop, ok := binaryOps[sym]
 		if !ok || len(cs) != 2 {
 			return false, nil
 		}
@@ -585,7 +585,7 @@ func (b *builder) lowerBuiltin(nd *gorgonia.Node, typ string, cs []*gorgonia.Nod
 			return false, nil
 		}
 		s := b.newSlot(nd, n)
-		b.emit(nd, instr{kind: kBinary, out: s, args: args, binary: fs[v], sym: sym, variant: v, name: name})
+		b.emit(nd, instr{kind: kBinary, out: s, args: args, bop: bop, sym: sym, variant: v, name: name})
 		return true, nil
 
 	case "sumOp", "maxOp":

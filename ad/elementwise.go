@@ -7,10 +7,6 @@ import "math"
 // dispatch: the only indirect call is per instruction.
 type unaryFunc func(out, in []float64)
 
-// binaryFunc applies one elementwise binary op. Which of the three variants
-// (tensor–tensor, scalar–tensor, tensor–scalar) runs is fixed at compile time.
-type binaryFunc func(out, a, b []float64)
-
 // unaryFuncs maps gorgonia's unary op names (elemUnaryOp.String) to kernels.
 // The formulas follow gorgonia's float64 scalar definitions so that compiled
 // and interpreted graphs agree to rounding.
@@ -144,108 +140,28 @@ func softplus(x float64) float64 {
 	return math.Log1p(math.Exp(x))
 }
 
-// binaryFuncs holds, for each gorgonia binary operator symbol, the
-// tensor–tensor, scalar–tensor and tensor–scalar variants.
-var binaryFuncs = map[string][3]binaryFunc{
-	"+": {
-		func(out, a, b []float64) {
-			a, b = a[:len(out)], b[:len(out)]
-			for i := range out {
-				out[i] = a[i] + b[i]
-			}
-		},
-		func(out, a, b []float64) {
-			s, b := a[0], b[:len(out)]
-			for i := range out {
-				out[i] = s + b[i]
-			}
-		},
-		func(out, a, b []float64) {
-			a, s := a[:len(out)], b[0]
-			for i := range out {
-				out[i] = a[i] + s
-			}
-		},
-	},
-	"-": {
-		func(out, a, b []float64) {
-			a, b = a[:len(out)], b[:len(out)]
-			for i := range out {
-				out[i] = a[i] - b[i]
-			}
-		},
-		func(out, a, b []float64) {
-			s, b := a[0], b[:len(out)]
-			for i := range out {
-				out[i] = s - b[i]
-			}
-		},
-		func(out, a, b []float64) {
-			a, s := a[:len(out)], b[0]
-			for i := range out {
-				out[i] = a[i] - s
-			}
-		},
-	},
-	"⊙": {
-		func(out, a, b []float64) {
-			a, b = a[:len(out)], b[:len(out)]
-			for i := range out {
-				out[i] = a[i] * b[i]
-			}
-		},
-		func(out, a, b []float64) {
-			s, b := a[0], b[:len(out)]
-			for i := range out {
-				out[i] = s * b[i]
-			}
-		},
-		func(out, a, b []float64) {
-			a, s := a[:len(out)], b[0]
-			for i := range out {
-				out[i] = a[i] * s
-			}
-		},
-	},
-	"÷": {
-		func(out, a, b []float64) {
-			a, b = a[:len(out)], b[:len(out)]
-			for i := range out {
-				out[i] = a[i] / b[i]
-			}
-		},
-		func(out, a, b []float64) {
-			s, b := a[0], b[:len(out)]
-			for i := range out {
-				out[i] = s / b[i]
-			}
-		},
-		func(out, a, b []float64) {
-			a, s := a[:len(out)], b[0]
-			for i := range out {
-				out[i] = a[i] / s
-			}
-		},
-	},
-	"^":  genericBinary(scalarBinary["^"]),
-	"<":  genericBinary(scalarBinary["<"]),
-	">":  genericBinary(scalarBinary[">"]),
-	"<=": genericBinary(scalarBinary["<="]),
-	">=": genericBinary(scalarBinary[">="]),
-	"==": genericBinary(scalarBinary["=="]),
-	"!=": genericBinary(scalarBinary["!="]),
+// binaryOp is one of gorgonia's elementwise binary ops: its code and, for
+// the ops without loops of their own (fGeneric), its scalar function.
+type binaryOp struct {
+	code fcode
+	f    func(x, y float64) float64
 }
 
-// scalarBinary holds the scalar functions of the binary ops without a
-// dedicated loop, for fused kernels (fuse.go) and genericBinary.
-var scalarBinary = map[string]func(x, y float64) float64{
-	"^":  math.Pow,
-	"<":  func(x, y float64) float64 { return b2f(x < y) },
-	">":  func(x, y float64) float64 { return b2f(x > y) },
-	"<=": func(x, y float64) float64 { return b2f(x <= y) },
-	">=": func(x, y float64) float64 { return b2f(x >= y) },
-	"==": func(x, y float64) float64 { return b2f(x == y) },
-	"!=": func(x, y float64) float64 { return b2f(x != y) },
+// binaryOps is the one statement of the elementwise binary ops ad lowers,
+// by gorgonia's symbol. Every path evaluates them through scalarOp and
+// binaryLoop: lone instructions, fused loops and constant folding.
+var binaryOps = map[string]binaryOp{
+	"+":  {code: fAdd},
+	"-":  {code: fSub},
+	"⊙":  {code: fMul},
+	"÷":  {code: fDiv},
+	"^":  {fGeneric, math.Pow},
+	"<":  {fGeneric, func(x, y float64) float64 { return b2f(x < y) }},
+	">":  {fGeneric, func(x, y float64) float64 { return b2f(x > y) }},
+	"<=": {fGeneric, func(x, y float64) float64 { return b2f(x <= y) }},
+	">=": {fGeneric, func(x, y float64) float64 { return b2f(x >= y) }},
+	"==": {fGeneric, func(x, y float64) float64 { return b2f(x == y) }},
+	"!=": {fGeneric, func(x, y float64) float64 { return b2f(x != y) }},
 }
 
 // b2f encodes a comparison as gorgonia does for same-type results: 1 or 0.
@@ -256,28 +172,112 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// genericBinary builds the three variants of a binary op from its scalar
-// function. It pays an indirect call per element, acceptable for the rare
-// ops (pow, comparisons) that use it.
-func genericBinary(f func(x, y float64) float64) [3]binaryFunc {
-	return [3]binaryFunc{
-		func(out, a, b []float64) {
-			a, b = a[:len(out)], b[:len(out)]
+// arith is x code y for the four arithmetic codes (fDiv for any other).
+func arith(code fcode, x, y float64) float64 {
+	switch code {
+	case fAdd:
+		return x + y
+	case fSub:
+		return x - y
+	case fMul:
+		return x * y
+	}
+	return x / y
+}
+
+// scalarOp applies a binary op to two numbers.
+func scalarOp(op binaryOp, x, y float64) float64 {
+	if op.code == fGeneric {
+		return op.f(x, y)
+	}
+	return arith(op.code, x, y)
+}
+
+// binaryLoop sets out = a op b elementwise. a is a scalar (one element)
+// when as, b when bs. The arithmetic ops have loops of their own, chosen
+// once per call; the others pay an indirect call per element, acceptable
+// for the rare ops (pow, comparisons) that are generic.
+func binaryLoop(op binaryOp, out, a, b []float64, as, bs bool) {
+	switch {
+	case as && bs:
+		v := scalarOp(op, a[0], b[0])
+		for i := range out {
+			out[i] = v
+		}
+	case as:
+		x, b := a[0], b[:len(out)]
+		switch op.code {
+		case fAdd:
+			for i, v := range b {
+				out[i] = x + v
+			}
+		case fSub:
+			for i, v := range b {
+				out[i] = x - v
+			}
+		case fMul:
+			for i, v := range b {
+				out[i] = x * v
+			}
+		case fDiv:
+			for i, v := range b {
+				out[i] = x / v
+			}
+		default:
+			f := op.f
+			for i, v := range b {
+				out[i] = f(x, v)
+			}
+		}
+	case bs:
+		a, y := a[:len(out)], b[0]
+		switch op.code {
+		case fAdd:
+			for i, v := range a {
+				out[i] = v + y
+			}
+		case fSub:
+			for i, v := range a {
+				out[i] = v - y
+			}
+		case fMul:
+			for i, v := range a {
+				out[i] = v * y
+			}
+		case fDiv:
+			for i, v := range a {
+				out[i] = v / y
+			}
+		default:
+			f := op.f
+			for i, v := range a {
+				out[i] = f(v, y)
+			}
+		}
+	default:
+		a, b = a[:len(out)], b[:len(out)] // lets the compiler drop bounds checks
+		switch op.code {
+		case fAdd:
+			for i := range out {
+				out[i] = a[i] + b[i]
+			}
+		case fSub:
+			for i := range out {
+				out[i] = a[i] - b[i]
+			}
+		case fMul:
+			for i := range out {
+				out[i] = a[i] * b[i]
+			}
+		case fDiv:
+			for i := range out {
+				out[i] = a[i] / b[i]
+			}
+		default:
+			f := op.f
 			for i := range out {
 				out[i] = f(a[i], b[i])
 			}
-		},
-		func(out, a, b []float64) {
-			s, b := a[0], b[:len(out)]
-			for i := range out {
-				out[i] = f(s, b[i])
-			}
-		},
-		func(out, a, b []float64) {
-			a, s := a[:len(out)], b[0]
-			for i := range out {
-				out[i] = f(a[i], s)
-			}
-		},
+		}
 	}
 }

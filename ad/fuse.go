@@ -98,17 +98,7 @@ func runFused(s [][]float64, ops []fop, chk int) {
 		if op.n == 1 && op.code >= fAdd && op.code <= fDiv && op.sum < 0 && !op.scaled && !op.check {
 			// A scalar op (a tiny program's value is mostly these): no
 			// second dispatch.
-			x, y := s[op.a.slot][op.a.off], s[op.b.slot][op.b.off]
-			switch op.code {
-			case fAdd:
-				s[op.out][0] = x + y
-			case fSub:
-				s[op.out][0] = x - y
-			case fMul:
-				s[op.out][0] = x * y
-			default:
-				s[op.out][0] = x / y
-			}
+			s[op.out][0] = arith(op.code, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
 			continue
 		}
 		if op.paired {
@@ -212,32 +202,17 @@ func runOp(s [][]float64, op *fop) {
 			for i, v := range a {
 				out[i] = v * v
 			}
-		case fMul:
-			if op.sum >= 0 || op.scaled {
+		case fMul, fAdd, fSub, fDiv, fGeneric:
+			switch {
+			case op.code == fMul && (op.sum >= 0 || op.scaled):
 				mulFused(s[op.out][:n], s, op)
-				return
-			}
-			if n == 1 {
-				s[op.out][0] = s[op.a.slot][op.a.off] * s[op.b.slot][op.b.off]
-				return
-			}
-			binaryFused(s[op.out][:n], s, op)
-		case fAdd, fSub:
-			if op.sum >= 0 {
+			case op.sum >= 0:
 				s[op.sum][0] = addSubSum(s[op.out][:n], s, op)
-				return
+			case n == 1:
+				s[op.out][0] = scalarOp(op.bop(), s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
+			default:
+				binaryFused(s[op.out][:n], s, op)
 			}
-			if n == 1 {
-				s[op.out][0] = scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
-				return
-			}
-			binaryFused(s[op.out][:n], s, op)
-		case fDiv, fGeneric:
-			if n == 1 {
-				s[op.out][0] = scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
-				return
-			}
-			binaryFused(s[op.out][:n], s, op)
 		case fSum:
 			s[op.out][0] = floats.Sum(s[op.a.slot][op.a.off : op.a.off+n])
 		case fFill:
@@ -253,109 +228,22 @@ func runOp(s [][]float64, op *fop) {
 	}
 }
 
-// scalarOp applies a binary op to two numbers.
-func scalarOp(op *fop, x, y float64) float64 {
-	switch op.code {
-	case fAdd:
-		return x + y
-	case fSub:
-		return x - y
-	case fMul:
-		return x * y
-	case fDiv:
-		return x / y
+// bop is the binary op of op, an fAdd … fGeneric.
+func (op *fop) bop() binaryOp { return binaryOp{op.code, op.gen} }
+
+// view is the operand o of n elements (one when scalar).
+func (o foperand) view(s [][]float64, n int) []float64 {
+	if o.scalar {
+		n = 1
 	}
-	return op.gen(x, y)
+	return s[o.slot][o.off : o.off+n]
 }
 
 // binaryFused runs a binary op with its operands' shapes: tensor–tensor,
 // scalar–tensor, tensor–scalar or scalar–scalar (a broadcast result).
 func binaryFused(out []float64, s [][]float64, op *fop) {
 	n := len(out)
-	as, bs := op.a.scalar, op.b.scalar
-	switch {
-	case !as && !bs:
-		a, b := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n]
-		a, b = a[:len(out)], b[:len(out)] // lets the compiler drop bounds checks
-		switch op.code {
-		case fAdd:
-			for i := range out {
-				out[i] = a[i] + b[i]
-			}
-		case fSub:
-			for i := range out {
-				out[i] = a[i] - b[i]
-			}
-		case fMul:
-			for i := range out {
-				out[i] = a[i] * b[i]
-			}
-		case fDiv:
-			for i := range out {
-				out[i] = a[i] / b[i]
-			}
-		default:
-			f := op.gen
-			for i := range out {
-				out[i] = f(a[i], b[i])
-			}
-		}
-	case as && !bs:
-		x, b := s[op.a.slot][op.a.off], s[op.b.slot][op.b.off:op.b.off+n]
-		switch op.code {
-		case fAdd:
-			for i, v := range b {
-				out[i] = x + v
-			}
-		case fSub:
-			for i, v := range b {
-				out[i] = x - v
-			}
-		case fMul:
-			for i, v := range b {
-				out[i] = x * v
-			}
-		case fDiv:
-			for i, v := range b {
-				out[i] = x / v
-			}
-		default:
-			f := op.gen
-			for i, v := range b {
-				out[i] = f(x, v)
-			}
-		}
-	case !as && bs:
-		a, y := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off]
-		switch op.code {
-		case fAdd:
-			for i, v := range a {
-				out[i] = v + y
-			}
-		case fSub:
-			for i, v := range a {
-				out[i] = v - y
-			}
-		case fMul:
-			for i, v := range a {
-				out[i] = v * y
-			}
-		case fDiv:
-			for i, v := range a {
-				out[i] = v / y
-			}
-		default:
-			f := op.gen
-			for i, v := range a {
-				out[i] = f(v, y)
-			}
-		}
-	default:
-		v := scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
-		for i := range out {
-			out[i] = v
-		}
-	}
+	binaryLoop(op.bop(), out, op.a.view(s, n), op.b.view(s, n), op.a.scalar, op.b.scalar)
 }
 
 // squareSum writes a² into out and returns Σ a², summed in four
@@ -533,14 +421,7 @@ func mulFused(out []float64, s [][]float64, op *fop) {
 			}
 		}
 		if op.sum >= 0 {
-			i := 0
-			for ; i+2 <= n; i += 2 {
-				s0 += out[i]
-				s1 += out[i+1]
-			}
-			for ; i < n; i++ {
-				s0 += out[i]
-			}
+			s0 = pairSum(out)
 		}
 	}
 	if op.sum >= 0 {
@@ -548,55 +429,27 @@ func mulFused(out []float64, s [][]float64, op *fop) {
 	}
 }
 
-// addSubSum runs a sum or difference and returns the sum of its result,
-// accumulated in the loop when both operands are vectors.
+// addSubSum runs a sum or difference and returns the sum of its result.
 func addSubSum(out []float64, s [][]float64, op *fop) float64 {
-	n := len(out)
-	if op.a.scalar || op.b.scalar {
-		if n == 1 {
-			out[0] = scalarOp(op, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
-		} else {
-			binaryFused(out, s, op)
-		}
-		var s0, s1 float64
-		i := 0
-		for ; i+2 <= n; i += 2 {
-			s0 += out[i]
-			s1 += out[i+1]
-		}
-		for ; i < n; i++ {
-			s0 += out[i]
-		}
-		return s0 + s1
+	if len(out) == 1 {
+		out[0] = scalarOp(op.bop(), s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
+	} else {
+		binaryFused(out, s, op)
 	}
-	a, b := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n]
-	a, b = a[:len(out)], b[:len(out)]
+	return pairSum(out)
+}
+
+// pairSum is Σ v over two accumulators, even and odd elements, as the
+// fused loops sum their results.
+func pairSum(v []float64) float64 {
 	var s0, s1 float64
 	i := 0
-	if op.code == fAdd {
-		for ; i+2 <= n; i += 2 {
-			v0, v1 := a[i]+b[i], a[i+1]+b[i+1]
-			out[i], out[i+1] = v0, v1
-			s0 += v0
-			s1 += v1
-		}
-		for ; i < n; i++ {
-			v := a[i] + b[i]
-			out[i] = v
-			s0 += v
-		}
-		return s0 + s1
+	for ; i+2 <= len(v); i += 2 {
+		s0 += v[i]
+		s1 += v[i+1]
 	}
-	for ; i+2 <= n; i += 2 {
-		v0, v1 := a[i]-b[i], a[i+1]-b[i+1]
-		out[i], out[i+1] = v0, v1
-		s0 += v0
-		s1 += v1
-	}
-	for ; i < n; i++ {
-		v := a[i] - b[i]
-		out[i] = v
-		s0 += v
+	for ; i < len(v); i++ {
+		s0 += v[i]
 	}
 	return s0 + s1
 }
@@ -696,13 +549,8 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 			}
 		case kBinary:
 			op.a, op.b = operand(ins.args[0], n, false), operand(ins.args[1], n, false)
-			switch ins.sym {
-			case "+":
-				op.code = fAdd
-			case "-":
-				op.code = fSub
-			case "⊙":
-				op.code = fMul
+			op.code, op.gen = ins.bop.code, ins.bop.f
+			if op.code == fMul {
 				// A product with a constant 1 is its other operand, with
 				// −1 its negation: the same bits, one pass fewer.
 				v, k := op.a, op.b
@@ -718,14 +566,6 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 						op.code, op.a = fNeg, v
 					}
 				}
-			case "÷":
-				op.code = fDiv
-			default:
-				f, ok := scalarBinary[ins.sym]
-				if !ok {
-					continue
-				}
-				op.code, op.gen = fGeneric, f
 			}
 		case kSumAll:
 			m := c.slotLen[ins.args[0]]

@@ -127,7 +127,7 @@ type instr struct {
 	out    int
 	args   []int
 	unary  unaryFunc
-	binary binaryFunc
+	bop    binaryOp // kBinary
 	segs   []segment
 	index  []int32 // reductions: output position of each input element
 	la     linalg
@@ -462,7 +462,7 @@ func (p *Program) run(code []instr) (err error) {
 		case kUnary:
 			ins.unary(out, s[ins.args[0]])
 		case kBinary:
-			ins.binary(out, s[ins.args[0]], s[ins.args[1]])
+			binaryLoop(ins.bop, out, s[ins.args[0]], s[ins.args[1]], ins.variant == 1, ins.variant == 2)
 		case kGather:
 			gather(out, s, ins)
 		case kSumAll:
