@@ -72,29 +72,9 @@ func Compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, op
 // compile is Compile without the checks of out; a nil out compiles the
 // WithOutputs nodes alone, without differentiating.
 func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cfg config) (prog *Program, err error) {
-	if len(wrt) == 0 {
-		return nil, errors.New("ad: Compile needs at least one wrt node")
-	}
-	seen := make(map[*gorgonia.Node]bool, len(wrt))
-	for i, n := range wrt {
-		if err := checkMember(g, n, fmt.Sprintf("wrt[%d]", i)); err != nil {
-			return nil, err
-		}
-		if n.Op() != nil {
-			return nil, fmt.Errorf("ad: wrt[%d] %q is not an input node", i, n.Name())
-		}
-		if n.Dtype() != tensor.Float64 {
-			return nil, fmt.Errorf("ad: wrt[%d] %q has dtype %v, want float64", i, n.Name(), n.Dtype())
-		}
-		if seen[n] {
-			return nil, fmt.Errorf("ad: wrt[%d] %q appears twice", i, n.Name())
-		}
-		seen[n] = true
-	}
-	for i, n := range cfg.outputs {
-		if err := checkMember(g, n, fmt.Sprintf("WithOutputs[%d]", i)); err != nil {
-			return nil, err
-		}
+	seen, err := checkInputs(g, wrt, cfg)
+	if err != nil {
+		return nil, err
 	}
 
 	// gorgonia's symbolic differentiation and op methods panic on some bad
@@ -138,11 +118,50 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		roots = append(roots, out)
 	}
 	roots = append(append(roots, grads...), cfg.outputs...)
+	if err := b.lowerAll(sorted, roots, wrt); err != nil {
+		return nil, err
+	}
+	b.entryPoints(out, wrt, grads, cfg.outputs)
+	return b.finish(out != nil, cfg)
+}
+
+// checkInputs checks the wrt and WithOutputs nodes and returns the set of
+// wrt nodes.
+func checkInputs(g *gorgonia.ExprGraph, wrt []*gorgonia.Node, cfg config) (map[*gorgonia.Node]bool, error) {
+	if len(wrt) == 0 {
+		return nil, errors.New("ad: Compile needs at least one wrt node")
+	}
+	seen := make(map[*gorgonia.Node]bool, len(wrt))
+	for i, n := range wrt {
+		if err := checkMember(g, n, fmt.Sprintf("wrt[%d]", i)); err != nil {
+			return nil, err
+		}
+		if n.Op() != nil {
+			return nil, fmt.Errorf("ad: wrt[%d] %q is not an input node", i, n.Name())
+		}
+		if n.Dtype() != tensor.Float64 {
+			return nil, fmt.Errorf("ad: wrt[%d] %q has dtype %v, want float64", i, n.Name(), n.Dtype())
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("ad: wrt[%d] %q appears twice", i, n.Name())
+		}
+		seen[n] = true
+	}
+	for i, n := range cfg.outputs {
+		if err := checkMember(g, n, fmt.Sprintf("WithOutputs[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	return seen, nil
+}
+
+// lowerAll lowers, producers first, every node of sorted (gorgonia.Sort's
+// order) that roots need, and the wrt nodes.
+func (b *builder) lowerAll(sorted, roots, wrt []*gorgonia.Node) error {
 	needed := b.ancestors(roots)
 	for _, n := range wrt {
 		needed[n] = true // a wrt node may be unused by the value; it still has a slot
 	}
-
 	// gorgonia.Sort puts consumers first; evaluation runs producers first.
 	var order []*gorgonia.Node
 	for i := len(sorted) - 1; i >= 0; i-- {
@@ -157,10 +176,15 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	b.planAccumulations(order, pinned)
 	for _, n := range order {
 		if err := b.lower(n); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
+// entryPoints records the slots of the inputs, the output, the gradients
+// and the WithOutputs nodes, and the instruction list of each entry point.
+func (b *builder) entryPoints(out *gorgonia.Node, wrt, grads, outputs []*gorgonia.Node) {
 	c := b.c
 	for _, n := range wrt {
 		s := b.slot[n]
@@ -176,15 +200,21 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	for _, gn := range grads {
 		c.gradSlots = append(c.gradSlots, b.slot[gn])
 	}
-	for _, n := range cfg.outputs {
+	for _, n := range outputs {
 		s := b.slot[n]
 		c.extra = append(c.extra, s)
 		c.extraDim += c.slotLen[s]
 	}
-	c.outputs = b.subset(b.ancestors(cfg.outputs))
+	c.outputs = b.subset(b.ancestors(outputs))
+}
 
+// finish lays out the arena, folds constants, fuses and packs the lowered
+// program (hasOut: it has a scalar output and a gradient) and returns its
+// first Program.
+func (b *builder) finish(hasOut bool, cfg config) (*Program, error) {
+	c := b.c
 	c.chkSlot = -1
-	if out != nil && !cfg.noFuse {
+	if hasOut && !cfg.noFuse {
 		c.chkSlot = len(c.slotOff)
 		c.slotOff = append(c.slotOff, b.arenaLen)
 		c.slotLen = append(c.slotLen, 1)
@@ -218,7 +248,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 			return nil, fmt.Errorf("ad: evaluating constant subgraph: %w", err)
 		}
 	}
-	if out != nil && !cfg.noFuse {
+	if hasOut && !cfg.noFuse {
 		c.value = c.fuse(c.value, []int{c.outSlot}, b.isConst)
 		c.full = c.fuse(c.full, append([]int{c.outSlot}, c.gradSlots...), b.isConst)
 		c.gradChecked = c.markGradChecks()
@@ -249,7 +279,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	// The io region is allocated on first use (see frontLayout) unless a
 	// gradient is not sure to be written by every evaluation (as running
 	// in place requires).
-	if out != nil {
+	if hasOut {
 		// Planned once here; each Program copies the plan.
 		c.inplace = (&Program{code: c}).planInplace()
 	}

@@ -477,12 +477,36 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 	if len(list) == 0 {
 		return list
 	}
-	shared := func(t int) bool { _, ok := c.shared[t]; return ok }
-
-	// Broadcasts and copies, resolved to their sources.
-	res := make(map[int]foperand)
+	f := &fuser{c: c, list: list, liveOut: liveOut, isConst: isConst}
+	f.resolveCopies()
+	f.ops = make([]*fop, len(list))
 	for i := range list {
-		ins := &list[i]
+		f.ops[i] = f.lowerOp(&list[i])
+	}
+	f.dropDead()
+	return f.group()
+}
+
+// fuser holds the state of one fuse call.
+type fuser struct {
+	c       *code
+	list    []instr
+	liveOut []int
+	isConst map[int]bool
+	res     map[int]foperand // broadcasts and copies, resolved to their sources
+	ops     []*fop           // each instruction's op, nil when not fusable
+	dead    []bool           // instructions dropped
+	reads   []int            // slots read by the live instructions and the entry point
+}
+
+func (f *fuser) shared(t int) bool { _, ok := f.c.shared[t]; return ok }
+
+// resolveCopies maps the output of each broadcast and copy to its source.
+func (f *fuser) resolveCopies() {
+	c := f.c
+	f.res = make(map[int]foperand)
+	for i := range f.list {
+		ins := &f.list[i]
 		if ins.kind != kGather || len(ins.segs) != 1 {
 			continue
 		}
@@ -492,163 +516,176 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 			continue
 		}
 		src := foperand{slot: ins.args[sg.arg], off: sg.src, scalar: sg.stride == 0}
-		if r, ok := res[src.slot]; ok {
+		if r, ok := f.res[src.slot]; ok {
 			if r.scalar {
 				src = r
 			} else {
 				src.slot, src.off = r.slot, r.off+src.off
 			}
 		}
-		res[ins.out] = src
+		f.res[ins.out] = src
 	}
-	uniform := func(t int) bool {
-		if !isConst[t] || shared(t) || c.slotLen[t] == 0 {
+}
+
+// uniform reports whether slot t is a constant with all elements equal.
+func (f *fuser) uniform(t int) bool {
+	c := f.c
+	if !f.isConst[t] || f.shared(t) || c.slotLen[t] == 0 {
+		return false
+	}
+	v := c.init[c.slotOff[t] : c.slotOff[t]+c.slotLen[t]]
+	b0 := math.Float64bits(v[0])
+	for _, x := range v[1:] {
+		if math.Float64bits(x) != b0 {
 			return false
 		}
-		v := c.init[c.slotOff[t] : c.slotOff[t]+c.slotLen[t]]
-		b0 := math.Float64bits(v[0])
-		for _, x := range v[1:] {
-			if math.Float64bits(x) != b0 {
-				return false
+	}
+	return true
+}
+
+// operand resolves slot t read as n elements; vecOnly refuses a scalar.
+func (f *fuser) operand(t, n int, vecOnly bool) foperand {
+	r, ok := f.res[t]
+	if !ok {
+		r = foperand{slot: t}
+		if n > 1 && (f.c.slotLen[t] == 1 || f.uniform(t)) {
+			r.scalar = true
+		}
+	}
+	if r.scalar && vecOnly {
+		return foperand{slot: t}
+	}
+	return r
+}
+
+// lowerOp returns the fused op of a fusable instruction, or nil.
+func (f *fuser) lowerOp(ins *instr) *fop {
+	c := f.c
+	n := c.slotLen[ins.out]
+	if n == 0 {
+		return nil
+	}
+	op := &fop{out: ins.out, n: n, sum: -1}
+	switch ins.kind {
+	case kUnary:
+		op.code, op.a, op.un, op.sym = fUnary, f.operand(ins.args[0], n, true), ins.unary, ins.sym
+		switch ins.sym {
+		case "neg":
+			op.code = fNeg
+		case "square":
+			op.code = fSquare
+		}
+	case kBinary:
+		op.a, op.b = f.operand(ins.args[0], n, false), f.operand(ins.args[1], n, false)
+		op.code, op.gen = ins.bop.code, ins.bop.f
+		if op.code != fMul {
+			break
+		}
+		// A product with a constant 1 is its other operand, with −1 its
+		// negation: the same bits, one pass fewer.
+		v, k := op.a, op.b
+		if v.scalar {
+			v, k = k, v
+		}
+		if !v.scalar && k.scalar && f.isConst[k.slot] && !f.shared(k.slot) {
+			switch c.init[c.slotOff[k.slot]+k.off] {
+			case 1:
+				f.res[ins.out] = v
+				op.code, op.a = fCopy, v
+			case -1:
+				op.code, op.a = fNeg, v
 			}
 		}
-		return true
-	}
-	// operand resolves slot t read as n elements; vecOnly refuses a scalar.
-	operand := func(t, n int, vecOnly bool) foperand {
-		r, ok := res[t]
+	case kSumAll:
+		m := c.slotLen[ins.args[0]]
+		if m == 0 {
+			return nil
+		}
+		op.code, op.n, op.a = fSum, m, f.operand(ins.args[0], m, true)
+	case kGather:
+		r, ok := f.res[ins.out]
 		if !ok {
-			r = foperand{slot: t}
-			if n > 1 && (c.slotLen[t] == 1 || uniform(t)) {
-				r.scalar = true
-			}
+			return nil
 		}
-		if r.scalar && vecOnly {
-			return foperand{slot: t}
+		op.code, op.a = fCopy, r
+		if r.scalar {
+			op.code = fFill
 		}
-		return r
+	default:
+		return nil
 	}
+	return op
+}
 
-	// Lower each fusable instruction to an op.
-	ops := make([]*fop, len(list))
-	for i := range list {
-		ins := &list[i]
-		n := c.slotLen[ins.out]
-		if n == 0 {
-			continue
-		}
-		op := &fop{out: ins.out, n: n, sum: -1}
-		switch ins.kind {
-		case kUnary:
-			op.code, op.a, op.un, op.sym = fUnary, operand(ins.args[0], n, true), ins.unary, ins.sym
-			switch ins.sym {
-			case "neg":
-				op.code = fNeg
-			case "square":
-				op.code = fSquare
-			}
-		case kBinary:
-			op.a, op.b = operand(ins.args[0], n, false), operand(ins.args[1], n, false)
-			op.code, op.gen = ins.bop.code, ins.bop.f
-			if op.code == fMul {
-				// A product with a constant 1 is its other operand, with
-				// −1 its negation: the same bits, one pass fewer.
-				v, k := op.a, op.b
-				if v.scalar {
-					v, k = k, v
-				}
-				if !v.scalar && k.scalar && isConst[k.slot] && !shared(k.slot) {
-					switch c.init[c.slotOff[k.slot]+k.off] {
-					case 1:
-						res[ins.out] = v
-						op.code, op.a = fCopy, v
-					case -1:
-						op.code, op.a = fNeg, v
-					}
-				}
-			}
-		case kSumAll:
-			m := c.slotLen[ins.args[0]]
-			if m == 0 {
-				continue
-			}
-			op.code, op.n, op.a = fSum, m, operand(ins.args[0], m, true)
-		case kGather:
-			r, ok := res[ins.out]
-			if !ok {
-				continue
-			}
-			op.code, op.a = fCopy, r
-			if r.scalar {
-				op.code = fFill
-			}
-		default:
-			continue
-		}
-		ops[i] = op
+// overlaps reports whether slots t and u may share memory.
+func (f *fuser) overlaps(t, u int) bool {
+	c := f.c
+	if f.shared(t) || f.shared(u) || c.slotLen[t] == 0 || c.slotLen[u] == 0 {
+		return t == u
 	}
+	return c.slotOff[t] < c.slotOff[u]+c.slotLen[u] && c.slotOff[u] < c.slotOff[t]+c.slotLen[t]
+}
 
-	// Drop broadcasts and copies whose buffers nothing reads now that
-	// their readers take the sources.
-	overlaps := func(t, u int) bool {
-		if shared(t) || shared(u) || c.slotLen[t] == 0 || c.slotLen[u] == 0 {
-			return t == u
-		}
-		return c.slotOff[t] < c.slotOff[u]+c.slotLen[u] && c.slotOff[u] < c.slotOff[t]+c.slotLen[t]
-	}
-	dead := make([]bool, len(list))
-	var reads []int
+// dropDead drops the broadcasts and copies whose buffers nothing reads now
+// that their readers take the sources, and leaves in f.reads the slots the
+// rest read.
+func (f *fuser) dropDead() {
+	f.dead = make([]bool, len(f.list))
 	for changed := true; changed; {
 		changed = false
-		reads = append(reads[:0], liveOut...)
-		for i := range list {
-			if dead[i] {
+		f.reads = append(f.reads[:0], f.liveOut...)
+		for i := range f.list {
+			if f.dead[i] {
 				continue
 			}
-			switch op := ops[i]; {
+			switch op := f.ops[i]; {
 			case op == nil:
-				reads = append(reads, list[i].args...)
+				f.reads = append(f.reads, f.list[i].args...)
 			case op.code == fUnary || op.code == fNeg || op.code == fSquare || op.code == fSum ||
 				op.code == fFill || op.code == fCopy:
-				reads = append(reads, op.a.slot)
+				f.reads = append(f.reads, op.a.slot)
 			default:
-				reads = append(reads, op.a.slot, op.b.slot)
+				f.reads = append(f.reads, op.a.slot, op.b.slot)
 			}
 		}
-		for i, op := range ops {
-			if op == nil || dead[i] || (op.code != fFill && op.code != fCopy) {
+		for i, op := range f.ops {
+			if op == nil || f.dead[i] || (op.code != fFill && op.code != fCopy) {
 				continue
 			}
 			used := false
-			for _, r := range reads {
-				if overlaps(r, op.out) {
+			for _, r := range f.reads {
+				if f.overlaps(r, op.out) {
 					used = true
 					break
 				}
 			}
 			if !used {
-				dead[i], changed = true, true
+				f.dead[i], changed = true, true
 			}
 		}
 	}
-	// readOnce reports whether slot t is read exactly once, not by the
-	// entry point.
-	readOnce := func(t int) bool {
-		k := 0
-		for _, r := range reads {
-			if overlaps(r, t) {
-				k++
-			}
-		}
-		for _, r := range liveOut {
-			if overlaps(r, t) {
-				return false
-			}
-		}
-		return k == 1
-	}
+}
 
-	// Group consecutive ops, merging as they come.
+// readOnce reports whether slot t is read exactly once, not by the entry
+// point.
+func (f *fuser) readOnce(t int) bool {
+	k := 0
+	for _, r := range f.reads {
+		if f.overlaps(r, t) {
+			k++
+		}
+	}
+	for _, r := range f.liveOut {
+		if f.overlaps(r, t) {
+			return false
+		}
+	}
+	return k == 1
+}
+
+// group groups consecutive ops into fused instructions, merging as they
+// come, and returns the new list.
+func (f *fuser) group() []instr {
 	var out []instr
 	var run []fop
 	last := -1 // the instruction of the last op appended to run
@@ -656,26 +693,26 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 		if len(run) == 0 {
 			return
 		}
-		if len(run) == 1 && unchanged(&run[0], &list[last]) {
+		if len(run) == 1 && unchanged(&run[0], &f.list[last]) {
 			// A lone op gains nothing from fusion: keep its instruction
 			// and one dispatch fewer.
-			out = append(out, list[last])
+			out = append(out, f.list[last])
 			run = nil
 			return
 		}
-		run = pairSquareMul(run, overlaps, readOnce)
+		run = pairSquareMul(run, f.overlaps, f.readOnce)
 		out = append(out, instr{kind: kFused, out: run[0].out, fz: run,
 			name: fmt.Sprintf("fused elementwise ops (%d)", len(run))})
 		run = nil
 	}
-	for i := range list {
-		if dead[i] {
+	for i := range f.list {
+		if f.dead[i] {
 			continue
 		}
-		op := ops[i]
+		op := f.ops[i]
 		if op == nil {
 			flush()
-			out = append(out, list[i])
+			out = append(out, f.list[i])
 			continue
 		}
 		switch {
@@ -684,7 +721,7 @@ func (c *code) fuse(list []instr, liveOut []int, isConst map[int]bool) []instr {
 		case op.code == fSum && mergeSum(run, op):
 			continue
 		case op.code == fMul:
-			if r, ok := mergeScale(run, op, readOnce); ok {
+			if r, ok := mergeScale(run, op, f.readOnce); ok {
 				run = r
 				continue
 			}

@@ -240,60 +240,8 @@ func (b *builder) pack() bool {
 		return false
 	}
 	owner := b.memOwner
-	const none = -1
 	keep := append([]bool(nil), b.front...)
-
-	// Lifetimes per list: [first, last] touching instruction.
-	type span struct{ lo, hi int }
-	lists := [][]instr{c.value, c.full, c.outputs}
-	spans := make([][]span, len(lists))
-	var touched []int
-	for li, list := range lists {
-		sp := make([]span, ns)
-		for s := range sp {
-			sp[s] = span{none, none}
-		}
-		for t := range list {
-			ins := &list[t]
-			touched = touched[:0]
-			if ins.kind == kFused {
-				touched = fusedSlots(touched, ins)
-				// A fused op writes all of its own output slot (n is its
-				// length) unless it stores nothing (noOut).
-				for k := range ins.fz {
-					op := &ins.fz[k]
-					for _, s := range []int{op.out, op.out2} {
-						o := owner(s)
-						if sp[o].lo == none && (s != o || op.n != c.slotLen[o] || op.noOut) {
-							keep[o] = true
-						}
-					}
-				}
-			} else {
-				o := owner(ins.out)
-				if sp[o].lo == none && (ins.out != o || !b.writesAll(ins)) {
-					keep[o] = true
-				}
-				touched = append(touched, ins.out)
-				touched = append(touched, ins.args...)
-			}
-			for _, s := range touched {
-				if s < 0 || s >= ns {
-					continue
-				}
-				o := owner(s)
-				if sp[o].lo == none {
-					// First touched by a read: it must keep its contents.
-					if !writtenFirst(ins, s, o) {
-						keep[o] = true
-					}
-					sp[o].lo = t
-				}
-				sp[o].hi = t
-			}
-		}
-		spans[li] = sp
-	}
+	spans := b.lifetimes(keep)
 
 	// The front region stays where it is. Other slots that must keep a
 	// range of their own follow it, then the rest, placed first-fit,
@@ -331,7 +279,7 @@ func (b *builder) pack() bool {
 	conflict := func(s, t int) bool {
 		for li := range spans {
 			a, b := spans[li][s], spans[li][t]
-			if a.lo != none && b.lo != none && a.lo <= b.hi && b.lo <= a.hi {
+			if a.lo != noSpan && b.lo != noSpan && a.lo <= b.hi && b.lo <= a.hi {
 				return true
 			}
 		}
@@ -379,6 +327,72 @@ func (b *builder) pack() bool {
 	c.ioOff = newIO
 	c.arenaLen = newIO + c.arenaLen - oldIO
 	return true
+}
+
+// span is the lifetime of a slot in one instruction list: its first and
+// last touching instruction, noSpan when it is not touched.
+type span struct{ lo, hi int }
+
+const noSpan = -1
+
+// lifetimes returns each slot's lifetime in each list (value, full,
+// outputs), indexed by list and slot owning memory, and marks in keep the
+// slots that must keep their contents: first touched by a read, or by a
+// write that may not cover them.
+func (b *builder) lifetimes(keep []bool) [][]span {
+	c := b.c
+	ns := len(c.slotOff)
+	owner := b.memOwner
+	lists := [][]instr{c.value, c.full, c.outputs}
+	spans := make([][]span, len(lists))
+	var touched []int
+	for li, list := range lists {
+		sp := make([]span, ns)
+		for s := range sp {
+			sp[s] = span{noSpan, noSpan}
+		}
+		for t := range list {
+			ins := &list[t]
+			touched = touched[:0]
+			if ins.kind == kFused {
+				touched = fusedSlots(touched, ins)
+				// A fused op writes all of its own output slot (n is its
+				// length) unless it stores nothing (noOut).
+				for k := range ins.fz {
+					op := &ins.fz[k]
+					for _, s := range []int{op.out, op.out2} {
+						o := owner(s)
+						if sp[o].lo == noSpan && (s != o || op.n != c.slotLen[o] || op.noOut) {
+							keep[o] = true
+						}
+					}
+				}
+			} else {
+				o := owner(ins.out)
+				if sp[o].lo == noSpan && (ins.out != o || !b.writesAll(ins)) {
+					keep[o] = true
+				}
+				touched = append(touched, ins.out)
+				touched = append(touched, ins.args...)
+			}
+			for _, s := range touched {
+				if s < 0 || s >= ns {
+					continue
+				}
+				o := owner(s)
+				if sp[o].lo == noSpan {
+					// First touched by a read: it must keep its contents.
+					if !writtenFirst(ins, s, o) {
+						keep[o] = true
+					}
+					sp[o].lo = t
+				}
+				sp[o].hi = t
+			}
+		}
+		spans[li] = sp
+	}
+	return spans
 }
 
 // writtenFirst reports whether instruction ins, the first to touch slot s
