@@ -7,115 +7,57 @@ import "math"
 // dispatch: the only indirect call is per instruction.
 type unaryFunc func(out, in []float64)
 
-// unaryFuncs maps gorgonia's unary op names (elemUnaryOp.String) to kernels.
-// The formulas follow gorgonia's float64 scalar definitions so that compiled
-// and interpreted graphs agree to rounding.
+// unaryFuncs is the one statement of gorgonia's elementwise unary ops that
+// ad lowers, by gorgonia's name (elemUnaryOp.String): each is its scalar
+// function mapped over a buffer. The scalar functions follow gorgonia's
+// float64 definitions so that compiled and interpreted graphs agree to
+// rounding. Lone instructions and fused loops (fUnary) run these; the
+// fused codes fNeg and fSquare map the same neg and square.
 var unaryFuncs = map[string]unaryFunc{
-	"abs": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Abs(v)
-		}
-	},
-	"sign": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			if math.Signbit(v) {
-				out[i] = -1
-			} else {
-				out[i] = 1
-			}
-		}
-	},
-	"ceil": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Ceil(v)
-		}
-	},
-	"floor": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Floor(v)
-		}
-	},
-	"sin": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Sin(v)
-		}
-	},
-	"cos": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Cos(v)
-		}
-	},
-	"exp": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Exp(v)
-		}
-	},
-	"ln": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Log(v)
-		}
-	},
-	"log2": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Log2(v)
-		}
-	},
-	"neg": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = -v
-		}
-	},
-	"square": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = v * v
-		}
-	},
-	"sqrt": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Sqrt(v)
-		}
-	},
-	"inv": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = 1 / v
-		}
-	},
-	"invSqrt": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = 1 / math.Sqrt(v)
-		}
-	},
-	"cube": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = v * v * v
-		}
-	},
-	"tanh": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Tanh(v)
-		}
-	},
-	"sigmoid": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = sigmoid(v)
-		}
-	},
-	"log1p": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Log1p(v)
-		}
-	},
-	"expm1": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = math.Expm1(v)
-		}
-	},
-	"softplus": func(out, in []float64) {
-		for i, v := range in[:len(out)] {
-			out[i] = softplus(v)
-		}
-	},
+	"abs":      func(out, in []float64) { mapUnary(out, in, math.Abs) },
+	"sign":     func(out, in []float64) { mapUnary(out, in, sign) },
+	"ceil":     func(out, in []float64) { mapUnary(out, in, math.Ceil) },
+	"floor":    func(out, in []float64) { mapUnary(out, in, math.Floor) },
+	"sin":      func(out, in []float64) { mapUnary(out, in, math.Sin) },
+	"cos":      func(out, in []float64) { mapUnary(out, in, math.Cos) },
+	"exp":      func(out, in []float64) { mapUnary(out, in, math.Exp) },
+	"ln":       func(out, in []float64) { mapUnary(out, in, math.Log) },
+	"log2":     func(out, in []float64) { mapUnary(out, in, math.Log2) },
+	"neg":      func(out, in []float64) { mapUnary(out, in, neg) },
+	"square":   func(out, in []float64) { mapUnary(out, in, square) },
+	"sqrt":     func(out, in []float64) { mapUnary(out, in, math.Sqrt) },
+	"inv":      func(out, in []float64) { mapUnary(out, in, inv) },
+	"invSqrt":  func(out, in []float64) { mapUnary(out, in, invSqrt) },
+	"cube":     func(out, in []float64) { mapUnary(out, in, cube) },
+	"tanh":     func(out, in []float64) { mapUnary(out, in, math.Tanh) },
+	"sigmoid":  func(out, in []float64) { mapUnary(out, in, sigmoid) },
+	"log1p":    func(out, in []float64) { mapUnary(out, in, math.Log1p) },
+	"expm1":    func(out, in []float64) { mapUnary(out, in, math.Expm1) },
+	"softplus": func(out, in []float64) { mapUnary(out, in, softplus) },
 }
+
+// mapUnary sets out[i] = f(in[i]). It is inlined into each entry of
+// unaryFuncs, where f is a known function, so that the loop calls f
+// directly (and inlines the small ones) rather than through a pointer.
+func mapUnary(out, in []float64, f func(float64) float64) {
+	for i, v := range in[:len(out)] {
+		out[i] = f(v)
+	}
+}
+
+// sign is gorgonia's: −1 when the sign bit is set (−0 included), else 1.
+func sign(x float64) float64 {
+	if math.Signbit(x) {
+		return -1
+	}
+	return 1
+}
+
+func neg(x float64) float64     { return -x }
+func square(x float64) float64  { return x * x }
+func inv(x float64) float64     { return 1 / x }
+func invSqrt(x float64) float64 { return 1 / math.Sqrt(x) }
+func cube(x float64) float64    { return x * x * x }
 
 // sigmoid matches gorgonia's cut-offs, which avoid overflow in exp(−x).
 func sigmoid(x float64) float64 {

@@ -183,11 +183,7 @@ func runOp(s [][]float64, op *fop) {
 		case fUnary:
 			op.un(s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n])
 		case fNeg:
-			out, a := s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n]
-			out = out[:len(a)]
-			for i, v := range a {
-				out[i] = -v
-			}
+			mapUnary(s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n], neg)
 		case fSquare:
 			if op.paired {
 				squareSumMul(s, op)
@@ -198,10 +194,7 @@ func runOp(s [][]float64, op *fop) {
 				s[op.sum][0] = squareSum(out, a)
 				return
 			}
-			out = out[:len(a)]
-			for i, v := range a {
-				out[i] = v * v
-			}
+			mapUnary(out, a, square)
 		case fMul, fAdd, fSub, fDiv, fGeneric:
 			switch {
 			case op.code == fMul && (op.sum >= 0 || op.scaled):
@@ -269,53 +262,22 @@ func squareSum(out, a []float64) float64 {
 }
 
 // squareSumMul runs a paired square (see pairSquareMul): Σ a² into the sum
-// slot, in squareSum's order, a² into out unless noOut, and a·y·c into
-// pout, in one pass over a. It reports whether a value written to pout is
+// slot, in squareSum's order, and a·y·c into pout, in one pass over a, then
+// a² into out unless noOut. It reports whether a value written to pout is
 // NaN or infinite (the test of mulScalarChecked).
 func squareSumMul(s [][]float64, op *fop) bool {
 	n := op.n
-	a, g := s[op.a.slot][op.a.off:op.a.off+n], s[op.pout][:n]
+	a := s[op.a.slot][op.a.off : op.a.off+n]
 	y, c := s[op.py.slot][op.py.off], 1.0
 	if op.pscaled {
 		c = s[op.pc.slot][op.pc.off]
 	}
-	if op.noOut {
-		sum, bad := squareSumScaled(a, g, y, c)
-		s[op.sum][0] = sum
-		return bad
+	sum, bad := squareSumScaled(a, s[op.pout][:n], y, c)
+	s[op.sum][0] = sum
+	if !op.noOut {
+		mapUnary(s[op.out][:n], a, square)
 	}
-	g = g[:len(a)]
-	const expMask = 0x7ff << 52
-	var m uint64
-	var s0, s1, s2, s3 float64
-	i := 0
-	out := s[op.out][:n]
-	out = out[:len(a)]
-	for ; i+4 <= len(a); i += 4 {
-		e0, e1, e2, e3 := a[i], a[i+1], a[i+2], a[i+3]
-		v0, v1, v2, v3 := e0*e0, e1*e1, e2*e2, e3*e3
-		out[i], out[i+1], out[i+2], out[i+3] = v0, v1, v2, v3
-		s0 += v0
-		s1 += v1
-		s2 += v2
-		s3 += v3
-		r0, r1, r2, r3 := e0*y*c, e1*y*c, e2*y*c, e3*y*c
-		g[i], g[i+1], g[i+2], g[i+3] = r0, r1, r2, r3
-		m |= (math.Float64bits(r0)&expMask + 1<<52) | (math.Float64bits(r1)&expMask + 1<<52) |
-			(math.Float64bits(r2)&expMask + 1<<52) | (math.Float64bits(r3)&expMask + 1<<52)
-	}
-	for j := i; j < len(a); j++ {
-		out[j] = a[j] * a[j]
-	}
-	for ; i < len(a); i++ {
-		e := a[i]
-		s0 += e * e
-		r := e * y * c
-		g[i] = r
-		m |= math.Float64bits(r)&expMask + 1<<52
-	}
-	s[op.sum][0] = (s0 + s1) + (s2 + s3)
-	return m>>63 != 0
+	return bad
 }
 
 // squareSumScaled returns Σ a² and writes g = a·y·c, reporting whether
