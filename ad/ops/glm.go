@@ -232,7 +232,7 @@ var errGLMPacked = errors.New("ops: GLM: only the log-likelihood entry of the pa
 // graph rather than through shared kernel state, so clones stay
 // independent. With scalar set the result is a scalar (n is 1).
 type glmGradOp struct {
-	matOp
+	gradOp
 	off, n int
 	scalar bool
 }
@@ -263,10 +263,6 @@ func (op glmGradOp) WriteHash(h hash.Hash)                          { writeHash(
 func (op glmGradOp) Hashcode() uint32                               { return hashOf(op) }
 func (op glmGradOp) String() string {
 	return fmt.Sprintf("GLMGrad{%d,%d,%v}", op.off, op.n, op.scalar)
-}
-func (op glmGradOp) DiffWRT(int) []bool { return []bool{false, false} }
-func (op glmGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, errNotDifferentiable
 }
 
 // Lower implements ad.Lowerer.

@@ -67,6 +67,15 @@ func (matOp) OverwritesInput() int { return -1 }
 
 var errNotDifferentiable = errors.New("ops: gradient ops are not differentiable further")
 
+// gradOp is a matOp that computes a gradient: it is not differentiated
+// again (DiffWRT false for every input, SymDiff an error).
+type gradOp struct{ matOp }
+
+func (gradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (gradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
+	return nil, errNotDifferentiable
+}
+
 // choleskyOp is L = chol((A+Aᵀ)/2).
 type choleskyOp struct{ matOp }
 
@@ -115,7 +124,7 @@ func (k choleskyKernel) Eval(out []float64, in [][]float64) error {
 }
 
 // choleskyGradOp is Ā from (L, L̄); see choleskyGradInto.
-type choleskyGradOp struct{ matOp }
+type choleskyGradOp struct{ gradOp }
 
 func (op choleskyGradOp) Arity() int { return 2 }
 func (op choleskyGradOp) Type() hm.Type {
@@ -140,10 +149,6 @@ func (op choleskyGradOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) {
 func (op choleskyGradOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op choleskyGradOp) Hashcode() uint32      { return hashOf(op) }
 func (op choleskyGradOp) String() string        { return "CholeskyGrad" }
-func (op choleskyGradOp) DiffWRT(int) []bool    { return []bool{false, false} }
-func (op choleskyGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, errNotDifferentiable
-}
 
 // Lower implements ad.Lowerer.
 func (op choleskyGradOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
@@ -232,7 +237,7 @@ func (k logDetTriKernel) Eval(out []float64, in [][]float64) error {
 }
 
 // logDetTriGradOp is L̄ = diag(2ḡ/L_ii) from (L, ḡ).
-type logDetTriGradOp struct{ matOp }
+type logDetTriGradOp struct{ gradOp }
 
 func (op logDetTriGradOp) Arity() int { return 2 }
 func (op logDetTriGradOp) Type() hm.Type {
@@ -257,10 +262,6 @@ func (op logDetTriGradOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) {
 func (op logDetTriGradOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op logDetTriGradOp) Hashcode() uint32      { return hashOf(op) }
 func (op logDetTriGradOp) String() string        { return "LogDetCholeskyGrad" }
-func (op logDetTriGradOp) DiffWRT(int) []bool    { return []bool{false, false} }
-func (op logDetTriGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, errNotDifferentiable
-}
 
 // Lower implements ad.Lowerer.
 func (op logDetTriGradOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
@@ -368,15 +369,14 @@ func (op solveOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	// ad's own kernel, which ad evaluates natively (inline on the direct
-	// path of small forward-only programs).
+	// ad's own kernel.
 	return ad.TriangularSolve{N: n, M: m, Lower: op.lower, Trans: op.trans, Singular: ErrSingular}, nil
 }
 
 // triOuterOp is −mask(u vᵀ), the gradient of a triangular solve with respect
 // to its matrix.
 type triOuterOp struct {
-	matOp
+	gradOp
 	lower bool
 	dims  int
 }
@@ -400,10 +400,6 @@ func (op triOuterOp) WriteHash(h hash.Hash)                          { writeHash
 func (op triOuterOp) Hashcode() uint32                               { return hashOf(op) }
 func (op triOuterOp) String() string {
 	return fmt.Sprintf("TriOuter{lower=%t,%dd}", op.lower, op.dims)
-}
-func (op triOuterOp) DiffWRT(int) []bool { return []bool{false, false} }
-func (op triOuterOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, errNotDifferentiable
 }
 
 // Lower implements ad.Lowerer.
