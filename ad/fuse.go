@@ -87,6 +87,12 @@ type fop struct {
 	paired, pscaled, noOut bool
 	pout                   int
 	py, pc                 foperand
+	// pmul: py and pc are constants whose product pm is exact, py a power
+	// of two of at least 1 and both at most 2⁶⁴ in magnitude, so that
+	// a·pm has the bits of a·py·pc for every a of a finite Σa², and a
+	// finite Σa² implies a finite product (see exactMultiplier).
+	pmul bool
+	pm   float64
 }
 
 // runFused executes the ops of a kFused instruction in order. Ops marked
@@ -272,12 +278,74 @@ func squareSumMul(s [][]float64, op *fop) bool {
 	if op.pscaled {
 		c = s[op.pc.slot][op.pc.off]
 	}
-	sum, bad := squareSumScaled(a, s[op.pout][:n], y, c)
+	var sum float64
+	var bad bool
+	if op.pmul {
+		// A finite sum implies a finite product; a non-finite one flags
+		// the product for the caller's scan.
+		sum = squareSumMulExact(a, s[op.pout][:n], op.pm)
+		bad = sum-sum != 0
+	} else {
+		sum, bad = squareSumScaled(a, s[op.pout][:n], y, c)
+	}
 	s[op.sum][0] = sum
 	if !op.noOut {
 		mapUnary(s[op.out][:n], a, square)
 	}
 	return bad
+}
+
+// exactMultiplier sets op.pmul and op.pm when the factors of a paired
+// square allow one exact multiplier (see fop.pmul). A finite Σa² bounds
+// every |a| by 2⁵¹², so with |py|, |pc| ≤ 2⁶⁴ every |a·py·pc| < 2⁶⁴⁰ is
+// finite; |py| a power of two no less than 1 makes a·py exact, even for
+// subnormal a, so (a·py)·pc rounds the same real number as a·(py·pc)
+// when py·pc is exact, which scaling by a power of two is.
+func (f *fuser) exactMultiplier(op *fop) {
+	val := func(o foperand) (float64, bool) {
+		if !f.isConst[o.slot] || f.shared(o.slot) {
+			return 0, false
+		}
+		v := f.c.init[f.c.slotOff[o.slot]+o.off]
+		return v, math.Abs(v) <= 0x1p64
+	}
+	y, ok := val(op.py)
+	c := 1.0
+	if op.pscaled {
+		var okc bool
+		c, okc = val(op.pc)
+		ok = ok && okc
+	}
+	if frac, _ := math.Frexp(math.Abs(y)); !ok || frac != 0.5 || math.Abs(y) < 1 {
+		return
+	}
+	if m := y * c; m-m == 0 && m/y == c {
+		op.pmul, op.pm = true, m
+	}
+}
+
+// squareSumMulExact is squareSumScaled with the factors folded into one
+// exact multiplier m (see fop.pmul): the same sum, the same gradient bits,
+// one multiply per element fewer and no test of g, which a finite sum
+// implies is finite.
+func squareSumMulExact(a, g []float64, m float64) float64 {
+	g = g[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		e, o := (*[4]float64)(a[i:i+4]), (*[4]float64)(g[i:i+4])
+		s0 += e[0] * e[0]
+		s1 += e[1] * e[1]
+		s2 += e[2] * e[2]
+		s3 += e[3] * e[3]
+		o[0], o[1], o[2], o[3] = e[0]*m, e[1]*m, e[2]*m, e[3]*m
+	}
+	for ; i < len(a); i++ {
+		e := a[i]
+		s0 += e * e
+		g[i] = e * m
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // squareSumScaled returns Σ a² and writes g = a·y·c, reporting whether
@@ -663,6 +731,11 @@ func (f *fuser) group() []instr {
 			return
 		}
 		run = pairSquareMul(run, f.overlaps, f.readOnce)
+		for k := range run {
+			if run[k].paired {
+				f.exactMultiplier(&run[k])
+			}
+		}
 		out = append(out, instr{kind: kFused, out: run[0].out, fz: run,
 			name: fmt.Sprintf("fused elementwise ops (%d)", len(run))})
 		run = nil
