@@ -12,10 +12,18 @@ type inplace struct {
 	// moves lists, per wrt node then per gradient, the slots whose arena
 	// range lies in that node's buffer, with their offsets in it.
 	wrtMoves, gradMoves [][]slotMove
-	x, g                *float64 // first elements of the caller's slices currently bound
+	// flat is the same moves with offsets into x (grad false) or grad,
+	// the list bindInplace runs.
+	flat []flatMove
+	x, g *float64 // first elements of the caller's slices currently bound
 }
 
 type slotMove struct{ slot, off int }
+
+type flatMove struct {
+	slot, lo, hi int
+	grad         bool
+}
 
 // planInplace decides whether the wrt and gradient buffers can be replaced
 // by views of the caller's slices: every slot overlapping one of them must
@@ -65,6 +73,18 @@ func (p *Program) planInplace() *inplace {
 			st.ok = false
 		}
 	}
+	flatten := func(moves [][]slotMove, slots []int, grad bool) {
+		at := 0
+		for i, s := range slots {
+			for _, m := range moves[i] {
+				lo := at + m.off
+				st.flat = append(st.flat, flatMove{slot: m.slot, lo: lo, hi: lo + c.slotLen[m.slot], grad: grad})
+			}
+			at += c.slotLen[s]
+		}
+	}
+	flatten(st.wrtMoves, c.wrt, false)
+	flatten(st.gradMoves, c.gradSlots, true)
 	// Two gradients sharing a buffer, or a gradient that is a wrt node's
 	// buffer, cannot both move.
 	seen := make(map[int]bool)
@@ -121,27 +141,15 @@ func (p *Program) LogDensityGradInPlace(x, grad []float64) (float64, error) {
 // bindInplace points the wrt and gradient slots (and the kernel arguments
 // using them) into x and grad.
 func (p *Program) bindInplace(x, grad []float64) {
-	c := p.code
 	st := p.inplace
-	move := func(ms []slotMove, dst []float64) {
-		for _, m := range ms {
-			n := c.slotLen[m.slot]
-			p.slots[m.slot] = dst[m.off : m.off+n : m.off+n]
+	for _, m := range st.flat {
+		b := x
+		if m.grad {
+			b = grad
 		}
+		p.slots[m.slot] = b[m.lo:m.hi:m.hi]
 	}
-	at := 0
-	for i, s := range c.wrt {
-		n := c.slotLen[s]
-		move(st.wrtMoves[i], x[at:at+n])
-		at += n
-	}
-	at = 0
-	for i, s := range c.gradSlots {
-		n := c.slotLen[s]
-		move(st.gradMoves[i], grad[at:at+n])
-		at += n
-	}
-	for i, args := range c.kernArgs {
+	for i, args := range p.code.kernArgs {
 		for j, s := range args {
 			p.kin[i][j] = p.slots[s]
 		}
