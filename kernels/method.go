@@ -72,12 +72,8 @@ func (m NUTSMethod) validate() error {
 }
 
 func (m NUTSMethod) withDefaults() NUTSMethod {
-	if m.StepSize == 0 {
-		m.StepSize = 1
-	}
-	if m.MaxTreeDepth == 0 {
-		m.MaxTreeDepth = DefaultMaxTreeDepth
-	}
+	setDefault(&m.StepSize, 1)
+	setDefault(&m.MaxTreeDepth, DefaultMaxTreeDepth)
 	return m
 }
 
@@ -160,11 +156,8 @@ func (RWMMethod) DiagnosticColumns() []string {
 
 // NewChain implements Method.
 func (m RWMMethod) NewChain(t Target, x0 []float64, warmup int) (MethodChain, error) {
-	scale := m.Scale
-	if scale == 0 {
-		scale = 2.38 / math.Sqrt(float64(t.Dim()))
-	}
-	k, err := NewRWM(t, scale, m.Covariance)
+	setDefault(&m.Scale, 2.38/math.Sqrt(float64(t.Dim())))
+	k, err := NewRWM(t, m.Scale, m.Covariance)
 	if err != nil {
 		return nil, err
 	}

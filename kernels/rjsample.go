@@ -264,15 +264,9 @@ func (s *RJSampleSettings) withDefaults() RJSampleSettings {
 	if s != nil {
 		out = *s
 	}
-	if out.Chains == 0 {
-		out.Chains = 4
-	}
-	if out.Steps == 0 {
-		out.Steps = 10000
-	}
-	if out.Warmup == 0 {
-		out.Warmup = out.Steps / 10
-	}
+	setDefault(&out.Chains, 4)
+	setDefault(&out.Steps, 10000)
+	setDefault(&out.Warmup, out.Steps/10)
 	out.Warmup = max(out.Warmup, 0)
 	return out
 }

@@ -120,3 +120,12 @@ func cancelled(ctx context.Context, it, every int) error {
 	}
 	return nil
 }
+
+// setDefault sets *p to v when it is zero: a settings field left at zero
+// takes its default.
+func setDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}

@@ -136,17 +136,13 @@ func (s *SampleSettings) withDefaults() SampleSettings {
 	if m, ok := out.Method.(NUTSMethod); ok && m.validate() == nil {
 		out.Method = m.withDefaults()
 	}
-	if out.Chains == 0 {
-		out.Chains = 4
-	}
+	setDefault(&out.Chains, 4)
 	if out.Warmup == 0 {
 		out.Warmup = 1000
 	} else if out.Warmup < 0 {
 		out.Warmup = 0
 	}
-	if out.Draws == 0 {
-		out.Draws = 1000
-	}
+	setDefault(&out.Draws, 1000)
 	return out
 }
 

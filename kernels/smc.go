@@ -102,36 +102,18 @@ func (s *SMCSettings) withDefaults() SMCSettings {
 	if s != nil {
 		o = *s
 	}
-	if o.Particles == 0 {
-		o.Particles = 1000
-	}
-	if o.ESSFraction == 0 {
-		o.ESSFraction = 0.5
-	}
-	if o.ResampleThreshold == 0 {
-		o.ResampleThreshold = 1
-	}
-	if o.PilotMoves == 0 {
-		o.PilotMoves = 3
-	}
-	if o.MoveTolerance == 0 {
-		o.MoveTolerance = 0.001
-	}
-	if o.MaxMoves == 0 {
-		o.MaxMoves = 100
-	}
+	setDefault(&o.Particles, 1000)
+	setDefault(&o.ESSFraction, 0.5)
+	setDefault(&o.ResampleThreshold, 1)
+	setDefault(&o.PilotMoves, 3)
+	setDefault(&o.MoveTolerance, 0.001)
+	setDefault(&o.MaxMoves, 100)
 	if o.Move == nil {
 		o.Move = SMCEigenRWM{}
 	}
-	if o.TargetAccept == 0 {
-		o.TargetAccept = o.Move.defaultTargetAccept()
-	}
-	if o.MaxSteps == 0 {
-		o.MaxSteps = 10000
-	}
-	if o.Workers == 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
-	}
+	setDefault(&o.TargetAccept, o.Move.defaultTargetAccept())
+	setDefault(&o.MaxSteps, 10000)
+	setDefault(&o.Workers, runtime.GOMAXPROCS(0))
 	return o
 }
 
