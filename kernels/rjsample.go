@@ -331,7 +331,7 @@ func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Ra
 			return fmt.Errorf("output: %w", err)
 		}
 		if output == nil {
-			return errors.New("Output returned nil")
+			return errors.New("the Output function returned nil")
 		}
 		defer func() {
 			out.Elapsed = time.Since(t0)
