@@ -136,8 +136,8 @@ type RJChainOutput interface {
 	// Draw receives kept step (0-based), its model and θ_k, which is
 	// valid only during the call.
 	Draw(step, model int, theta []float64, info RJInfo) error
-	// Close receives the chain with its elapsed time set, and the error
-	// that stopped it early (such as ctx's on cancellation) or nil.
+	// Close receives the chain, and the error that stopped it early (such
+	// as ctx's on cancellation) or nil.
 	Close(ch *RJChainResult, stopped error) error
 }
 
@@ -166,7 +166,9 @@ type RJChainResult struct {
 	// Proposed[k][k'] and Accepted[k][k'] count the jump proposals k → k'
 	// made in kept steps and those accepted.
 	Proposed, Accepted [][]int
-	// Elapsed is the chain's wall-clock time.
+	// Elapsed is zero: SampleRJ does not time its chains, so that results
+	// written as JSON are the same for the same seed (wall times belong in
+	// the caller's own timings).
 	Elapsed time.Duration
 }
 
@@ -222,14 +224,14 @@ func SampleRJ(ctx context.Context, factory func(chain int) (RJKernel, error), st
 	if s.Chains > rjMaxChains {
 		return nil, fmt.Errorf("kernels: %d chains is more than the %d a run may have", s.Chains, rjMaxChains)
 	}
-	idx, err := shardChains(s.Shard, s.Chains)
-	if err != nil {
-		return nil, err
-	}
 	if _, err := runLength(s.Warmup, s.Steps, "steps"); err != nil {
 		return nil, err
 	}
 	if err := s.CheckMemory(0); err != nil {
+		return nil, err
+	}
+	idx, err := shardChains(s.Shard, s.Chains)
+	if err != nil {
 		return nil, err
 	}
 	kernels, numModels, err := rjKernels(factory, idx)
@@ -321,10 +323,8 @@ const rjMaxChains = 1 << 16
 
 // runRJChain runs chain c into out.
 func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Rand) (int, []float64, error), s *RJSampleSettings, out *RJChainResult) (err error) {
-	t0 := time.Now()
 	numModels := k.NumModels()
 	*out = RJChainResult{Chain: c, Proposed: newCounts(numModels), Accepted: newCounts(numModels)}
-	defer func() { out.Elapsed = time.Since(t0) }()
 	var output RJChainOutput
 	if s.Output != nil {
 		if output, err = s.Output(c); err != nil {
@@ -334,7 +334,6 @@ func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Ra
 			return errors.New("the Output function returned nil")
 		}
 		defer func() {
-			out.Elapsed = time.Since(t0)
 			if cerr := output.Close(out, err); cerr != nil && err == nil {
 				err = fmt.Errorf("output: %w", cerr)
 			}

@@ -169,10 +169,6 @@ func Sample(ctx context.Context, factory func(chain int) (Target, error), settin
 			return nil, err
 		}
 	}
-	chains, err := shardChains(set.Shard, set.Chains)
-	if err != nil {
-		return nil, err
-	}
 	total, err := runLength(set.Warmup, set.Draws, "draws")
 	if err != nil {
 		return nil, err
@@ -180,6 +176,10 @@ func Sample(ctx context.Context, factory func(chain int) (Target, error), settin
 	// Refuse up front what cannot fit, counting one dimension per draw;
 	// each chain checks again with its target's dimension.
 	if err := set.CheckMemory(0); err != nil {
+		return nil, err
+	}
+	chains, err := shardChains(set.Shard, set.Chains)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
