@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/trjgo/trj/ppl/draws"
 
 	"github.com/trjgo/trj/kernels"
@@ -97,13 +99,14 @@ func ExampleMethod() {
 		fmt.Println(err)
 		return
 	}
-	sum, n := 0.0, 0
 	for _, c := range res.Chains {
-		for _, v := range c.Draws {
-			sum += v
-			n++
+		accept := 0.0
+		for _, d := range c.Info {
+			accept += d.AcceptStat
 		}
+		fmt.Printf("chain %d: mean %.1f, acceptance %.2f, %d evaluations\n", c.Chain, stat.Mean(c.Draws, nil), accept/float64(len(c.Info)), c.SampleGradEvals)
 	}
-	fmt.Printf("%d draws, %d evaluations in chain 0; mean ≈ %.1f\n", n, res.Chains[0].SampleGradEvals, sum/float64(n))
-	// Output: 10000 draws, 5000 evaluations in chain 0; mean ≈ 2.0
+	// Output:
+	// chain 0: mean 2.0, acceptance 0.27, 5000 evaluations
+	// chain 1: mean 2.0, acceptance 0.28, 5000 evaluations
 }
