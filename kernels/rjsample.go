@@ -224,13 +224,7 @@ func SampleRJ(ctx context.Context, factory func(chain int) (RJKernel, error), st
 	if s.Chains > rjMaxChains {
 		return nil, fmt.Errorf("kernels: %d chains is more than the %d a run may have", s.Chains, rjMaxChains)
 	}
-	if _, err := runLength(s.Warmup, s.Steps, "steps"); err != nil {
-		return nil, err
-	}
-	if err := s.CheckMemory(0); err != nil {
-		return nil, err
-	}
-	idx, err := shardChains(s.Shard, s.Chains)
+	_, idx, err := planRun(s.Warmup, s.Steps, "steps", s.CheckMemory, s.Shard, s.Chains)
 	if err != nil {
 		return nil, err
 	}

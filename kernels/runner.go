@@ -9,43 +9,43 @@ import (
 	"runtime/debug"
 )
 
-// What Sample and SampleRJ share: which chains a run (or a shard of it)
-// runs, whether its stored draws fit in memory, and which chain error to
-// report.
+// What Sample and SampleRJ share: the checks before a run starts, which
+// chains it (or a shard of it) runs, whether its stored draws fit in
+// memory.
 
-// shardChains returns the numbers of the chains to run: shard's, each in
-// [0, chains) and none repeated, or 0 … chains−1 when shard is nil.
-func shardChains(shard []int, chains int) ([]int, error) {
-	if chains < 0 {
-		return nil, fmt.Errorf("kernels: %d chains", chains)
+// planRun refuses, before any chain starts, a run whose warm-up plus kept
+// iterations (what: "draws", "steps") overflow an int, whose stored draws
+// do not fit in memory (checkMemory, given no dimension yet) or whose shard
+// is not a set of chains in [0, chains). It returns the iterations per
+// chain and the numbers of the chains to run: shard's, or 0 … chains−1
+// when shard is nil.
+func planRun(warmup, kept int, what string, checkMemory func(dim int) error, shard []int, chains int) (total int, run []int, err error) {
+	switch {
+	case kept < 0:
+		return 0, nil, fmt.Errorf("kernels: %d %s", kept, what)
+	case warmup > math.MaxInt-kept:
+		return 0, nil, fmt.Errorf("kernels: %d warm-up and %d kept %s overflow an int", warmup, kept, what)
+	case chains < 0:
+		return 0, nil, fmt.Errorf("kernels: %d chains", chains)
+	}
+	if err := checkMemory(0); err != nil {
+		return 0, nil, err
 	}
 	if shard == nil {
-		idx := make([]int, chains)
-		for c := range idx {
-			idx[c] = c
+		run = make([]int, chains)
+		for c := range run {
+			run[c] = c
 		}
-		return idx, nil
+		return warmup + kept, run, nil
 	}
 	seen := make(map[int]bool, len(shard))
 	for _, c := range shard {
 		if c < 0 || c >= chains || seen[c] {
-			return nil, fmt.Errorf("kernels: shard chain %d is out of range [0, %d) or repeated", c, chains)
+			return 0, nil, fmt.Errorf("kernels: shard chain %d is out of range [0, %d) or repeated", c, chains)
 		}
 		seen[c] = true
 	}
-	return shard, nil
-}
-
-// runLength returns warm-up plus kept iterations, refusing negative kept
-// counts and totals that overflow an int.
-func runLength(warmup, kept int, what string) (int, error) {
-	switch {
-	case kept < 0:
-		return 0, fmt.Errorf("kernels: %d %s", kept, what)
-	case warmup > math.MaxInt-kept:
-		return 0, fmt.Errorf("kernels: %d warm-up and %d kept %s overflow an int", warmup, kept, what)
-	}
-	return warmup + kept, nil
+	return warmup + kept, shard, nil
 }
 
 // ErrTooLarge is returned (wrapped) for runs whose draws cannot fit in

@@ -169,16 +169,9 @@ func Sample(ctx context.Context, factory func(chain int) (Target, error), settin
 			return nil, err
 		}
 	}
-	total, err := runLength(set.Warmup, set.Draws, "draws")
-	if err != nil {
-		return nil, err
-	}
 	// Refuse up front what cannot fit, counting one dimension per draw;
 	// each chain checks again with its target's dimension.
-	if err := set.CheckMemory(0); err != nil {
-		return nil, err
-	}
-	chains, err := shardChains(set.Shard, set.Chains)
+	total, chains, err := planRun(set.Warmup, set.Draws, "draws", set.CheckMemory, set.Shard, set.Chains)
 	if err != nil {
 		return nil, err
 	}
