@@ -29,17 +29,19 @@ func runChains(ctx context.Context, s *Settings, w *drawWriter, start func(int, 
 		lastTheta := make([][]float64, c.Chains)
 		offset := done
 		set := &kernels.RJSampleSettings{
-			Chains: c.Chains, ChainIndices: c.Shard, Steps: c.Steps, Warmup: warmup,
+			Chains: c.Chains, Shard: c.Shard, Steps: c.Steps, Warmup: warmup,
 			Seed: subSeed(s.Seed, "chains", round),
-			OnDraw: func(chain, step, k int, theta []float64, info kernels.RJInfo) error {
-				if step == c.Steps-1 { // the state a further round starts from
-					lastK[chain] = k
-					lastTheta[chain] = append([]float64(nil), theta...)
-				}
-				if w != nil {
-					return w.write(chain, offset+step, k, theta, info)
-				}
-				return nil
+			Output: func(chain int) (kernels.RJChainOutput, error) {
+				return kernels.RJDrawFunc(func(step, k int, theta []float64, info kernels.RJInfo) error {
+					if step == c.Steps-1 { // the state a further round starts from
+						lastK[chain] = k
+						lastTheta[chain] = append([]float64(nil), theta...)
+					}
+					if w != nil {
+						return w.write(chain, offset+step, k, theta, info)
+					}
+					return nil
+				}), nil
 			},
 		}
 		if s.Progress != nil {

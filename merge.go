@@ -21,7 +21,11 @@ func fingerprint(space *ppl.Space, s *Settings) string {
 	w := func(v ...any) { fmt.Fprintln(h, v...) }
 	w("trj run v1", s.Seed, s.Pilot.Method, s.Pilot.Chains, s.Pilot.Warmup, s.Pilot.Draws, s.Pilot.Runs, s.Pilot.Given != nil)
 	if s.Pilot.SMC != nil {
-		w(*s.Pilot.SMC)
+		smc := *s.Pilot.SMC
+		if smc.Move == nil { // hashed as when moves were numbers
+			smc.Move = kernels.SMCEigenRWM{}
+		}
+		w(smc)
 	}
 	w(s.Transport.Kind, s.Transport.AutoESS, s.Transport.RQMA != nil, s.Transport.Train != nil, s.Bridge.Groups, s.Bridge.Proposals)
 	w(s.Chains.Algorithm, s.Chains.Chains, s.Chains.Steps, s.Chains.Warmup, s.Chains.JumpFloor, s.Chains.Start != nil, s.Chains.Jump, s.Chains.Within, s.Chains.RWScale, s.Chains.FlowMoves, s.Chains.MaxSteps)

@@ -116,7 +116,7 @@ func BenchmarkNUTS(b *testing.B) {
 				for c := 0; c < chains; c++ {
 					var cpuSampling float64
 					r, err := kernels.Sample(context.Background(), m.factory, &kernels.SampleSettings{
-						Chains: 1, FirstChain: c, Warmup: warmup, Draws: draws, Seed: uint64(i + 1),
+						Chains: chains, Shard: []int{c}, Warmup: warmup, Draws: draws, Seed: uint64(i + 1),
 						Progress: func(p kernels.Progress) {
 							switch p.Done {
 							case warmup:

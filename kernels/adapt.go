@@ -205,24 +205,13 @@ type NUTSAdaptConfig struct {
 }
 
 func (c NUTSAdaptConfig) withDefaults() NUTSAdaptConfig {
-	def := func(v *float64, d float64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&c.TargetAccept, 0.8)
-	def(&c.Gamma, 0.05)
-	def(&c.T0, 10)
-	def(&c.Kappa, 0.75)
-	if c.InitBuffer == 0 {
-		c.InitBuffer = 75
-	}
-	if c.BaseWindow == 0 {
-		c.BaseWindow = 25
-	}
-	if c.TermBuffer == 0 {
-		c.TermBuffer = 50
-	}
+	setDefault(&c.TargetAccept, 0.8)
+	setDefault(&c.Gamma, 0.05)
+	setDefault(&c.T0, 10)
+	setDefault(&c.Kappa, 0.75)
+	setDefault(&c.InitBuffer, 75)
+	setDefault(&c.BaseWindow, 25)
+	setDefault(&c.TermBuffer, 50)
 	return c
 }
 

@@ -37,7 +37,7 @@ func TestBadInputsKernels(t *testing.T) {
 		want string // in the error message
 	}{
 		{"RWM on an improper flat target", func() error {
-			_, err := Sample(context.Background(), func(int) (Target, error) { return flat(2), nil }, &SampleSettings{Algorithm: AlgRWM, Chains: 1, Warmup: 1000, Draws: 10})
+			_, err := Sample(context.Background(), func(int) (Target, error) { return flat(2), nil }, &SampleSettings{Method: RWMMethod{}, Chains: 1, Warmup: 1000, Draws: 10})
 			return err
 		}, "improper"},
 		{"NUTS on an improper flat target", func() error {

@@ -26,7 +26,12 @@
 // toward acceptance 0.234 with optional covariance estimates.
 //
 // Sample runs several chains in parallel, one Target and one random stream
-// per chain, with results that depend only on the seed. RunSMC is an
-// adaptive-tempering SMC sampler for pilot runs that also estimates the
-// evidence.
+// per chain, with results that depend only on the seed. The kernel of its
+// chains is a value, SampleSettings.Method: NUTSMethod (the default) or
+// RWMMethod with their warm-ups, or a Method of the caller's own. SampleRJ
+// runs transdimensional chains (TRJ, CTRJ, IndependenceRJ) the same way;
+// both run a shard of a larger run (Shard) and hand each chain's draws to
+// an output as they are made (Output). RunSMC is an adaptive-tempering SMC
+// sampler for pilot runs that also estimates the evidence; its move
+// (SMCSettings.Move) is a value too.
 package kernels

@@ -46,7 +46,7 @@ func TestNUTSGaussians(t *testing.T) {
 				g := newGaussian(t, tc.mean, tc.cov)
 				res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
 					Chains: 4, Warmup: 500, Draws: draws, Seed: 7,
-					NUTSAdapt: NUTSAdaptConfig{Metric: metric},
+					Method: NUTSMethod{Adapt: NUTSAdaptConfig{Metric: metric}},
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -289,12 +289,12 @@ func TestWindows(t *testing.T) {
 func TestSkewedTarget(t *testing.T) {
 	alpha := []float64{0.5, 1, 2, 5, 20}
 	mean, vari := logGammaMoments(alpha)
-	for _, alg := range []Algorithm{AlgNUTS, AlgRWM} {
-		t.Run(alg.String(), func(t *testing.T) {
-			set := &SampleSettings{Algorithm: alg, Chains: 4, Warmup: 500, Draws: 1000, Seed: 13}
-			if alg == AlgRWM {
+	for _, alg := range []string{"nuts", "rwm"} {
+		t.Run(alg, func(t *testing.T) {
+			set := &SampleSettings{Chains: 4, Warmup: 500, Draws: 1000, Seed: 13}
+			if alg == "rwm" {
 				set.Warmup, set.Draws = 4000, 10000
-				set.RWMAdapt.AdaptCovariance = true
+				set.Method = RWMMethod{Adapt: RWMAdaptConfig{AdaptCovariance: true}}
 			}
 			res, err := Sample(context.Background(), func(int) (Target, error) { return logGamma{alpha}, nil }, set)
 			if err != nil {

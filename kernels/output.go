@@ -3,6 +3,7 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/trjgo/trj/ppl/draws"
@@ -16,28 +17,34 @@ type Constrainer interface {
 	Constrain(u, dst []float64) error
 }
 
-// DiagnosticColumns returns the CmdStan sampler columns of algorithm a's
-// draws: CmdStan's seven NUTS columns (draws.NUTSColumns), or lp__,
-// accept_stat__ and stepsize__ (the proposal scale) for RWM.
-func DiagnosticColumns(a Algorithm) []string {
-	if a == AlgRWM {
-		return []string{draws.LP, draws.AcceptStat, draws.StepSize}
+// AppendDiagnostics appends to dst the values for d of the named sampler
+// columns (a Method's DiagnosticColumns; NaN for a name it does not know)
+// and returns the extended slice.
+func (d DrawInfo) AppendDiagnostics(dst []float64, columns []string) []float64 {
+	for _, col := range columns {
+		v := math.NaN()
+		switch col {
+		case draws.LP:
+			v = d.LogDensity
+		case draws.AcceptStat:
+			v = d.AcceptStat
+		case draws.StepSize:
+			v = d.StepSize
+		case draws.TreeDepth:
+			v = float64(d.TreeDepth)
+		case draws.NLeapfrog:
+			v = float64(d.NumLeapfrog)
+		case draws.Divergent:
+			v = 0
+			if d.Divergent {
+				v = 1
+			}
+		case draws.Energy:
+			v = d.Energy
+		}
+		dst = append(dst, v)
 	}
-	return draws.NUTSColumns()
-}
-
-// AppendDiagnostics appends the values of DiagnosticColumns(a) for d to
-// dst and returns the extended slice.
-func (d DrawInfo) AppendDiagnostics(dst []float64, a Algorithm) []float64 {
-	dst = append(dst, d.LogDensity, d.AcceptStat, d.StepSize)
-	if a == AlgRWM {
-		return dst
-	}
-	div := 0.0
-	if d.Divergent {
-		div = 1
-	}
-	return append(dst, float64(d.TreeDepth), float64(d.NumLeapfrog), div, d.Energy)
+	return dst
 }
 
 // Adaptation returns what ch adapted, as the CmdStan adaptation block of
@@ -85,16 +92,18 @@ func (ch *Chain) Adaptation() draws.Adaptation {
 // Draws (kept draws only) and written to Stream (every recorded draw, the
 // adaptation block after the warm-up and, at the end, the elapsed times,
 // with the file marked interrupted if the chain stopped early). Either of
-// Draws and Stream may be nil. Their layout must have
-// DiagnosticColumns(Algorithm) and Model's parameter names.
+// Draws and Stream may be nil. Their layout must have the
+// DiagnosticColumns of Method (nil means NUTSMethod) and Model's parameter
+// names.
 type CmdStanOutput struct {
-	Model     Constrainer
-	Algorithm Algorithm
-	Chain     int
-	Draws     *draws.Draws
-	Stream    *draws.Stream
+	Model  Constrainer
+	Method Method
+	Chain  int
+	Draws  *draws.Draws
+	Stream *draws.Stream
 
 	x, diag []float64
+	columns []string
 }
 
 // Draw implements ChainOutput.
@@ -105,10 +114,13 @@ func (o *CmdStanOutput) Draw(it int, warmup bool, u []float64, info DrawInfo) er
 	if o.x == nil {
 		o.x = make([]float64, len(o.Model.ParamNames()))
 	}
+	if o.columns == nil {
+		o.columns = orNUTS(o.Method).DiagnosticColumns()
+	}
 	if err := o.Model.Constrain(u, o.x); err != nil {
 		return fmt.Errorf("iteration %d: %w", it+1, err)
 	}
-	o.diag = info.AppendDiagnostics(o.diag[:0], o.Algorithm)
+	o.diag = info.AppendDiagnostics(o.diag[:0], o.columns)
 	if o.Stream != nil {
 		if err := o.Stream.Write(o.x, o.diag); err != nil {
 			return err
@@ -145,9 +157,8 @@ func (o *CmdStanOutput) Close(ch *Chain, stopped error) error {
 }
 
 // ToDraws returns the kept draws of r constrained by model(k) for r's k-th
-// chain (r.Chains[k], the run's chain FirstChain+k), with
-// DiagnosticColumns(r.Settings.Algorithm) and the model's parameter names as
-// columns. model may return the same Constrainer for every chain; the
+// chain (r.Chains[k]), with r.Settings.Method's DiagnosticColumns and the
+// model's parameter names as columns. model may return the same Constrainer for every chain; the
 // chains are converted one after another.
 func (r *SampleResult) ToDraws(model func(chain int) Constrainer) (*draws.Draws, error) {
 	if r == nil || len(r.Chains) == 0 {
@@ -160,20 +171,20 @@ func (r *SampleResult) ToDraws(model func(chain int) Constrainer) (*draws.Draws,
 	for c := range r.Chains {
 		m := model(c)
 		if m == nil {
-			return nil, fmt.Errorf("kernels: no model for chain %d", r.Settings.FirstChain+c)
+			return nil, fmt.Errorf("kernels: no model for chain %d", r.Chains[c].Chain)
 		}
 		if d == nil {
 			var err error
-			d, err = draws.New(draws.Layout{Diagnostics: DiagnosticColumns(r.Settings.Algorithm), Params: m.ParamNames()}, len(r.Chains))
+			d, err = draws.New(draws.Layout{Diagnostics: orNUTS(r.Settings.Method).DiagnosticColumns(), Params: m.ParamNames()}, len(r.Chains))
 			if err != nil {
 				return nil, err
 			}
 		}
-		o := CmdStanOutput{Model: m, Algorithm: r.Settings.Algorithm, Chain: c, Draws: d}
+		o := CmdStanOutput{Model: m, Method: r.Settings.Method, Chain: c, Draws: d}
 		ch := &r.Chains[c]
 		for i, info := range ch.Info {
 			if err := o.Draw(i, false, ch.Draw(i), info); err != nil {
-				return nil, fmt.Errorf("kernels: chain %d: %w", r.Settings.FirstChain+c, err)
+				return nil, fmt.Errorf("kernels: chain %d: %w", r.Chains[c].Chain, err)
 			}
 		}
 	}

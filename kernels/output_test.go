@@ -29,19 +29,19 @@ func (n identity) Constrain(u, dst []float64) error { copy(dst, u); return nil }
 // streams while the chains run are those ToDraws converts afterwards, with
 // the adaptation and elapsed-time blocks in each chain's file.
 func TestStreamedOutputMatchesToDraws(t *testing.T) {
-	for _, alg := range []Algorithm{AlgNUTS, AlgRWM} {
+	for _, alg := range []Method{NUTSMethod{}, RWMMethod{}} {
 		g := newGaussian(t, []float64{0, 1}, diagCov([]float64{1, 2}))
 		bufs := make([]bytes.Buffer, 2)
-		layout := draws.Layout{Diagnostics: DiagnosticColumns(alg), Params: identity(2).ParamNames()}
+		layout := draws.Layout{Diagnostics: alg.DiagnosticColumns(), Params: identity(2).ParamNames()}
 		mem, err := draws.New(layout, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
-			Algorithm: alg, Chains: 2, Warmup: 40, Draws: 25, Seed: 3,
+			Method: alg, Chains: 2, Warmup: 40, Draws: 25, Seed: 3,
 			Output: func(c int) (ChainOutput, error) {
 				s, err := draws.NewStream(&bufs[c], layout, nil)
-				return &CmdStanOutput{Model: identity(2), Algorithm: alg, Chain: c, Draws: mem, Stream: s}, err
+				return &CmdStanOutput{Model: identity(2), Method: alg, Chain: c, Draws: mem, Stream: s}, err
 			},
 		})
 		if err != nil {
@@ -71,7 +71,7 @@ func TestStreamedOutputMatchesToDraws(t *testing.T) {
 			if !strings.Contains(text, "# Adaptation terminated\n# Step size = ") || !strings.Contains(text, "seconds (Total)") {
 				t.Errorf("%v chain %d: blocks missing:\n%s", alg, c, text)
 			}
-			if alg == AlgNUTS && !strings.Contains(text, "# Diagonal elements of inverse mass matrix:\n") {
+			if alg == (NUTSMethod{}) && !strings.Contains(text, "# Diagonal elements of inverse mass matrix:\n") {
 				t.Errorf("NUTS chain %d: no metric:\n%s", c, text)
 			}
 		}
@@ -91,7 +91,7 @@ func TestSampleCancelKeepsDraws(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var buf bytes.Buffer
-	layout := draws.Layout{Diagnostics: DiagnosticColumns(AlgNUTS), Params: identity(1).ParamNames()}
+	layout := draws.Layout{Diagnostics: NUTSMethod{}.DiagnosticColumns(), Params: identity(1).ParamNames()}
 	cut := *set
 	cut.Progress = func(p Progress) {
 		if p.Done == 51 {
@@ -143,8 +143,8 @@ func TestSampleRefusesBadSettings(t *testing.T) {
 		{"draws too large", SampleSettings{Draws: 1_000_000_000_000}, "need"},
 		{"chains too many", SampleSettings{Chains: 100_000_000}, "need"},
 		{"warm-up overflow", SampleSettings{Warmup: math.MaxInt}, "overflow"},
-		{"negative tree depth", SampleSettings{MaxTreeDepth: -3}, "tree depth"},
-		{"infinite step size", SampleSettings{StepSize: math.Inf(1)}, "step size"},
+		{"negative tree depth", SampleSettings{Method: NUTSMethod{MaxTreeDepth: -3}}, "tree depth"},
+		{"infinite step size", SampleSettings{Method: NUTSMethod{StepSize: math.Inf(1)}}, "step size"},
 	}
 	for _, c := range cases {
 		_, err := Sample(context.Background(), gaussianFactory(g), &c.set)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -101,11 +102,12 @@ func (c *ctrjChain) Theta(dst []float64) []float64 {
 // RJSampleSettings configures SampleRJ. A nil *RJSampleSettings, and zero
 // fields, take the defaults.
 type RJSampleSettings struct {
-	// Chains is the number of chains (4).
+	// Chains is the number of chains of the run (4).
 	Chains int
-	// ChainIndices, when non-nil, runs only these chains (each in
-	// [0, Chains)), seeded as in the full run: a shard of a larger run.
-	ChainIndices []int
+	// Shard, when non-nil, runs only these chains of the run (each in
+	// [0, Chains), none repeated), seeded as in the whole run: a shard of
+	// a larger run. RJSampleResult.Chains follow Shard's order.
+	Shard []int
 	// Warmup is the number of steps discarded at the start of each chain
 	// (Steps/10); a negative value means none.
 	Warmup int
@@ -115,15 +117,41 @@ type RJSampleSettings struct {
 	Seed uint64
 	// KeepDraws keeps θ_k after every kept step (RJChainResult.Draws).
 	KeepDraws bool
-	// OnDraw, when non-nil, is called after every kept step with the
-	// chain, the 0-based kept-step index, the model and θ_k (valid only
-	// during the call). Chains call it concurrently; an error stops the
-	// chain and is returned.
-	OnDraw func(chain, step, model int, theta []float64, info RJInfo) error
+	// Output, when non-nil, is called once per chain with the chain's
+	// number, from the chain's goroutine before its first step, for the
+	// RJChainOutput that receives that chain's kept steps as they are
+	// made (RJDrawFunc makes one of a function). An error from it or from
+	// the output stops the run.
+	Output func(chain int) (RJChainOutput, error)
 	// Progress, when non-nil, is called after every step of every chain
 	// (Done counts steps, warm-up first); chains call it concurrently.
 	Progress func(Progress)
 }
+
+// RJChainOutput receives one chain's output while SampleRJ runs it, as
+// ChainOutput does for Sample: SampleRJ calls its methods from that chain's
+// goroutine only, Draw for every kept step and Close once at the end, also
+// when the chain stopped early.
+type RJChainOutput interface {
+	// Draw receives kept step (0-based), its model and θ_k, which is
+	// valid only during the call.
+	Draw(step, model int, theta []float64, info RJInfo) error
+	// Close receives the chain, and the error that stopped it early (such
+	// as ctx's on cancellation) or nil.
+	Close(ch *RJChainResult, stopped error) error
+}
+
+// RJDrawFunc is an RJChainOutput that calls itself for every kept step and
+// does nothing at Close.
+type RJDrawFunc func(step, model int, theta []float64, info RJInfo) error
+
+// Draw calls f.
+func (f RJDrawFunc) Draw(step, model int, theta []float64, info RJInfo) error {
+	return f(step, model, theta, info)
+}
+
+// Close does nothing.
+func (f RJDrawFunc) Close(*RJChainResult, error) error { return nil }
 
 // RJChainResult is one chain of SampleRJ.
 type RJChainResult struct {
@@ -138,7 +166,9 @@ type RJChainResult struct {
 	// Proposed[k][k'] and Accepted[k][k'] count the jump proposals k → k'
 	// made in kept steps and those accepted.
 	Proposed, Accepted [][]int
-	// Elapsed is the chain's wall-clock time.
+	// Elapsed is zero: SampleRJ does not time its chains, so that results
+	// written as JSON are the same for the same seed (wall times belong in
+	// the caller's own timings).
 	Elapsed time.Duration
 }
 
@@ -180,7 +210,9 @@ func (r *RJSampleResult) Indicators(k int) [][]float64 {
 // and random stream rand.NewPCG(Seed, c) per chain c, as Sample does for
 // fixed-dimension targets. factory(c) returns chain c's own kernel; start
 // gives its initial model and θ from its stream. Each kept step is
-// recorded; jump counts give acceptance rates per model pair.
+// recorded; jump counts give acceptance rates per model pair. Runs whose
+// kept steps cannot fit in memory are refused before any chain starts (see
+// CheckMemory).
 //
 // Cancelling ctx stops every chain at its next step: the result holds the
 // steps finished so far, and the error is ctx's.
@@ -188,64 +220,24 @@ func SampleRJ(ctx context.Context, factory func(chain int) (RJKernel, error), st
 	if factory == nil || start == nil {
 		return nil, errors.New("kernels: SampleRJ needs a kernel factory and a start function")
 	}
-	var s RJSampleSettings
-	if settings != nil {
-		s = *settings
-	}
-	if s.Chains == 0 {
-		s.Chains = 4
-	}
-	if s.Steps == 0 {
-		s.Steps = 10000
-	}
-	if s.Warmup == 0 {
-		s.Warmup = s.Steps / 10
-	}
-	s.Warmup = max(s.Warmup, 0)
-	switch {
-	case s.Chains < 0:
-		return nil, fmt.Errorf("kernels: %d chains", s.Chains)
-	case s.Steps < 0:
-		return nil, fmt.Errorf("kernels: %d steps", s.Steps)
-	case s.Chains > rjMaxChains:
+	s := settings.withDefaults()
+	if s.Chains > rjMaxChains {
 		return nil, fmt.Errorf("kernels: %d chains is more than the %d a run may have", s.Chains, rjMaxChains)
 	}
-	idx := s.ChainIndices
-	if idx == nil {
-		idx = make([]int, s.Chains)
-		for c := range idx {
-			idx[c] = c
-		}
+	_, idx, err := planRun(s.Warmup, s.Steps, "steps", s.CheckMemory, s.Shard, s.Chains)
+	if err != nil {
+		return nil, err
 	}
-	seen := make(map[int]bool, len(idx))
-	for _, c := range idx {
-		if c < 0 || c >= s.Chains || seen[c] {
-			return nil, fmt.Errorf("kernels: chain index %d is out of range [0, %d) or repeated", c, s.Chains)
-		}
-		seen[c] = true
+	kernels, numModels, err := rjKernels(factory, idx)
+	if err != nil {
+		return nil, err
 	}
-	kernels := make([]RJKernel, len(idx))
-	numModels := -1
-	for i, c := range idx {
-		k, err := factory(c)
-		if err != nil {
-			return nil, fmt.Errorf("kernels: chain %d: %w", c, err)
-		}
-		if k == nil {
-			return nil, fmt.Errorf("kernels: chain %d: nil kernel", c)
-		}
-		if numModels >= 0 && k.NumModels() != numModels {
-			return nil, fmt.Errorf("kernels: chain %d has %d models, chain %d has %d", c, k.NumModels(), idx[0], numModels)
-		}
-		numModels = k.NumModels()
-		kernels[i] = k
-	}
-	res := &RJSampleResult{NumModels: max(numModels, 0), Chains: make([]RJChainResult, len(idx))}
+	res := &RJSampleResult{NumModels: numModels, Chains: make([]RJChainResult, len(idx))}
 	errs := make([]error, len(idx))
 	var wg sync.WaitGroup
 	for i, c := range idx {
 		wg.Go(func() {
-			res.Chains[i], errs[i] = runRJChain(ctx, c, kernels[i], start, &s, res.NumModels)
+			errs[i] = runRJChain(ctx, c, kernels[i], start, &s, &res.Chains[i])
 		})
 	}
 	wg.Wait()
@@ -254,7 +246,7 @@ func SampleRJ(ctx context.Context, factory func(chain int) (RJKernel, error), st
 		if err == nil {
 			continue
 		}
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if isContextErr(err) {
 			ctxErr = err
 			continue
 		}
@@ -263,22 +255,92 @@ func SampleRJ(ctx context.Context, factory func(chain int) (RJKernel, error), st
 	return res, ctxErr
 }
 
+func (s *RJSampleSettings) withDefaults() RJSampleSettings {
+	var out RJSampleSettings
+	if s != nil {
+		out = *s
+	}
+	setDefault(&out.Chains, 4)
+	setDefault(&out.Steps, 10000)
+	setDefault(&out.Warmup, out.Steps/10)
+	out.Warmup = max(out.Warmup, 0)
+	return out
+}
+
+// CheckMemory refuses runs whose kept steps, with θ of dimension at most
+// dim when KeepDraws (0 if not known: at least 1 is counted), cannot fit in
+// memory: more bytes than an int holds, or than the machine's memory (or
+// the Go memory limit) when it is known. Its error, wrapping ErrTooLarge,
+// says how much the run would need. SampleRJ calls it.
+func (s *RJSampleSettings) CheckMemory(dim int) error {
+	set := s.withDefaults()
+	perStep, what := uint64(8), "kept steps" // the model
+	if set.KeepDraws {
+		dimText := strconv.Itoa(dim)
+		if dim <= 0 {
+			dim, dimText = 1, "at least 1"
+		}
+		perStep += 8 + 8*uint64(dim) // an offset and θ
+		what = "kept steps with draws of dimension " + dimText
+	}
+	chains := set.Chains
+	if set.Shard != nil {
+		chains = len(set.Shard)
+	}
+	return checkMemory(chains, uint64(max(set.Steps, 0)), perStep, what)
+}
+
+// rjKernels returns the kernels of chains idx and their number of models.
+func rjKernels(factory func(int) (RJKernel, error), idx []int) ([]RJKernel, int, error) {
+	kernels := make([]RJKernel, len(idx))
+	numModels := -1
+	for i, c := range idx {
+		k, err := factory(c)
+		if err != nil {
+			return nil, 0, fmt.Errorf("kernels: chain %d: %w", c, err)
+		}
+		if k == nil {
+			return nil, 0, fmt.Errorf("kernels: chain %d: nil kernel", c)
+		}
+		if numModels >= 0 && k.NumModels() != numModels {
+			return nil, 0, fmt.Errorf("kernels: chain %d has %d models, chain %d has %d", c, k.NumModels(), idx[0], numModels)
+		}
+		numModels = k.NumModels()
+		kernels[i] = k
+	}
+	return kernels, max(numModels, 0), nil
+}
+
 // rjMaxChains bounds the chains of one run: each needs a goroutine and a
 // kernel, so a mistyped count fails at once instead of exhausting memory.
 const rjMaxChains = 1 << 16
 
-func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Rand) (int, []float64, error), s *RJSampleSettings, numModels int) (RJChainResult, error) {
-	t0 := time.Now()
-	out := RJChainResult{Chain: c, Proposed: newCounts(numModels), Accepted: newCounts(numModels)}
-	defer func() { out.Elapsed = time.Since(t0) }()
+// runRJChain runs chain c into out.
+func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Rand) (int, []float64, error), s *RJSampleSettings, out *RJChainResult) (err error) {
+	numModels := k.NumModels()
+	*out = RJChainResult{Chain: c, Proposed: newCounts(numModels), Accepted: newCounts(numModels)}
+	var output RJChainOutput
+	if s.Output != nil {
+		if output, err = s.Output(c); err != nil {
+			return fmt.Errorf("output: %w", err)
+		}
+		if output == nil {
+			return errors.New("the Output function returned nil")
+		}
+		defer func() {
+			if cerr := output.Close(out, err); cerr != nil && err == nil {
+				err = fmt.Errorf("output: %w", cerr)
+			}
+		}()
+	}
 	rng := rand.New(rand.NewPCG(s.Seed, uint64(c)))
 	m, theta, err := start(c, rng)
 	if err != nil {
-		return out, fmt.Errorf("start: %w", err)
+		return fmt.Errorf("start: %w", err)
 	}
 	ch, err := k.Start(rng, m, theta)
 	if err != nil {
-		return out, err
+		return err
 	}
 	total := s.Warmup + s.Steps
 	out.Models = make([]int, 0, s.Steps)
@@ -287,10 +349,8 @@ func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Ra
 	}
 	var th []float64
 	for it := range total {
-		if it%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return out, err
-			}
+		if err := cancelled(ctx, it, 64); err != nil {
+			return err
 		}
 		info := ch.Step(rng)
 		if s.Progress != nil {
@@ -307,20 +367,20 @@ func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Ra
 		}
 		model := ch.Model()
 		out.Models = append(out.Models, model)
-		if s.KeepDraws || s.OnDraw != nil {
+		if s.KeepDraws || output != nil {
 			th = ch.Theta(th)
 		}
 		if s.KeepDraws {
 			out.Draws = append(out.Draws, th...)
 			out.Offsets = append(out.Offsets, len(out.Draws))
 		}
-		if s.OnDraw != nil {
-			if err := s.OnDraw(c, it-s.Warmup, model, th, info); err != nil {
-				return out, err
+		if output != nil {
+			if err := output.Draw(it-s.Warmup, model, th, info); err != nil {
+				return fmt.Errorf("output: %w", err)
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func newCounts(k int) [][]int {

@@ -205,21 +205,11 @@ func NewRWMAdaptation(k *RWM, numWarmup int, cfg RWMAdaptConfig) (*RWMAdaptation
 	if k == nil {
 		return nil, errors.New("kernels: nil RWM kernel")
 	}
-	if cfg.TargetAccept == 0 {
-		cfg.TargetAccept = 0.234
-	}
-	if cfg.GainExponent == 0 {
-		cfg.GainExponent = 0.6
-	}
-	if cfg.InitBuffer == 0 {
-		cfg.InitBuffer = 75
-	}
-	if cfg.BaseWindow == 0 {
-		cfg.BaseWindow = 25
-	}
-	if cfg.TermBuffer == 0 {
-		cfg.TermBuffer = 50
-	}
+	setDefault(&cfg.TargetAccept, 0.234)
+	setDefault(&cfg.GainExponent, 0.6)
+	setDefault(&cfg.InitBuffer, 75)
+	setDefault(&cfg.BaseWindow, 25)
+	setDefault(&cfg.TermBuffer, 50)
 	if !(cfg.TargetAccept > 0 && cfg.TargetAccept < 1) {
 		return nil, fmt.Errorf("kernels: target acceptance %v, want in (0, 1)", cfg.TargetAccept)
 	}

@@ -31,8 +31,7 @@ func TestRWMGaussians(t *testing.T) {
 				// wider) over several windows, hence the long warm-up.
 				g := newGaussian(t, tc.mean, tc.cov)
 				res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
-					Algorithm: AlgRWM, Chains: 4, Warmup: 10000, Draws: draws, Seed: 21,
-					RWMAdapt: RWMAdaptConfig{AdaptCovariance: adaptCov},
+					Method: RWMMethod{Adapt: RWMAdaptConfig{AdaptCovariance: adaptCov}}, Chains: 4, Warmup: 10000, Draws: draws, Seed: 21,
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -62,7 +61,7 @@ func TestRWMGaussians(t *testing.T) {
 func TestRWMConjugateNormal(t *testing.T) {
 	m := newConjugate()
 	postMean, postVar := m.posterior()
-	res, err := Sample(context.Background(), func(int) (Target, error) { return m, nil }, &SampleSettings{Algorithm: AlgRWM, Chains: 4, Warmup: 500, Draws: 3000, Seed: 3})
+	res, err := Sample(context.Background(), func(int) (Target, error) { return m, nil }, &SampleSettings{Method: RWMMethod{}, Chains: 4, Warmup: 500, Draws: 3000, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

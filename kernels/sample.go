@@ -5,36 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"math/rand/v2"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 )
-
-// Algorithm selects the kernel the multi-chain runner uses.
-type Algorithm int
-
-const (
-	// AlgNUTS is the No-U-Turn sampler with Stan's warm-up (the default).
-	AlgNUTS Algorithm = iota
-	// AlgRWM is random-walk Metropolis with Robbins–Monro scale adaptation.
-	AlgRWM
-)
-
-// String returns the algorithm's name.
-func (a Algorithm) String() string {
-	switch a {
-	case AlgNUTS:
-		return "nuts"
-	case AlgRWM:
-		return "rwm"
-	}
-	return fmt.Sprintf("Algorithm(%d)", int(a))
-}
 
 // InitFunc writes chain's initial unconstrained position into x using rng
 // (the chain's own stream). ppl.Model's Init fits after wrapping.
@@ -43,10 +20,17 @@ type InitFunc func(chain int, rng *rand.Rand, x []float64) error
 // SampleSettings configures Sample. A nil *SampleSettings, and zero
 // fields, take the defaults.
 type SampleSettings struct {
-	// Algorithm is AlgNUTS (default) or AlgRWM.
-	Algorithm Algorithm
-	// Chains is the number of chains (4).
+	// Method is the kernel of every chain with its warm-up: NUTSMethod
+	// (the default, when nil) or RWMMethod.
+	Method Method
+	// Chains is the number of chains of the run (4).
 	Chains int
+	// Shard, when non-nil, runs only these chains of the run (each in
+	// [0, Chains), none repeated), seeded, built (factory, Init) and
+	// reported (Progress, Output, errors) as in the whole run, so a run
+	// split into shards (in separate processes) reproduces its chains
+	// exactly. SampleResult.Chains follow Shard's order.
+	Shard []int
 	// Warmup is the number of warm-up iterations per chain (1000); a
 	// negative value means none.
 	Warmup int
@@ -54,33 +38,8 @@ type SampleSettings struct {
 	Draws int
 	// Seed seeds every chain: chain c uses rand.NewPCG(Seed, c).
 	Seed uint64
-	// FirstChain numbers the chains: the run's k-th chain is chain
-	// FirstChain+k, seeded, built (factory, init) and reported (Progress,
-	// errors) as that chain, so a run split into blocks of chains (shards
-	// in separate processes) reproduces the chains of one run exactly.
-	// Zero runs chains 0 … Chains−1.
-	FirstChain int
 	// SaveWarmup keeps the warm-up iterations in the result.
 	SaveWarmup bool
-
-	// StepSize is NUTS's initial step size (1) before the search.
-	StepSize float64
-	// Metric, when non-nil, is NUTS's initial metric (the unit metric);
-	// with Warmup < 0 it is used as is.
-	Metric *Metric
-	// MaxTreeDepth bounds NUTS trees (10).
-	MaxTreeDepth int
-	// NUTSAdapt configures NUTS warm-up; its Metric field picks the metric
-	// (diagonal by default).
-	NUTSAdapt NUTSAdaptConfig
-
-	// RWMScale is RWM's initial proposal scale (2.38/√d).
-	RWMScale float64
-	// RWMCovariance, when non-nil, is RWM's initial proposal covariance
-	// (a fixed covariance when Warmup < 0).
-	RWMCovariance mat.Symmetric
-	// RWMAdapt configures RWM warm-up.
-	RWMAdapt RWMAdaptConfig
 
 	// Init, when non-nil, writes chain's initial unconstrained position;
 	// nil uses the target's own Init method when it has one (as ppl
@@ -93,10 +52,10 @@ type SampleSettings struct {
 	Progress func(Progress)
 
 	// Output, when non-nil, is called once per chain with the chain's
-	// number (FirstChain onwards), from the chain's goroutine before its
-	// first iteration, for the ChainOutput that
-	// receives that chain's draws as they are made (see CmdStanOutput).
-	// An error from it or from the output stops the run.
+	// number, from the chain's goroutine before its first iteration, for
+	// the ChainOutput that receives that chain's draws as they are made
+	// (see CmdStanOutput). An error from it or from the output stops the
+	// run.
 	Output func(chain int) (ChainOutput, error)
 }
 
@@ -133,6 +92,8 @@ type DrawInfo struct {
 
 // Chain is the output of one chain of Sample.
 type Chain struct {
+	// Chain is the chain's number in the run (its seed stream).
+	Chain int
 	// Dim is the dimension of a draw.
 	Dim int
 	// Draws holds the kept positions (unconstrained), row-major,
@@ -140,7 +101,8 @@ type Chain struct {
 	Draws, WarmupDraws []float64
 	// Info and WarmupInfo describe each kept (and saved warm-up) draw.
 	Info, WarmupInfo []DrawInfo
-	// StepSize is NUTS's adapted step size; Metric its adapted metric.
+	// StepSize is NUTS's adapted step size; Metric its adapted metric
+	// (see MethodChain.Adapted).
 	StepSize float64
 	Metric   *Metric
 	// RWMScale and RWMCovariance are RWM's adapted proposal.
@@ -168,23 +130,19 @@ func (s *SampleSettings) withDefaults() SampleSettings {
 	if s != nil {
 		out = *s
 	}
-	if out.Chains == 0 {
-		out.Chains = 4
+	if out.Method == nil {
+		out.Method = NUTSMethod{}
 	}
+	if m, ok := out.Method.(NUTSMethod); ok && m.validate() == nil {
+		out.Method = m.withDefaults()
+	}
+	setDefault(&out.Chains, 4)
 	if out.Warmup == 0 {
 		out.Warmup = 1000
 	} else if out.Warmup < 0 {
 		out.Warmup = 0
 	}
-	if out.Draws == 0 {
-		out.Draws = 1000
-	}
-	if out.StepSize == 0 {
-		out.StepSize = 1
-	}
-	if out.MaxTreeDepth == 0 {
-		out.MaxTreeDepth = DefaultMaxTreeDepth
-	}
+	setDefault(&out.Draws, 1000)
 	return out
 }
 
@@ -202,64 +160,47 @@ const maxInitTries = 100
 // returns the draws made so far (chains may differ in length) with ctx's
 // error; other errors return a nil result.
 func Sample(ctx context.Context, factory func(chain int) (Target, error), settings *SampleSettings) (*SampleResult, error) {
-	var init InitFunc
-	if settings != nil {
-		init = settings.Init
-	}
 	if factory == nil {
 		return nil, errors.New("kernels: nil target factory")
 	}
 	set := settings.withDefaults()
-	switch {
-	case set.Chains < 0:
-		return nil, fmt.Errorf("kernels: %d chains", set.Chains)
-	case set.FirstChain < 0:
-		return nil, fmt.Errorf("kernels: first chain %d, want non-negative", set.FirstChain)
-	case set.Draws < 0:
-		return nil, fmt.Errorf("kernels: %d draws", set.Draws)
-	case set.Algorithm != AlgNUTS && set.Algorithm != AlgRWM:
-		return nil, fmt.Errorf("kernels: unknown algorithm %v", set.Algorithm)
-	case !(set.StepSize > 0) || math.IsInf(set.StepSize, 1):
-		return nil, fmt.Errorf("kernels: initial step size %v, want positive and finite", set.StepSize)
-	case set.MaxTreeDepth < 0:
-		return nil, fmt.Errorf("kernels: maximum tree depth %d, want positive (0 means %d)", set.MaxTreeDepth, DefaultMaxTreeDepth)
-	case set.Warmup > math.MaxInt-set.Draws:
-		return nil, fmt.Errorf("kernels: %d warm-up and %d kept iterations overflow an int", set.Warmup, set.Draws)
+	if v, ok := set.Method.(validator); ok {
+		if err := v.validate(); err != nil {
+			return nil, err
+		}
 	}
 	// Refuse up front what cannot fit, counting one dimension per draw;
 	// each chain checks again with its target's dimension.
-	if err := set.CheckMemory(0); err != nil {
+	total, chains, err := planRun(set.Warmup, set.Draws, "draws", set.CheckMemory, set.Shard, set.Chains)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	res := &SampleResult{Settings: set, Chains: make([]Chain, set.Chains)}
-	errs := make([]error, set.Chains)
-	dims := make([]int, set.Chains)
+	r := &sampleRun{set: &set, factory: factory, chains: chains, total: total, dims: make([]int, len(chains))}
+	res := &SampleResult{Settings: set, Chains: make([]Chain, len(chains))}
+	errs := make([]error, len(chains))
 	// ready waits for every chain's target, so that targets of different
 	// dimensions are refused before any chain runs.
-	var ready, wg sync.WaitGroup
-	ready.Add(set.Chains)
-	for k := 0; k < set.Chains; k++ {
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
-			errs[k] = runChain(ctx, set.FirstChain+k, k, factory, init, &set, &res.Chains[k], dims, &ready)
-			if errs[k] != nil {
+	r.ready.Add(len(chains))
+	var wg sync.WaitGroup
+	for k := range chains {
+		wg.Go(func() {
+			if errs[k] = r.runChain(ctx, k, &res.Chains[k]); errs[k] != nil {
 				cancel()
 			}
-		}(k)
+		})
 	}
 	wg.Wait()
 	// Report the root cause: a chain's own failure rather than the
 	// cancellation it caused in the others.
 	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		if err != nil && !isContextErr(err) {
 			return nil, err
 		}
 	}
-	if set.Chains > 0 {
-		res.Dim = dims[0]
+	if len(chains) > 0 {
+		res.Dim = r.dims[0]
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -271,10 +212,6 @@ func Sample(ctx context.Context, factory func(chain int) (Target, error), settin
 
 // drawInfoBytes is the memory of one DrawInfo.
 const drawInfoBytes = 56
-
-// chainOverheadBytes is a lower bound on the memory of a chain besides its
-// draws: a goroutine, its kernel's scratch and its target.
-const chainOverheadBytes = 16 << 10
 
 // CheckMemory refuses runs whose stored draws of dimension dim (0 if not
 // yet known: at least 1 is counted) cannot fit in memory: more bytes than
@@ -292,105 +229,104 @@ func (s *SampleSettings) CheckMemory(dim int) error {
 	if set.SaveWarmup {
 		kept += uint64(max(set.Warmup, 0))
 	}
-	perDraw := 8*uint64(dim) + drawInfoBytes
-	need, ok := mulAdd(kept, perDraw, chainOverheadBytes)
-	if ok {
-		need, ok = mulAdd(need, uint64(max(set.Chains, 0)), 0)
+	chains := set.Chains
+	if set.Shard != nil {
+		chains = len(set.Shard)
 	}
-	limit := memoryLimit()
-	if ok && (limit == 0 || need <= limit) {
-		return nil
-	}
-	what := fmt.Sprintf("%d chains × %d stored draws of dimension %s", set.Chains, kept, dimText)
-	if !ok {
-		return fmt.Errorf("%w: %s need more than 2⁶⁴ bytes", ErrTooLarge, what)
-	}
-	return fmt.Errorf("%w: %s need %s, more than the %s available", ErrTooLarge, what, formatBytes(need), formatBytes(limit))
+	return checkMemory(chains, kept, 8*uint64(dim)+drawInfoBytes, "stored draws of dimension "+dimText)
 }
 
-// ErrTooLarge is returned (wrapped) for runs whose draws cannot fit in
-// memory; the message says how much they would need.
-var ErrTooLarge = errors.New("kernels: run too large")
-
-// mulAdd returns a·b + c and whether it fits in a uint64 (and an int).
-func mulAdd(a, b, c uint64) (uint64, bool) {
-	hi, lo := bits.Mul64(a, b)
-	sum, carry := bits.Add64(lo, c, 0)
-	return sum, hi == 0 && carry == 0 && sum <= math.MaxInt
+// sampleRun is what the chains of one Sample run share.
+type sampleRun struct {
+	set     *SampleSettings
+	factory func(int) (Target, error)
+	chains  []int // the chains' numbers
+	total   int   // iterations per chain
+	// dims[k] is the k-th chain's dimension; ready is the barrier all the
+	// run's chains pass once they know theirs.
+	dims  []int
+	ready sync.WaitGroup
 }
 
-// formatBytes prints n in the largest binary unit that keeps it ≥ 1.
-func formatBytes(n uint64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v, u := float64(n), 0
-	for v >= 1024 && u < len(units)-1 {
-		v /= 1024
-		u++
+// runChain runs the run's k-th chain into out.
+func (r *sampleRun) runChain(ctx context.Context, k int, out *Chain) (err error) {
+	c := r.chains[k]
+	out.Chain = c
+	t, err := r.target(k)
+	if err != nil {
+		return err
 	}
-	return fmt.Sprintf("%.3g %s", v, units[u])
+	rec := &recorder{set: r.set, c: c, total: r.total, out: out}
+	if r.set.Output != nil {
+		if rec.output, err = r.set.Output(c); err != nil {
+			return fmt.Errorf("kernels: chain %d: output: %w", c, err)
+		}
+		if rec.output == nil {
+			return fmt.Errorf("kernels: chain %d: Output returned nil", c)
+		}
+		defer func() {
+			if cerr := rec.output.Close(out, err); cerr != nil && err == nil {
+				err = fmt.Errorf("kernels: chain %d: output: %w", c, cerr)
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(r.set.Seed, uint64(c)))
+	x0, err := initialPoint(c, t, rng, r.set.Init)
+	if err != nil {
+		return fmt.Errorf("kernels: chain %d: %w", c, err)
+	}
+	mc, err := r.set.Method.NewChain(t, x0, r.set.Warmup)
+	if err != nil {
+		return fmt.Errorf("kernels: chain %d: %w", c, err)
+	}
+	rec.alloc(t.Dim())
+	return rec.run(ctx, mc, rng)
 }
 
-// memoryLimit is the smaller of the Go memory limit (GOMEMLIMIT) and the
-// machine's memory, or 0 when neither is known.
-func memoryLimit() uint64 {
-	limit := uint64(0)
-	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
-		limit = uint64(l)
-	}
-	if m := physicalMemory(); m > 0 && (limit == 0 || m < limit) {
-		limit = m
-	}
-	return limit
-}
-
-// runChain runs chain c of the whole run, the k-th of this one; dims[k]
-// receives its dimension and ready is the barrier of all the run's chains.
-func runChain(ctx context.Context, c, k int, factory func(int) (Target, error), init InitFunc, set *SampleSettings, out *Chain, dims []int, ready *sync.WaitGroup) (err error) {
-	t, err := factory(c)
+// target returns the run's k-th chain's target once every chain has one of
+// the same dimension and the run's draws fit in memory.
+func (r *sampleRun) target(k int) (Target, error) {
+	c := r.chains[k]
+	t, err := r.factory(c)
 	switch {
 	case err != nil:
 		err = fmt.Errorf("kernels: chain %d: target: %w", c, err)
 	case t == nil:
 		err = fmt.Errorf("kernels: chain %d: factory returned a nil target", c)
 	default:
-		if dims[k] = t.Dim(); dims[k] <= 0 {
-			err = fmt.Errorf("kernels: chain %d: %w: target dimension %d", c, ErrDimension, dims[k])
+		if r.dims[k] = t.Dim(); r.dims[k] <= 0 {
+			err = fmt.Errorf("kernels: chain %d: %w: target dimension %d", c, ErrDimension, r.dims[k])
 		}
 	}
-	ready.Done()
+	r.ready.Done()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ready.Wait()
-	n := dims[k]
-	for k2, n2 := range dims {
+	r.ready.Wait()
+	n := r.dims[k]
+	for k2, n2 := range r.dims {
 		if n2 > 0 && n2 != n {
-			return fmt.Errorf("kernels: chain %d: %w: target dimension %d, chain %d's is %d; all chains must sample the same space", c, ErrDimension, n, set.FirstChain+k2, n2)
+			return nil, fmt.Errorf("kernels: chain %d: %w: target dimension %d, chain %d's is %d; all chains must sample the same space", c, ErrDimension, n, r.chains[k2], n2)
 		}
 	}
-	if err := set.CheckMemory(n); err != nil {
-		return err
+	if err := r.set.CheckMemory(n); err != nil {
+		return nil, err
 	}
-	var output ChainOutput
-	if set.Output != nil {
-		if output, err = set.Output(c); err != nil {
-			return fmt.Errorf("kernels: chain %d: output: %w", c, err)
-		}
-		if output == nil {
-			return fmt.Errorf("kernels: chain %d: Output returned nil", c)
-		}
-		defer func() {
-			if cerr := output.Close(out, err); cerr != nil && err == nil {
-				err = fmt.Errorf("kernels: chain %d: output: %w", c, cerr)
-			}
-		}()
-	}
-	rng := rand.New(rand.NewPCG(set.Seed, uint64(c)))
-	x0, err := initialPoint(c, t, rng, init)
-	if err != nil {
-		return fmt.Errorf("kernels: chain %d: %w", c, err)
-	}
-	total := set.Warmup + set.Draws
+	return t, nil
+}
+
+// recorder keeps one chain's iterations: in its Chain, its ChainOutput
+// and the Progress reports.
+type recorder struct {
+	set    *SampleSettings
+	c      int // the chain's number
+	total  int
+	out    *Chain
+	output ChainOutput // nil for none
+}
+
+func (r *recorder) alloc(n int) {
+	out, set := r.out, r.set
 	out.Dim = n
 	out.Draws = make([]float64, 0, set.Draws*n)
 	out.Info = make([]DrawInfo, 0, set.Draws)
@@ -398,170 +334,75 @@ func runChain(ctx context.Context, c, k int, factory func(int) (Target, error), 
 		out.WarmupDraws = make([]float64, 0, set.Warmup*n)
 		out.WarmupInfo = make([]DrawInfo, 0, set.Warmup)
 	}
-	record := func(it int, x []float64, d DrawInfo) error {
-		warm := it < set.Warmup
-		if !warm {
-			out.Draws = append(out.Draws, x...)
-			out.Info = append(out.Info, d)
-		} else if set.SaveWarmup {
-			out.WarmupDraws = append(out.WarmupDraws, x...)
-			out.WarmupInfo = append(out.WarmupInfo, d)
-		}
-		if output != nil && (!warm || set.SaveWarmup) {
-			if err := output.Draw(it, warm, x, d); err != nil {
-				return fmt.Errorf("kernels: chain %d: output: %w", c, err)
-			}
-		}
-		if set.Progress != nil {
-			set.Progress(Progress{Chain: c, Done: it + 1, Total: total, Warmup: warm})
-		}
-		return nil
-	}
-	// Checking the context costs a lock; every 16 iterations is prompt
-	// enough for a chain.
-	cancelled := func(it int) error {
-		if it%16 == 0 {
-			return ctx.Err()
-		}
-		return nil
-	}
-	adapted := func() error {
-		if output == nil {
-			return nil
-		}
-		if err := output.Adapted(out); err != nil {
-			return fmt.Errorf("kernels: chain %d: output: %w", c, err)
-		}
-		return nil
-	}
+}
 
-	switch set.Algorithm {
-	case AlgNUTS:
-		k, err := NewNUTS(t, set.StepSize, set.Metric)
-		if err != nil {
-			return fmt.Errorf("kernels: chain %d: %w", c, err)
+// record keeps iteration it at x.
+func (r *recorder) record(it int, x []float64, d DrawInfo) error {
+	out, set := r.out, r.set
+	warm := it < set.Warmup
+	if !warm {
+		out.Draws = append(out.Draws, x...)
+		out.Info = append(out.Info, d)
+	} else if set.SaveWarmup {
+		out.WarmupDraws = append(out.WarmupDraws, x...)
+		out.WarmupInfo = append(out.WarmupInfo, d)
+	}
+	if r.output != nil && (!warm || set.SaveWarmup) {
+		if err := r.output.Draw(it, warm, x, d); err != nil {
+			return fmt.Errorf("kernels: chain %d: output: %w", r.c, err)
 		}
-		k.MaxTreeDepth = set.MaxTreeDepth
-		s, err := k.Init(x0)
-		if err != nil {
-			return fmt.Errorf("kernels: chain %d: %w", c, err)
-		}
-		ad, err := NewNUTSAdaptation(k, set.Warmup, set.NUTSAdapt)
-		if err != nil {
-			return fmt.Errorf("kernels: chain %d: %w", c, err)
-		}
-		endWarmup := func() error {
-			out.WarmupGradEvals = ad.GradEvals
-			out.StepSize, out.Metric = k.StepSize, k.Metric
-			return adapted()
-		}
-		err = runPhases(total, set.Warmup, cancelled, record, out, endWarmup,
-			func(it int) ([]float64, DrawInfo, error) {
-				var info NUTSInfo
-				var err error
-				if s, info, err = ad.Step(rng, s); err != nil {
-					return nil, DrawInfo{}, fmt.Errorf("kernels: chain %d: %w", c, err)
-				}
-				if it == set.Warmup-1 {
-					ad.Finish()
-				}
-				return s.Position, nutsDrawInfo(s, info), nil
-			},
-			func() ([]float64, DrawInfo) {
-				var info NUTSInfo
-				s, info = k.Step(rng, s)
-				out.SampleGradEvals += info.NumLeapfrog
-				return s.Position, nutsDrawInfo(s, info)
-			})
-		if err != nil {
-			return err
-		}
-	case AlgRWM:
-		scale := set.RWMScale
-		if scale == 0 {
-			scale = 2.38 / math.Sqrt(float64(n))
-		}
-		k, err := NewRWM(t, scale, set.RWMCovariance)
-		if err != nil {
-			return fmt.Errorf("kernels: chain %d: %w", c, err)
-		}
-		s, err := k.Init(x0)
-		if err != nil {
-			return fmt.Errorf("kernels: chain %d: %w", c, err)
-		}
-		ad, err := NewRWMAdaptation(k, set.Warmup, set.RWMAdapt)
-		if err != nil {
-			return fmt.Errorf("kernels: chain %d: %w", c, err)
-		}
-		endWarmup := func() error {
-			out.RWMScale, out.RWMCovariance = k.Scale, k.Covariance()
-			return adapted()
-		}
-		err = runPhases(total, set.Warmup, cancelled, record, out, endWarmup,
-			func(int) ([]float64, DrawInfo, error) {
-				var info RWMInfo
-				var err error
-				if s, info, err = ad.Step(rng, s); err != nil {
-					return nil, DrawInfo{}, fmt.Errorf("kernels: chain %d: %w", c, err)
-				}
-				out.WarmupGradEvals++
-				return s.Position, rwmDrawInfo(s, info), nil
-			},
-			func() ([]float64, DrawInfo) {
-				var info RWMInfo
-				s, info = k.Step(rng, s)
-				out.SampleGradEvals++
-				return s.Position, rwmDrawInfo(s, info)
-			})
-		if err != nil {
-			return err
-		}
+	}
+	if set.Progress != nil {
+		set.Progress(Progress{Chain: r.c, Done: it + 1, Total: r.total, Warmup: warm})
 	}
 	return nil
 }
 
-// runPhases runs a chain's warm-up iterations, then its sampling ones, and
-// times each phase: warm and sample advance the chain by one iteration and
-// return the draw to record; endWarmup runs once after the warm-up (also
-// when there is none), before the first kept iteration. The phase times
-// are set also when the chain stops early.
-func runPhases(total, warmup int, cancelled func(int) error, record func(int, []float64, DrawInfo) error, out *Chain,
-	endWarmup func() error, warm func(it int) ([]float64, DrawInfo, error), sample func() ([]float64, DrawInfo)) error {
+// run runs chain mc's warm-up iterations, then its kept ones, recording
+// each, and times each phase. What the warm-up adapted goes to the Chain
+// and the output after the warm-up (also when there is none), before the
+// first kept iteration. The phase times and evaluation counts are set also
+// when the chain stops early.
+func (r *recorder) run(ctx context.Context, mc MethodChain, rng *rand.Rand) error {
+	out, warmup := r.out, r.set.Warmup
 	start := time.Now()
 	inWarmup := true
 	finishWarmup := func() error {
 		out.WarmupTime = time.Since(start)
+		out.WarmupGradEvals = mc.GradEvals()
 		start = time.Now()
 		inWarmup = false
-		return endWarmup()
+		mc.Adapted(out)
+		if r.output != nil {
+			if err := r.output.Adapted(out); err != nil {
+				return fmt.Errorf("kernels: chain %d: output: %w", r.c, err)
+			}
+		}
+		return nil
 	}
 	defer func() {
 		if inWarmup {
 			out.WarmupTime = time.Since(start)
+			out.WarmupGradEvals = mc.GradEvals()
 		} else {
 			out.SampleTime = time.Since(start)
+			out.SampleGradEvals = mc.GradEvals() - out.WarmupGradEvals
 		}
 	}()
-	for it := 0; it < total; it++ {
-		if err := cancelled(it); err != nil {
+	for it := 0; it < r.total; it++ {
+		if err := cancelled(ctx, it, 16); err != nil {
 			return err
 		}
-		var x []float64
-		var d DrawInfo
-		if it < warmup {
-			var err error
-			if x, d, err = warm(it); err != nil {
+		if it == warmup {
+			if err := finishWarmup(); err != nil {
 				return err
 			}
-		} else {
-			if it == warmup {
-				if err := finishWarmup(); err != nil {
-					return err
-				}
-			}
-			x, d = sample()
 		}
-		if err := record(it, x, d); err != nil {
+		x, d, err := mc.Step(rng, it)
+		if err != nil {
+			return fmt.Errorf("kernels: chain %d: %w", r.c, err)
+		}
+		if err := r.record(it, x, d); err != nil {
 			return err
 		}
 	}
@@ -569,19 +410,6 @@ func runPhases(total, warmup int, cancelled func(int) error, record func(int, []
 		return finishWarmup()
 	}
 	return nil
-}
-
-// nutsDrawInfo is the per-draw record of a NUTS iteration.
-func nutsDrawInfo(s NUTSState, info NUTSInfo) DrawInfo {
-	return DrawInfo{
-		LogDensity: s.LogDensity, AcceptStat: info.AcceptProb, StepSize: info.StepSize,
-		TreeDepth: info.TreeDepth, NumLeapfrog: info.NumLeapfrog, Divergent: info.Divergent, Energy: info.Energy,
-	}
-}
-
-// rwmDrawInfo is the per-draw record of a random-walk Metropolis iteration.
-func rwmDrawInfo(s RWMState, info RWMInfo) DrawInfo {
-	return DrawInfo{LogDensity: s.LogDensity, AcceptStat: info.AcceptProb, StepSize: info.Scale}
 }
 
 // initer is a target with initial points of its own (ppl.Model.Init).

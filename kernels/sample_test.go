@@ -74,7 +74,7 @@ func TestSampleRWMFixedCovarianceNoWarmup(t *testing.T) {
 	tc := gaussianCases()[1]
 	g := newGaussian(t, tc.mean, tc.cov)
 	res, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{
-		Algorithm: AlgRWM, Warmup: -1, Draws: 100, Chains: 1, RWMCovariance: tc.cov, RWMScale: 1.7,
+		Method: RWMMethod{Covariance: tc.cov, Scale: 1.7}, Warmup: -1, Draws: 100, Chains: 1,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -119,10 +119,10 @@ func TestChainDraw(t *testing.T) {
 	}
 }
 
-// TestSampleFirstChain runs four chains as one run and as blocks of one
-// and three: each block's chains are the same chains, draw for draw, and
+// TestSampleShard runs four chains as one run and as shards of one and
+// three: each shard's chains are the same chains, draw for draw, and
 // factory, init and Progress see the unsharded chain numbers.
-func TestSampleFirstChain(t *testing.T) {
+func TestSampleShard(t *testing.T) {
 	g := newGaussian(t, []float64{0, 1}, diagCov([]float64{1, 2}))
 	set := SampleSettings{Chains: 4, Warmup: 40, Draws: 20, Seed: 7}
 	whole, err := Sample(context.Background(), gaussianFactory(g), &set)
@@ -131,7 +131,9 @@ func TestSampleFirstChain(t *testing.T) {
 	}
 	for _, block := range [][2]int{{0, 1}, {1, 3}} {
 		set := set
-		set.FirstChain, set.Chains = block[0], block[1]
+		for c := block[0]; c < block[0]+block[1]; c++ {
+			set.Shard = append(set.Shard, c)
+		}
 		var seen [4]atomic.Int64
 		set.Init = func(c int, rng *rand.Rand, x []float64) error {
 			seen[c].Add(1)
@@ -147,6 +149,9 @@ func TestSampleFirstChain(t *testing.T) {
 		}
 		for k, ch := range part.Chains {
 			c := block[0] + k
+			if ch.Chain != c {
+				t.Errorf("shard %v: chain %d reported as chain %d", block, c, ch.Chain)
+			}
 			if seen[c].Load() != 2 {
 				t.Errorf("chain %d: factory and init called %d times, want 2", c, seen[c].Load())
 			}
@@ -155,8 +160,8 @@ func TestSampleFirstChain(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{FirstChain: -1}); err == nil {
-		t.Error("negative FirstChain accepted")
+	if _, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{Shard: []int{-1}}); err == nil {
+		t.Error("negative shard chain accepted")
 	}
 }
 
@@ -173,7 +178,7 @@ func TestSampleUsesTargetInit(t *testing.T) {
 	g := newGaussian(t, []float64{0, 1}, diagCov([]float64{1, 2}))
 	x0 := []float64{7, -7}
 	res, err := Sample(context.Background(), func(int) (Target, error) { return startAt{g.clone(), x0}, nil },
-		&SampleSettings{Algorithm: AlgRWM, Chains: 1, Warmup: -1, Draws: 1, SaveWarmup: true, RWMScale: 1e-12})
+		&SampleSettings{Method: RWMMethod{Scale: 1e-12}, Chains: 1, Warmup: -1, Draws: 1, SaveWarmup: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,35 +29,6 @@ type TemperedModel interface {
 	SamplePrior(rng *rand.Rand, x []float64) error
 }
 
-// SMCMove is the MCMC move that rejuvenates particles at each temperature.
-type SMCMove int
-
-const (
-	// SMCEigenRWM is the paper's move: a Gaussian random walk along one
-	// eigenvector of the particle covariance, chosen uniformly, scaled by
-	// its eigenvalue and an adaptive factor (the default).
-	SMCEigenRWM SMCMove = iota
-	// SMCRWM is a random walk N(0, c·Σ̂) with Σ̂ the particle covariance
-	// and c adaptive.
-	SMCRWM
-	// SMCNUTS is a NUTS transition with the particle variances as its
-	// diagonal metric and a step size adapted across the population.
-	SMCNUTS
-)
-
-// String returns the move's name.
-func (m SMCMove) String() string {
-	switch m {
-	case SMCEigenRWM:
-		return "eigen-rwm"
-	case SMCRWM:
-		return "rwm"
-	case SMCNUTS:
-		return "nuts"
-	}
-	return fmt.Sprintf("SMCMove(%d)", int(m))
-}
-
 // SMCSettings configures RunSMC. A nil *SMCSettings, and zero fields,
 // take the defaults, which are the paper's.
 type SMCSettings struct {
@@ -73,7 +44,7 @@ type SMCSettings struct {
 	// below this fraction of N; values ≥ 1 resample every step (1, the
 	// paper's choice).
 	ResampleThreshold float64
-	// Move is the rejuvenation move (SMCEigenRWM).
+	// Move is the rejuvenation move (SMCEigenRWM{}).
 	Move SMCMove
 	// PilotMoves is the number of moves before the count is set (3).
 	PilotMoves int
@@ -131,67 +102,40 @@ func (s *SMCSettings) withDefaults() SMCSettings {
 	if s != nil {
 		o = *s
 	}
-	if o.Particles == 0 {
-		o.Particles = 1000
+	setDefault(&o.Particles, 1000)
+	setDefault(&o.ESSFraction, 0.5)
+	setDefault(&o.ResampleThreshold, 1)
+	setDefault(&o.PilotMoves, 3)
+	setDefault(&o.MoveTolerance, 0.001)
+	setDefault(&o.MaxMoves, 100)
+	if o.Move == nil {
+		o.Move = SMCEigenRWM{}
 	}
-	if o.ESSFraction == 0 {
-		o.ESSFraction = 0.5
-	}
-	if o.ResampleThreshold == 0 {
-		o.ResampleThreshold = 1
-	}
-	if o.PilotMoves == 0 {
-		o.PilotMoves = 3
-	}
-	if o.MoveTolerance == 0 {
-		o.MoveTolerance = 0.001
-	}
-	if o.MaxMoves == 0 {
-		o.MaxMoves = 100
-	}
-	if o.TargetAccept == 0 {
-		o.TargetAccept = 0.234
-		if o.Move == SMCNUTS {
-			o.TargetAccept = 0.8
-		}
-	}
-	if o.MaxSteps == 0 {
-		o.MaxSteps = 10000
-	}
-	if o.Workers == 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
-	}
+	setDefault(&o.TargetAccept, o.Move.defaultTargetAccept())
+	setDefault(&o.MaxSteps, 10000)
+	setDefault(&o.Workers, runtime.GOMAXPROCS(0))
 	return o
 }
 
 // smc is one run's working state.
 type smc struct {
-	set     SMCSettings
-	n, dim  int
-	models  []TemperedModel
-	x       []float64 // N×dim particles
-	lp, ll  []float64
-	logW    []float64
-	acc     []float64 // per-particle acceptance of the current move
-	evals   []int     // per-particle evaluation counts
-	pcgs    []rand.PCG
-	rngs    []*rand.Rand
-	beta    float64
-	step    int
-	scale   float64 // random-walk factor c, or NUTS step size
-	mean    []float64
-	cov     *mat.SymDense
-	chol    []float64   // lower factor of Σ̂ (SMCRWM)
-	eigVals []float64   // eigenvalues of Σ̂ (SMCEigenRWM)
-	eigVecs *mat.Dense  // eigenvectors as columns
-	metric  *Metric     // SMCNUTS
-	ws      []smcWorker // per-worker scratch
-}
-
-type smcWorker struct {
-	prop, gp, gl, grad []float64
-	nuts               *NUTS
-	tt                 *temperedTarget
+	set    SMCSettings
+	n, dim int
+	models []TemperedModel
+	x      []float64 // N×dim particles
+	lp, ll []float64
+	logW   []float64
+	acc    []float64 // per-particle acceptance of the current move
+	evals  []int     // per-particle evaluation counts
+	pcgs   []rand.PCG
+	rngs   []*rand.Rand
+	beta   float64
+	step   int
+	scale  float64 // random-walk factor c, or NUTS step size
+	mean   []float64
+	cov    *mat.SymDense
+	mover  smcMover
+	props  [][]float64 // per-worker proposals
 }
 
 // temperedTarget is prior + β·likelihood as a Target, for NUTS moves.
@@ -251,8 +195,6 @@ func RunSMC(ctx context.Context, factory func(worker int) (TemperedModel, error)
 		return nil, fmt.Errorf("kernels: move tolerance %v, want in (0, 1)", set.MoveTolerance)
 	case !(set.TargetAccept > 0 && set.TargetAccept < 1):
 		return nil, fmt.Errorf("kernels: target acceptance %v, want in (0, 1)", set.TargetAccept)
-	case set.Move != SMCEigenRWM && set.Move != SMCRWM && set.Move != SMCNUTS:
-		return nil, fmt.Errorf("kernels: unknown SMC move %v", set.Move)
 	case set.Workers < 1:
 		return nil, fmt.Errorf("kernels: %d workers", set.Workers)
 	}
@@ -291,9 +233,9 @@ func (s *smc) alloc() {
 		s.rngs[i] = rand.New(&s.pcgs[i])
 	}
 	s.mean = make([]float64, d)
-	s.ws = make([]smcWorker, len(s.models))
-	for w := range s.ws {
-		s.ws[w] = smcWorker{prop: make([]float64, d), gp: make([]float64, d), gl: make([]float64, d), grad: make([]float64, d)}
+	s.props = make([][]float64, len(s.models))
+	for w := range s.props {
+		s.props[w] = make([]float64, d)
 	}
 }
 
@@ -368,16 +310,7 @@ func (s *smc) run(ctx context.Context) (*SMCResult, error) {
 		s.logW[i] = -logN
 	}
 	resampleRng := rand.New(rand.NewPCG(s.set.Seed^0x9e3779b97f4a7c15, 0))
-	// Initial scales: the optimal random-walk factor for a Gaussian
-	// target; NUTS finds its own.
-	switch s.set.Move {
-	case SMCRWM:
-		s.scale = 2.38 * 2.38 / float64(s.dim)
-	case SMCEigenRWM:
-		s.scale = 2.38 * 2.38
-	case SMCNUTS:
-		s.scale = 0
-	}
+	s.mover = s.set.Move.start(s)
 
 	for step := 1; s.beta < 1; step++ {
 		if err := ctx.Err(); err != nil {
@@ -566,38 +499,7 @@ func (s *smc) moments() error {
 		cov.SetSym(j, j, cov.At(j, j)+ridge)
 	}
 	s.cov = cov
-	switch s.set.Move {
-	case SMCRWM:
-		l, err := choleskyLower(cov)
-		if err != nil {
-			return fmt.Errorf("particle covariance: %w", err)
-		}
-		s.chol = l
-	case SMCEigenRWM:
-		var es mat.EigenSym
-		if !es.Factorize(cov, true) {
-			return errors.New("particle covariance: eigendecomposition failed")
-		}
-		s.eigVals = es.Values(s.eigVals)
-		if s.eigVecs == nil {
-			s.eigVecs = mat.NewDense(d, d, nil)
-		}
-		es.VectorsTo(s.eigVecs)
-		for j, v := range s.eigVals {
-			s.eigVals[j] = math.Max(v, ridge)
-		}
-	case SMCNUTS:
-		v := make([]float64, d)
-		for j := range v {
-			v[j] = cov.At(j, j)
-		}
-		m, err := NewDiagMetric(v)
-		if err != nil {
-			return fmt.Errorf("particle variances: %w", err)
-		}
-		s.metric = m
-	}
-	return nil
+	return s.mover.adapt(cov, ridge)
 }
 
 // move rejuvenates the particles at the current temperature and returns the
@@ -607,15 +509,10 @@ func (s *smc) move() (mean, pilot float64, moves int, err error) {
 	if err := s.moments(); err != nil {
 		return 0, 0, 0, err
 	}
-	if s.set.Move == SMCNUTS {
-		if err := s.prepareNUTS(); err != nil {
-			return 0, 0, 0, err
-		}
-	}
 	pilot = 1
 	total := 0.0
 	one := func() (float64, error) {
-		if err := s.parallel(s.moveOne); err != nil {
+		if err := s.parallel(func(w, i int) error { s.mover.move(w, i); return nil }); err != nil {
 			return 0, err
 		}
 		a := floats.Sum(s.acc) / float64(s.n)
@@ -642,16 +539,8 @@ func (s *smc) move() (mean, pilot float64, moves int, err error) {
 			return 0, 0, 0, err
 		}
 	}
-	if s.set.Move == SMCNUTS {
-		// NUTS states carry the tempered density only; refresh the
-		// prior and likelihood each particle needs for reweighting.
-		if err := s.parallel(func(w, i int) error {
-			s.lp[i], s.ll[i] = s.evalPoint(w, s.particle(i))
-			s.evals[i]++
-			return nil
-		}); err != nil {
-			return 0, 0, 0, err
-		}
+	if err := s.mover.finish(); err != nil {
+		return 0, 0, 0, err
 	}
 	return total / float64(moves), pilot, moves, nil
 }
@@ -660,106 +549,6 @@ func (s *smc) move() (mean, pilot float64, moves int, err error) {
 // moves; log-acceptance falls roughly linearly in the log scale near the
 // optimum, so a damped step in log space converges without oscillating.
 func (s *smc) adaptScale(a float64) {
-	gain := 4.0
-	if s.set.Move == SMCNUTS {
-		// NUTS's acceptance statistic moves sharply with the step size.
-		gain = 1
-	}
-	step := math.Max(-1, math.Min(1, gain*(a-s.set.TargetAccept)))
+	step := math.Max(-1, math.Min(1, s.mover.gain()*(a-s.set.TargetAccept)))
 	s.scale *= math.Exp(step)
-}
-
-func (s *smc) prepareNUTS() error {
-	for w := range s.ws {
-		ws := &s.ws[w]
-		if ws.tt == nil {
-			ws.tt = &temperedTarget{m: s.models[w], gp: make([]float64, s.dim), gl: make([]float64, s.dim)}
-		}
-		ws.tt.beta = s.beta
-		if ws.nuts == nil {
-			k, err := NewNUTS(ws.tt, 1, s.metric)
-			if err != nil {
-				return err
-			}
-			ws.nuts = k
-		}
-		ws.nuts.Metric = s.metric
-	}
-	// The posterior narrows at every temperature, so the step size is
-	// re-seeded by Stan's heuristic from particle 0 (a few gradients)
-	// before the pilot moves refine it.
-	if s.scale == 0 {
-		s.scale = 1
-	}
-	k := s.ws[0].nuts
-	k.StepSize = s.scale
-	st, err := k.Init(s.particle(0))
-	if err == nil {
-		rng := rand.New(rand.NewPCG(s.set.Seed, 1<<63|uint64(s.step)))
-		var n int
-		n, err = k.findStepSize(rng, st)
-		s.evals[0] += n
-	}
-	if err == nil && k.StepSize > 0 {
-		s.scale = k.StepSize
-	}
-	for w := range s.ws {
-		s.ws[w].nuts.StepSize = s.scale
-	}
-	return nil
-}
-
-// moveOne applies one move to particle i on worker w, recording its
-// acceptance probability in s.acc[i].
-func (s *smc) moveOne(w, i int) error {
-	x := s.particle(i)
-	rng := s.rngs[i]
-	ws := &s.ws[w]
-	d := s.dim
-	switch s.set.Move {
-	case SMCNUTS:
-		st := NUTSState{Position: x, Grad: ws.grad}
-		st.LogDensity = evalGrad(ws.tt, x, ws.grad)
-		s.evals[i]++
-		if math.IsInf(st.LogDensity, -1) {
-			s.acc[i] = 0
-			return nil
-		}
-		_, info := ws.nuts.Step(rng, st)
-		s.acc[i] = info.AcceptProb
-		s.evals[i] += info.NumLeapfrog
-		return nil
-	case SMCRWM:
-		for j := range ws.prop {
-			ws.prop[j] = rng.NormFloat64()
-		}
-		sd := math.Sqrt(s.scale)
-		for r := d - 1; r >= 0; r-- {
-			v := 0.0
-			for c := 0; c <= r; c++ {
-				v += s.chol[r*d+c] * ws.prop[c]
-			}
-			ws.prop[r] = x[r] + sd*v
-		}
-	case SMCEigenRWM:
-		j := rng.IntN(d)
-		step := math.Sqrt(s.scale*s.eigVals[j]) * rng.NormFloat64()
-		for r := range ws.prop {
-			ws.prop[r] = x[r] + step*s.eigVecs.At(r, j)
-		}
-	}
-	lp, ll := s.evalPoint(w, ws.prop)
-	s.evals[i]++
-	cur := tempered(s.lp[i], s.ll[i], s.beta)
-	prop := tempered(lp, ll, s.beta)
-	a := 0.0
-	if !math.IsInf(prop, -1) {
-		a = math.Min(1, math.Exp(prop-cur))
-	}
-	s.acc[i] = a
-	if a == 1 || rng.Float64() < a {
-		copy(x, ws.prop)
-		s.lp[i], s.ll[i] = lp, ll
-	}
-	return nil
 }

@@ -166,12 +166,12 @@ func TestSMCConjugateEvidence(t *testing.T) {
 		move      SMCMove
 		threshold float64
 	}{
-		{"eigen-rwm", SMCEigenRWM, 0},
-		{"rwm", SMCRWM, 0},
-		{"nuts", SMCNUTS, 0},
+		{"eigen-rwm", SMCEigenRWM{}, 0},
+		{"rwm", SMCRWM{}, 0},
+		{"nuts", SMCNUTS{}, 0},
 		// Resampling only when the ESS halves exercises weighted moves
 		// and the conditional ESS.
-		{"eigen-rwm/threshold0.5", SMCEigenRWM, 0.5},
+		{"eigen-rwm/threshold0.5", SMCEigenRWM{}, 0.5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,7 +217,7 @@ func TestSMCLinearRegression(t *testing.T) {
 	if testing.Short() {
 		n = 250
 	}
-	for _, mv := range []SMCMove{SMCEigenRWM, SMCNUTS} {
+	for _, mv := range []SMCMove{SMCEigenRWM{}, SMCNUTS{}} {
 		t.Run(mv.String(), func(t *testing.T) {
 			var zs []float64
 			means := make([][]float64, 3)
@@ -270,7 +270,6 @@ func TestSMCErrors(t *testing.T) {
 	for _, s := range []SMCSettings{
 		{Particles: 1},
 		{ESSFraction: 1.5},
-		{Move: SMCMove(7)},
 		{PilotMoves: 5, MaxMoves: 2},
 		{MoveTolerance: 2},
 	} {
@@ -312,12 +311,12 @@ func TestSplitModel(t *testing.T) {
 	factory := func(int) (TemperedModel, error) {
 		return NewSplitModel(conjPart{c, false}, conjPart{c, true}, c.SamplePrior)
 	}
-	a, err := RunSMC(context.Background(), factory, &SMCSettings{Particles: 300, Seed: 2, Move: SMCNUTS})
+	a, err := RunSMC(context.Background(), factory, &SMCSettings{Particles: 300, Seed: 2, Move: SMCNUTS{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := RunSMC(context.Background(), func(int) (TemperedModel, error) { return c, nil },
-		&SMCSettings{Particles: 300, Seed: 2, Move: SMCNUTS})
+		&SMCSettings{Particles: 300, Seed: 2, Move: SMCNUTS{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,8 +118,9 @@ func pplModel(m Model) (ppl.Model, error) {
 // sampler's diagnostic columns (CmdStan's for NUTS; lp__, accept_stat__
 // and stepsize__, the proposal scale, for RWM). With cfg.Stream it writes
 // each chain's draws as they are made, its adaptation block and its
-// gradient counts. Cancelled, it returns the draws made so far.
-func mcmcSampler(alg kernels.Algorithm) Sampler {
+// gradient counts. Cancelled, it returns the draws made so far. method
+// makes the kernels.Method from the NUTS warm-up the flags ask for.
+func mcmcSampler(method func(kernels.NUTSAdaptConfig) kernels.Method) Sampler {
 	return func(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, []draws.Setting, error) {
 		pm, err := pplModel(m)
 		if err != nil {
@@ -141,23 +142,27 @@ func mcmcSampler(alg kernels.Algorithm) Sampler {
 			return nil, nil, fmt.Errorf("unknown metric %q", cfg.Metric)
 		}
 		// The kernels number chains as in the whole run (cfg.FirstChain
-		// onwards); clones, d and res.Chains count from 0. Each chain
-		// makes its clone in its own goroutine, after Sample has checked
-		// that the run fits in memory.
+		// onwards, the shard); clones, d and res.Chains count from 0. Each
+		// chain makes its clone in its own goroutine, after Sample has
+		// checked that the run fits in memory.
 		first := cfg.FirstChain
 		clones := make([]ppl.Model, cfg.Chains)
+		alg := method(adapt)
 		set := &kernels.SampleSettings{
-			Algorithm: alg, Chains: cfg.Chains, FirstChain: first, Warmup: warmup, Draws: cfg.Draws, Seed: cfg.Seed,
-			NUTSAdapt: adapt, Progress: cfg.Progress,
+			Method: alg, Chains: first + cfg.Chains, Shard: make([]int, cfg.Chains), Warmup: warmup, Draws: cfg.Draws, Seed: cfg.Seed,
+			Progress: cfg.Progress,
+		}
+		for k := range set.Shard {
+			set.Shard[k] = first + k
 		}
 		if cfg.Stream != nil {
-			layout := draws.Layout{Diagnostics: kernels.DiagnosticColumns(alg), Params: pm.ParamNames()}
+			layout := draws.Layout{Diagnostics: alg.DiagnosticColumns(), Params: pm.ParamNames()}
 			set.Output = func(c int) (kernels.ChainOutput, error) {
 				s, err := cfg.Stream(c-first, layout)
 				if err != nil {
 					return nil, err
 				}
-				return &chainStream{CmdStanOutput: kernels.CmdStanOutput{Model: clones[c-first], Algorithm: alg, Stream: s}}, nil
+				return &chainStream{CmdStanOutput: kernels.CmdStanOutput{Model: clones[c-first], Method: alg, Stream: s}}, nil
 			}
 		}
 		res, err := kernels.Sample(ctx,
@@ -259,12 +264,12 @@ func smcSampler(ctx context.Context, m Model, cfg SampleConfig) (*draws.Draws, [
 	}
 	set := &kernels.SMCSettings{Particles: cfg.Draws, Seed: cfg.Seed}
 	switch cfg.SMCMove {
-	case "", kernels.SMCEigenRWM.String():
-		set.Move = kernels.SMCEigenRWM
-	case kernels.SMCRWM.String():
-		set.Move = kernels.SMCRWM
-	case kernels.SMCNUTS.String():
-		set.Move = kernels.SMCNUTS
+	case "", kernels.SMCEigenRWM{}.String():
+		set.Move = kernels.SMCEigenRWM{}
+	case kernels.SMCRWM{}.String():
+		set.Move = kernels.SMCRWM{}
+	case kernels.SMCNUTS{}.String():
+		set.Move = kernels.SMCNUTS{}
 	default:
 		return nil, nil, fmt.Errorf("unknown SMC move %q", cfg.SMCMove)
 	}

@@ -57,7 +57,7 @@ type SampleConfig struct {
 	Chains int
 	// FirstChain numbers the chains: the sampler's chain k is chain
 	// FirstChain+k of the whole run, seeded and reported as that chain
-	// (a shard of the run; kernels.SampleSettings.FirstChain).
+	// (a shard of the run; kernels.SampleSettings.Shard).
 	FirstChain int
 	Warmup     int // warm-up iterations per chain, not saved; 0 means none
 	Draws      int // kept iterations per chain
@@ -108,8 +108,8 @@ func samplerNames() []string { return []string{"nuts", "rwm", "smc"} }
 // kernels.RunSMC (see smcSampler: its particles are one "chain").
 func defaultBackend() backend {
 	return backend{models: gallery{}, samplers: map[string]Sampler{
-		"nuts": mcmcSampler(kernels.AlgNUTS),
-		"rwm":  mcmcSampler(kernels.AlgRWM),
+		"nuts": mcmcSampler(func(a kernels.NUTSAdaptConfig) kernels.Method { return kernels.NUTSMethod{Adapt: a} }),
+		"rwm":  mcmcSampler(func(kernels.NUTSAdaptConfig) kernels.Method { return kernels.RWMMethod{} }),
 		"smc":  smcSampler,
 	}}
 }

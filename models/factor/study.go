@@ -1,6 +1,7 @@
 package factor
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -94,7 +95,7 @@ func (c *StudyConfig) Settings() (map[string]any, error) {
 		"rejuvenate_steps":   c.RejuvenateSteps,
 		"smc_ess_fraction":   s.ESSFraction,
 		"smc_resample":       s.ResampleThreshold,
-		"smc_move":           s.Move.String(),
+		"smc_move":           cmp.Or[kernels.SMCMove](s.Move, kernels.SMCEigenRWM{}).String(),
 		"smc_pilot_moves":    s.PilotMoves,
 		"smc_move_tolerance": s.MoveTolerance,
 		"smc_max_moves":      s.MaxMoves,
