@@ -104,46 +104,6 @@ func (c *Config) Validate() error {
 	return experiment.CheckProposals("robustvs", c.Proposals, ProposalTypes())
 }
 
-// Pilot holds the SMC draws of each model split into training and
-// evaluation halves, and each run's SMC evidence estimate.
-type Pilot struct {
-	Train, Eval [][][]float64
-	LogZ        []float64
-}
-
-// RunPilot runs one SMC sampler per model from the prior with n
-// particles and splits each model's draws at random into halves.
-func RunPilot(ctx context.Context, d *Data, n int, smc kernels.SMCSettings, seed uint64, bar *experiment.Bar) (*Pilot, error) {
-	pl := &Pilot{}
-	for k, ind := range indicators {
-		f, err := TemperedFactory(d, ind)
-		if err != nil {
-			return nil, err
-		}
-		s := smc
-		s.Particles = n
-		s.Seed = experiment.Stream(seed, "pilot", k).Uint64()
-		r, err := kernels.RunSMC(ctx, f, &s)
-		if err != nil {
-			return nil, fmt.Errorf("robustvs: SMC pilot of model %v: %w", ind, err)
-		}
-		perm := experiment.Stream(seed, "split", k).Perm(n)
-		var tr, ev [][]float64
-		for j, i := range perm {
-			row := append([]float64(nil), r.Particle(i)...)
-			if j < n/2 {
-				tr = append(tr, row)
-			} else {
-				ev = append(ev, row)
-			}
-		}
-		pl.Train, pl.Eval = append(pl.Train, tr), append(pl.Eval, ev)
-		pl.LogZ = append(pl.LogZ, r.LogZ)
-		bar.Add(1)
-	}
-	return pl, nil
-}
-
 // ProposalSet is one proposal type fitted to the training draws.
 type ProposalSet struct {
 	Kind    string

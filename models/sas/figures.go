@@ -16,7 +16,7 @@ var figureNames = experiment.ProposalNames{"exact": "Exact", "affine": "Affine",
 // (systematic draws of model k=1 and their proposals into model k=2, the
 // paper's Figure 2). Figures whose data the run did not produce are
 // skipped.
-func (r *ExperimentResult) WriteFigures(dir string) ([]string, error) {
+func (r *Result) WriteFigures(dir string) ([]string, error) {
 	w, err := experiment.NewFigureWriter(dir)
 	if err != nil {
 		return nil, err
