@@ -197,10 +197,6 @@ func mul(dst, m []float64) {
 	}
 }
 
-func gen(rows, cols int, d []float64) blas64.General {
-	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: d[:rows*cols]}
-}
-
 // sub is the rows×cols block at (r0, c0) of a row-major matrix with the
 // given stride.
 func sub(d []float64, stride, r0, c0, rows, cols int) blas64.General {
