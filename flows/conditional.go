@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/trjgo/trj/ad/ops"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // ConditionalSpec describes the models that share a saturated space of
@@ -37,7 +38,7 @@ func (s ConditionalSpec) validate() (maxDim, ctx int, err error) {
 			return 0, 0, fmt.Errorf("flows: model %d has context length %d and %d coordinates, model 0 has %d and %d",
 				k, len(s.Contexts[k]), len(s.Active[k]), ctx, maxDim)
 		}
-		if !allFinite(s.Contexts[k]) {
+		if !scalar.AllFinite(s.Contexts[k]) {
 			return 0, 0, fmt.Errorf("flows: model %d has a non-finite context", k)
 		}
 	}
@@ -101,7 +102,7 @@ func NewConditionalRQMA(spec ConditionalSpec, shift, scale []float64, cfg RQMACo
 		return nil, fmt.Errorf("flows: %d shifts and %d scales for dimension %d", len(shift), len(scale), n)
 	}
 	for i := range shift {
-		if !finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
+		if !scalar.Finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
 			return nil, fmt.Errorf("flows: standardisation %d: shift %v, scale %v", i, shift[i], scale[i])
 		}
 	}
@@ -196,7 +197,7 @@ func (f *ConditionalRQMA) Forward(k int, xi, z []float64) (float64, error) {
 	}
 	copy(z, f.out[:n])
 	ld := f.out[n]
-	if !finite(ld) || !allFinite(z) {
+	if !scalar.Finite(ld) || !scalar.AllFinite(z) {
 		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
 	}
 	return ld, nil
@@ -213,7 +214,7 @@ func (f *ConditionalRQMA) Inverse(k int, z, xi []float64) (float64, error) {
 	}
 	copy(xi, f.out[:n])
 	ld := f.out[n]
-	if !finite(ld) || !allFinite(xi) {
+	if !scalar.Finite(ld) || !scalar.AllFinite(xi) {
 		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
 	}
 	return ld, nil
@@ -277,7 +278,7 @@ func FitConditionalRQMA(ctx context.Context, spec ConditionalSpec, x [][]float64
 		switch {
 		case cnt == 0: // never a parameter: keep the identity
 			shift[i], scale[i] = 0, 1
-		case cnt < 2 || !(sd > 0) || !finite(sd):
+		case cnt < 2 || !(sd > 0) || !scalar.Finite(sd):
 			return nil, nil, fmt.Errorf("flows: coordinate %d has %d samples and standard deviation %v", i, cnt, sd)
 		default:
 			shift[i], scale[i] = m, 1/sd

@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // FitRQMA trains an RQMA flow on the rows of x (samples of a distribution on
@@ -55,7 +56,7 @@ func checkRows(x [][]float64) (int, error) {
 		if len(row) != n {
 			return 0, fmt.Errorf("flows: sample %d has %d values, sample 0 has %d", r, len(row), n)
 		}
-		if !allFinite(row) {
+		if !scalar.AllFinite(row) {
 			return 0, fmt.Errorf("flows: sample %d is not finite", r)
 		}
 	}
@@ -113,7 +114,7 @@ func standardisation(x [][]float64, w []float64, use [][]bool) (mean, inv []floa
 			return nil, nil, fmt.Errorf("flows: coordinate %d has %d samples", i, len(col))
 		}
 		m, sd := stat.MeanStdDev(col, cw)
-		if !(sd > 0) || !finite(sd) {
+		if !(sd > 0) || !scalar.Finite(sd) {
 			return nil, nil, fmt.Errorf("flows: coordinate %d has standard deviation %v", i, sd)
 		}
 		mean[i], inv[i] = m, 1/sd

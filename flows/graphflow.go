@@ -14,6 +14,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // Builder writes a flow of one's own as a gorgonia graph. FitGraph trains it
@@ -110,15 +111,15 @@ func NewGraphFlow(b Builder, params, shift, scale []float64) (*GraphFlow, error)
 	if n < 1 || b.NumParams() < 1 {
 		return nil, fmt.Errorf("flows: Builder of dimension %d with %d parameters", n, b.NumParams())
 	}
-	if len(params) != b.NumParams() || !allFinite(params) {
-		return nil, fmt.Errorf("flows: %d parameters (finite: %t), Builder has %d", len(params), allFinite(params), b.NumParams())
+	if len(params) != b.NumParams() || !scalar.AllFinite(params) {
+		return nil, fmt.Errorf("flows: %d parameters (finite: %t), Builder has %d", len(params), scalar.AllFinite(params), b.NumParams())
 	}
 	if len(shift) != n || len(scale) != n {
 		return nil, fmt.Errorf("flows: %d shifts and %d scales for dimension %d", len(shift), len(scale), n)
 	}
 	f := &GraphFlow{b: b, params: append([]float64(nil), params...), shift: append([]float64(nil), shift...), scale: append([]float64(nil), scale...)}
 	for i := range shift {
-		if !finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
+		if !scalar.Finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
 			return nil, fmt.Errorf("flows: standardisation %d: shift %v, scale %v", i, shift[i], scale[i])
 		}
 		f.ldStd += math.Log(scale[i])
@@ -243,7 +244,7 @@ func (f *GraphFlow) Forward(theta, z []float64) (float64, error) {
 	}
 	copy(z, f.out[:n])
 	ld := f.out[n]
-	if !finite(ld) || !allFinite(z) {
+	if !scalar.Finite(ld) || !scalar.AllFinite(z) {
 		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
 	}
 	return ld, nil
@@ -263,7 +264,7 @@ func (f *GraphFlow) Inverse(z, theta []float64) (float64, error) {
 		}
 		copy(theta, f.out[:n])
 		ld := f.out[n]
-		if !finite(ld) || !allFinite(theta) {
+		if !scalar.Finite(ld) || !scalar.AllFinite(theta) {
 			return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
 		}
 		return ld, nil
@@ -359,7 +360,7 @@ func FitGraph(ctx context.Context, b Builder, x [][]float64, opts TrainOptions) 
 	}
 	params := make([]float64, np)
 	b.Init(params, rand.New(rand.NewPCG(o.Seed, 0x9a4f)))
-	if !allFinite(params) {
+	if !scalar.AllFinite(params) {
 		return nil, nil, errors.New("flows: Builder.Init gave non-finite parameters")
 	}
 	gf := &graphBatch{b: b, x: x, shift: shift, scale: scale}

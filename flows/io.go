@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // File format (little-endian): the 8-byte magic "TRJFLOW\n", a uint32
@@ -182,7 +184,7 @@ func (d *dec) f64s(n int) []float64 {
 	for i := range out {
 		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
 	}
-	if !allFinite(out) {
+	if !scalar.AllFinite(out) {
 		d.err = fmt.Errorf("%w: non-finite value", ErrFormat)
 	}
 	return out

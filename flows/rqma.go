@@ -1,19 +1,20 @@
 package flows
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // ErrNonFinite is returned (wrapped) when a flow evaluation produces a NaN or
 // infinite value, for example a point so far in the tails that the sigmoid
-// saturates to exactly 0 or 1. Samplers treat it as a rejected proposal.
-var ErrNonFinite = errors.New("flows: non-finite value")
+// saturates to exactly 0 or 1. Samplers treat it as a rejected proposal. It
+// is the same value as the ErrNonFinite of packages ppl/diag and models/sas.
+var ErrNonFinite = scalar.ErrNonFinite
 
 // RQMAConfig is the architecture of a masked autoregressive
 // rational-quadratic spline flow.
@@ -126,7 +127,7 @@ func NewRQMA(shift, scale []float64, cfg RQMAConfig, seed uint64) (*RQMA, error)
 		return nil, fmt.Errorf("flows: %d shifts but %d scales", n, len(scale))
 	}
 	for i := range shift {
-		if !finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
+		if !scalar.Finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
 			return nil, fmt.Errorf("flows: standardisation %d: shift %v, scale %v", i, shift[i], scale[i])
 		}
 	}
@@ -192,7 +193,7 @@ func (f *RQMA) Forward(theta, z []float64) (float64, error) {
 	}
 	copy(z, f.out[:n])
 	ld := f.out[n]
-	if !finite(ld) || !allFinite(z) {
+	if !scalar.Finite(ld) || !scalar.AllFinite(z) {
 		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
 	}
 	return ld, nil
@@ -212,7 +213,7 @@ func (f *RQMA) Inverse(z, theta []float64) (float64, error) {
 	}
 	copy(theta, f.out[:n])
 	ld := f.out[n] // log|det J_T⁻¹(z)|
-	if !finite(ld) || !allFinite(theta) {
+	if !scalar.Finite(ld) || !scalar.AllFinite(theta) {
 		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
 	}
 	return ld, nil
@@ -237,15 +238,4 @@ func stdNormalLogPDF(z []float64) float64 {
 		s -= 0.5 * v * v
 	}
 	return s - float64(len(z))*halfLog2Pi
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-func allFinite(v []float64) bool {
-	for _, x := range v {
-		if !finite(x) {
-			return false
-		}
-	}
-	return true
 }

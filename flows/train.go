@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trjgo/trj/internal/scalar"
 	"github.com/trjgo/trj/internal/training"
 )
 
@@ -275,7 +276,7 @@ func train(ctx context.Context, l learner, rows int, weights []float64, o TrainO
 			}
 			rep.ValidationLoss = append(rep.ValidationLoss, lastVal)
 			stop.Add(lastVal)
-		} else if len(split.Val) == 0 && finite(loss) {
+		} else if len(split.Val) == 0 && scalar.Finite(loss) {
 			stop.Add(loss)
 		}
 		if o.Progress != nil {
@@ -348,7 +349,7 @@ func (tw *team) gradient(p []float64, idx []int, spans [][2]int, seed uint64) (f
 	// the other workers' buffers zeroed for the next iteration, in one pass
 	// over the free parameters.
 	inv := 1 / float64(bs)
-	ok := finite(loss)
+	ok := scalar.Finite(loss)
 	g := tw.g
 	for _, sp := range spans {
 		for i := sp[0]; i < sp[1]; i++ {

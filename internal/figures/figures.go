@@ -222,8 +222,6 @@ func withAlpha(col color.Color, a float64) color.Color {
 	return n
 }
 
-func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
 // checkTruth validates a truth value: NaN means "no truth line", ±Inf is an
 // error since it cannot be drawn.
 func checkTruth(truth float64, where string) error {

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // RunningEstimates draws running estimates of a model probability and writes
@@ -69,7 +71,7 @@ func RunningEstimates(path, title string, series map[string][][]float64, truth f
 			// picked index cannot leave a hole or an empty line.
 			finite := make(plotter.XYs, 0, len(chain))
 			for i, v := range chain {
-				if isFinite(v) {
+				if scalar.Finite(v) {
 					finite = append(finite, plotter.XY{X: float64(i + 1), Y: v})
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // Point is a point of a bivariate marginal.
@@ -161,7 +163,7 @@ func Scatter(path, title string, panels []ScatterPanel, opts ...Option) (skipped
 func finitePoints(pts []Point, m int) (plotter.XYs, int) {
 	xys := make(plotter.XYs, 0, len(pts))
 	for _, q := range pts {
-		if isFinite(q.X) && isFinite(q.Y) {
+		if scalar.Finite(q.X) && scalar.Finite(q.Y) {
 			xys = append(xys, plotter.XY{X: q.X, Y: q.Y})
 		}
 	}

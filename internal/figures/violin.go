@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // Group is one violin: the repeated estimates from one proposal type.
@@ -153,7 +155,7 @@ type violin struct {
 func newViolin(x float64, vals []float64, col color.Color) (*violin, int) {
 	data := make([]float64, 0, len(vals))
 	for _, v := range vals {
-		if isFinite(v) {
+		if scalar.Finite(v) {
 			data = append(data, v)
 		}
 	}
