@@ -317,6 +317,10 @@ func SamplePrior(rng *rand.Rand, l Layout, u []float64) error {
 
 // TemperedFactory returns a factory of SMC targets (prior and likelihood
 // kept apart, prior draws exact) for the k-factor model, one per worker.
+// The model's priors are on expressions of its Cholesky-factor parameter
+// (the diagonal and the strictly lower part of B), which the prior form of
+// (*ppl.GraphModel).Tempered does not cover, so the likelihood here is the
+// posterior less NewPriorModel and the prior draws come from SamplePrior.
 func TemperedFactory(y *mat.Dense, k int) (func(worker int) (kernels.TemperedModel, error), error) {
 	post, err := NewModel(y, k)
 	if err != nil {
