@@ -191,16 +191,10 @@ func (f *ConditionalRQMA) Forward(k int, xi, z []float64) (float64, error) {
 	if err := f.check(k, xi, z); err != nil {
 		return 0, err
 	}
-	n := f.net.n
 	if err := f.fwd.run(f.data, false, f.spec.Contexts[k], k, xi, f.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
 	}
-	copy(z, f.out[:n])
-	ld := f.out[n]
-	if !scalar.Finite(ld) || !scalar.AllFinite(z) {
-		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return mapResult("Forward", f.out, z)
 }
 
 // Inverse sets ξ = T̃⁻¹(z|k) and returns log|det J_T̃⁻¹(z|k)|.
@@ -208,16 +202,10 @@ func (f *ConditionalRQMA) Inverse(k int, z, xi []float64) (float64, error) {
 	if err := f.check(k, z, xi); err != nil {
 		return 0, err
 	}
-	n := f.net.n
 	if err := f.inv.run(f.data, true, f.spec.Contexts[k], k, z, f.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
 	}
-	copy(xi, f.out[:n])
-	ld := f.out[n]
-	if !scalar.Finite(ld) || !scalar.AllFinite(xi) {
-		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return mapResult("Inverse", f.out, xi)
 }
 
 // LogDensity returns the flow's log-density of ξ given model k, which
@@ -418,15 +406,7 @@ func (f *ConditionalRQMA) baseGraph(b *gb, ctx *gorgonia.Node) (mean, ls *gorgon
 // forwardGraph adds z = T̃(ξ|k) for standardised rows v and the per-row
 // log-determinant.
 func (f *ConditionalRQMA) forwardGraph(b *gb, v, ldStd, ctx *gorgonia.Node) (z, ld *gorgonia.Node) {
-	u, ld0 := b.squashLayer(v, f.c)
-	if b.err != nil {
-		return nil, nil
-	}
-	y, ld1 := f.net.graph(b, 0, u, ctx)
-	if b.err != nil {
-		return nil, nil
-	}
-	w, ld2 := b.logitLayer(y, f.c)
+	w, ld0, ld1, ld2 := b.squashedStack(f.net, f.c, v, ctx)
 	if b.err != nil {
 		return nil, nil
 	}

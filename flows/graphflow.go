@@ -187,11 +187,7 @@ func (f *GraphFlow) compile(inverse bool) (*ad.Program, error) {
 	if err := checkBuilt(f.b, p, out, ld, 1); err != nil {
 		return nil, err
 	}
-	prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{out, ld}, ad.WithSharedData(b.paramNodes()...))
-	if err != nil {
-		return nil, fmt.Errorf("flows: compiling the flow's graph: %w", err)
-	}
-	return prog, nil
+	return b.compileMap("flow's graph", in, out, ld)
 }
 
 // checkBuilt checks what a Builder returned for a batch of the given size.
@@ -242,12 +238,7 @@ func (f *GraphFlow) Forward(theta, z []float64) (float64, error) {
 	if err := f.fwd.Outputs(theta, f.out); err != nil {
 		return math.NaN(), err
 	}
-	copy(z, f.out[:n])
-	ld := f.out[n]
-	if !scalar.Finite(ld) || !scalar.AllFinite(z) {
-		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return mapResult("Forward", f.out, z)
 }
 
 // Inverse sets θ = T⁻¹(z) and returns log|det J_T⁻¹(z)|: from the compiled
@@ -262,12 +253,7 @@ func (f *GraphFlow) Inverse(z, theta []float64) (float64, error) {
 		if err := f.inv.Outputs(z, f.out); err != nil {
 			return math.NaN(), err
 		}
-		copy(theta, f.out[:n])
-		ld := f.out[n]
-		if !scalar.Finite(ld) || !scalar.AllFinite(theta) {
-			return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
-		}
-		return ld, nil
+		return mapResult("Inverse", f.out, theta)
 	}
 	return f.solve(z, theta)
 }

@@ -191,12 +191,7 @@ func (f *RQMA) Forward(theta, z []float64) (float64, error) {
 	if err := f.fwd.Outputs(theta, f.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
 	}
-	copy(z, f.out[:n])
-	ld := f.out[n]
-	if !scalar.Finite(ld) || !scalar.AllFinite(z) {
-		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return mapResult("Forward", f.out, z)
 }
 
 // Inverse sets θ = T⁻¹(z) and returns log|det J_T⁻¹(z)| = −log|det J_T(θ)|.
@@ -211,12 +206,7 @@ func (f *RQMA) Inverse(z, theta []float64) (float64, error) {
 	if err := f.inv.Outputs(z, f.out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
 	}
-	copy(theta, f.out[:n])
-	ld := f.out[n] // log|det J_T⁻¹(z)|
-	if !scalar.Finite(ld) || !scalar.AllFinite(theta) {
-		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return mapResult("Inverse", f.out, theta) // log|det J_T⁻¹(z)|
 }
 
 // LogDensity returns the flow's log-density at θ, log N(T(θ); 0, I) +
@@ -231,6 +221,19 @@ func (f *RQMA) LogDensity(theta []float64) (float64, error) {
 }
 
 const halfLog2Pi = 0.91893853320467274178
+
+// mapResult copies a compiled map's outputs (the mapped values, then the
+// log-determinant) into dst and returns the log-determinant, or
+// ErrNonFinite wrapped with the direction dir when any of them is not
+// finite.
+func mapResult(dir string, out, dst []float64) (float64, error) {
+	copy(dst, out[:len(dst)])
+	ld := out[len(dst)]
+	if !scalar.Finite(ld) || !scalar.AllFinite(dst) {
+		return ld, fmt.Errorf("flows: %s: %w", dir, ErrNonFinite)
+	}
+	return ld, nil
+}
 
 func stdNormalLogPDF(z []float64) float64 {
 	s := 0.0
