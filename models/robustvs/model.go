@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -67,36 +66,18 @@ type Data struct {
 // An empty path reads the paper's data embedded in package datasets
 // (DefaultData).
 func LoadData(path string) (*Data, error) {
-	if path == "" {
-		return DefaultData()
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadData(f)
+	d, _, err := datasets.Load(path, datasets.RobustRegression, ReadData)
+	return d, err
 }
 
 // DefaultData returns the data of the paper's example, the 80 rows of the paper's §5.1,
 // from the copy embedded in package datasets (datasets.RobustRegression).
-func DefaultData() (*Data, error) {
-	r, err := datasets.Open(datasets.RobustRegression)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return ReadData(r)
-}
+func DefaultData() (*Data, error) { return LoadData("") }
 
 // loadConfigData reads the data file at path, or the embedded default
 // data when path is "", and returns them with the name of what it read.
 func loadConfigData(path string) (*Data, string, error) {
-	d, err := LoadData(path)
-	if path == "" {
-		return d, datasets.Label(datasets.RobustRegression), err
-	}
-	return d, path, err
+	return datasets.Load(path, datasets.RobustRegression, ReadData)
 }
 
 // ReadData is LoadData from a reader.
