@@ -103,15 +103,7 @@ func (c *Component) forward(theta, y, z []float64) (float64, error) {
 		}
 		z[i] = s / c.l[i*n+i]
 	}
-	if math.IsNaN(ld) || math.IsInf(ld, 0) {
-		return ld, fmt.Errorf("sas: %w: log-Jacobian %v", ErrNonFinite, ld)
-	}
-	for _, v := range z {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return ld, fmt.Errorf("sas: %w: transport output", ErrNonFinite)
-		}
-	}
-	return ld, nil
+	return finiteResult(ld, z)
 }
 
 // inverse sets θ = S(Lz) and returns log|det J| of z ↦ θ.
@@ -133,13 +125,17 @@ func (c *Component) inverse(z, theta []float64) (float64, error) {
 		// d/dx sinh((asinh x + ε)/δ) = cosh(b)/(δ√(1+x²))
 		ld += logCosh(b) - math.Log(c.delta[i]) - 0.5*math.Log1p(x*x)
 	}
-	if math.IsNaN(ld) || math.IsInf(ld, 0) {
+	return finiteResult(ld, theta)
+}
+
+// finiteResult returns the log-Jacobian ld of a map with output out, or
+// ErrNonFinite when either is not finite.
+func finiteResult(ld float64, out []float64) (float64, error) {
+	if !scalar.Finite(ld) {
 		return ld, fmt.Errorf("sas: %w: log-Jacobian %v", ErrNonFinite, ld)
 	}
-	for _, v := range theta {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return ld, fmt.Errorf("sas: %w: transport output", ErrNonFinite)
-		}
+	if !scalar.AllFinite(out) {
+		return ld, fmt.Errorf("sas: %w: transport output", ErrNonFinite)
 	}
 	return ld, nil
 }
