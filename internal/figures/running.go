@@ -30,11 +30,8 @@ import (
 // neighbours) and counted in skipped. It is an error if series is empty, a
 // name is empty, a type has no chains, or a chain has no finite value.
 func RunningEstimates(path, title string, series map[string][][]float64, truth float64, opts ...Option) (skipped int, err error) {
-	cfg, err := newConfig(opts)
+	cfg, err := newFigure(path, opts)
 	if err != nil {
-		return 0, err
-	}
-	if _, err := format(path); err != nil {
 		return 0, err
 	}
 	if len(series) == 0 {

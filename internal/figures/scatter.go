@@ -75,11 +75,8 @@ func Marginal(draws [][]float64, i, j int) ([]Point, error) {
 // panel asks for Contours of a background with fewer than three points or a
 // singular covariance.
 func Scatter(path, title string, panels []ScatterPanel, opts ...Option) (skipped int, err error) {
-	cfg, err := newConfig(opts)
+	cfg, err := newFigure(path, opts)
 	if err != nil {
-		return 0, err
-	}
-	if _, err := format(path); err != nil {
 		return 0, err
 	}
 	if len(panels) == 0 {

@@ -58,11 +58,8 @@ func Violins(path, title string, groups []Group, truth float64, opts ...Option) 
 // are skipped and counted in skipped; an empty panels slice, a panel without
 // groups, or a group without finite values is an error.
 func ViolinPanels(path, title string, panels []ViolinPanel, opts ...Option) (skipped int, err error) {
-	cfg, err := newConfig(opts)
+	cfg, err := newFigure(path, opts)
 	if err != nil {
-		return 0, err
-	}
-	if _, err := format(path); err != nil {
 		return 0, err
 	}
 	if len(panels) == 0 {

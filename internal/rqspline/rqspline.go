@@ -321,13 +321,21 @@ func softmaxBackward(u []float64, minSize float64, k int, gedge, gsize float64, 
 	dot := c * (gedge*below + gsize*pk)
 	for i := range u {
 		pi := math.Exp(u[i]-mx) / sum
-		var gp float64
-		switch {
-		case i < k:
-			gp = c * gedge
-		case i == k:
-			gp = c * gsize
-		}
+		gp := logitGrad(i, k, c, gedge, gsize)
 		gu[i] += pi * (gp - dot)
 	}
+}
+
+// logitGrad is the upstream gradient with respect to the softmax
+// probability of bin i when bin k holds the point: the bins below k enter
+// through k's left edge (gradient gedge), bin k through its size (gsize),
+// both scaled by c.
+func logitGrad(i, k int, c, gedge, gsize float64) float64 {
+	switch {
+	case i < k:
+		return c * gedge
+	case i == k:
+		return c * gsize
+	}
+	return 0
 }
