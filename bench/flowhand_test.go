@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/trjgo/trj/internal/rqspline"
+	"github.com/trjgo/trj/internal/scalar"
 	"github.com/trjgo/trj/internal/training"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -798,7 +799,7 @@ func handNewRQMA(shift, scale []float64, cfg handRQMAConfig, seed uint64) (*hand
 		return nil, fmt.Errorf("flows: %d shifts but %d scales", n, len(scale))
 	}
 	for i := range shift {
-		if !handFinite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
+		if !scalar.Finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
 			return nil, fmt.Errorf("flows: handStandardisation %d: shift %v, scale %v", i, shift[i], scale[i])
 		}
 	}
@@ -861,7 +862,7 @@ func (f *handRQMA) Forward(theta, z []float64) (float64, error) {
 		z[i] = zi
 		ld += d
 	}
-	if !handFinite(ld) || !handAllFinite(z) {
+	if !scalar.Finite(ld) || !scalar.AllFinite(z) {
 		return ld, fmt.Errorf("flows: Forward: %w", errHandNonFinite)
 	}
 	return ld, nil
@@ -886,7 +887,7 @@ func (f *handRQMA) Inverse(z, theta []float64) (float64, error) {
 		theta[i] = f.shift[i] + v/f.scale[i]
 		ld += d + math.Log(f.scale[i])
 	}
-	if !handFinite(ld) || !handAllFinite(theta) {
+	if !scalar.Finite(ld) || !scalar.AllFinite(theta) {
 		return -ld, fmt.Errorf("flows: Inverse: %w", errHandNonFinite)
 	}
 	return -ld, nil
@@ -954,17 +955,6 @@ func handUnsquashInv(u, c float64) (v, logDeriv float64) {
 	v = (math.Log(u) - math.Log1p(-u)) / c
 	cv := c * v
 	return v, math.Log(c) + handLogSigmoid(cv) + handLogSigmoid(-cv)
-}
-
-func handFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-func handAllFinite(v []float64) bool {
-	for _, x := range v {
-		if !handFinite(x) {
-			return false
-		}
-	}
-	return true
 }
 
 // handTrainOptions controls maximum-likelihood training with Adam. Use one of the
@@ -1169,7 +1159,7 @@ func handTrain(l handLearner, rows int, weights []float64, o handTrainOptions) (
 			lastVal = tw.validationLoss(p, split)
 			rep.ValidationLoss = append(rep.ValidationLoss, lastVal)
 			stop.Add(lastVal)
-		} else if len(split.Val) == 0 && handFinite(loss) {
+		} else if len(split.Val) == 0 && scalar.Finite(loss) {
 			stop.Add(loss)
 		}
 		if o.handProgress != nil {
@@ -1233,7 +1223,7 @@ func (tw *handTeam) gradient(p []float64, idx []int, spans [][2]int, seed uint64
 	// Reduce in handWorker order, scale, and leave the handWorker buffers zeroed
 	// for the next iteration, in one pass over the free parameters.
 	inv := 1 / float64(bs)
-	ok := handFinite(loss)
+	ok := scalar.Finite(loss)
 	for _, sp := range spans {
 		for i := sp[0]; i < sp[1]; i++ {
 			s := 0.0
@@ -1338,7 +1328,7 @@ func handCheckRows(x [][]float64) (int, error) {
 		if len(row) != n {
 			return 0, fmt.Errorf("flows: sample %d has %d values, sample 0 has %d", r, len(row), n)
 		}
-		if !handAllFinite(row) {
+		if !scalar.AllFinite(row) {
 			return 0, fmt.Errorf("flows: sample %d is not handFinite", r)
 		}
 	}
@@ -1396,7 +1386,7 @@ func handStandardisation(x [][]float64, w []float64, use [][]bool) (mean, inv []
 			return nil, nil, fmt.Errorf("flows: coordinate %d has %d samples", i, len(col))
 		}
 		m, sd := stat.MeanStdDev(col, cw)
-		if !(sd > 0) || !handFinite(sd) {
+		if !(sd > 0) || !scalar.Finite(sd) {
 			return nil, nil, fmt.Errorf("flows: coordinate %d has standard deviation %v", i, sd)
 		}
 		mean[i], inv[i] = m, 1/sd
