@@ -191,10 +191,7 @@ func (f *ConditionalRQMA) Forward(k int, xi, z []float64) (float64, error) {
 	if err := f.check(k, xi, z); err != nil {
 		return 0, err
 	}
-	if err := f.fwd.run(f.data, false, f.spec.Contexts[k], k, xi, f.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
-	}
-	return mapResult("Forward", f.out, z)
+	return mapResult("Forward", f.fwd.run(f.data, false, f.spec.Contexts[k], k, xi, f.out), f.out, z)
 }
 
 // Inverse sets ξ = T̃⁻¹(z|k) and returns log|det J_T̃⁻¹(z|k)|.
@@ -202,10 +199,7 @@ func (f *ConditionalRQMA) Inverse(k int, z, xi []float64) (float64, error) {
 	if err := f.check(k, z, xi); err != nil {
 		return 0, err
 	}
-	if err := f.inv.run(f.data, true, f.spec.Contexts[k], k, z, f.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
-	}
-	return mapResult("Inverse", f.out, xi)
+	return mapResult("Inverse", f.inv.run(f.data, true, f.spec.Contexts[k], k, z, f.out), f.out, xi)
 }
 
 // LogDensity returns the flow's log-density of ξ given model k, which

@@ -235,10 +235,7 @@ func (f *GraphFlow) Forward(theta, z []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
 	}
-	if err := f.fwd.Outputs(theta, f.out); err != nil {
-		return math.NaN(), err
-	}
-	return mapResult("Forward", f.out, z)
+	return mapResult("Forward", f.fwd.Outputs(theta, f.out), f.out, z)
 }
 
 // Inverse sets θ = T⁻¹(z) and returns log|det J_T⁻¹(z)|: from the compiled
@@ -250,10 +247,7 @@ func (f *GraphFlow) Inverse(z, theta []float64) (float64, error) {
 		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
 	}
 	if f.inv != nil {
-		if err := f.inv.Outputs(z, f.out); err != nil {
-			return math.NaN(), err
-		}
-		return mapResult("Inverse", f.out, theta)
+		return mapResult("Inverse", f.inv.Outputs(z, f.out), f.out, theta)
 	}
 	return f.solve(z, theta)
 }

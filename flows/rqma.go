@@ -181,32 +181,32 @@ func (f *RQMA) Clone() *RQMA {
 
 // Forward sets z = T(θ) and returns log|det J_T(θ)|.
 func (f *RQMA) Forward(theta, z []float64) (float64, error) {
-	n := f.net.n
-	if len(theta) != n || len(z) != n {
-		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
-	}
-	if err := f.programs(); err != nil {
-		return math.NaN(), err
-	}
-	if err := f.fwd.Outputs(theta, f.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
-	}
-	return mapResult("Forward", f.out, z)
+	return f.apply(false, theta, z)
 }
 
 // Inverse sets θ = T⁻¹(z) and returns log|det J_T⁻¹(z)| = −log|det J_T(θ)|.
 func (f *RQMA) Inverse(z, theta []float64) (float64, error) {
-	n := f.net.n
-	if len(theta) != n || len(z) != n {
-		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
+	return f.apply(true, z, theta)
+}
+
+// apply runs the forward or inverse map on in, writes its value to out and
+// returns its log-determinant.
+func (f *RQMA) apply(inverse bool, in, out []float64) (float64, error) {
+	dir := "Forward"
+	if inverse {
+		dir = "Inverse"
+	}
+	if n := f.net.n; len(in) != n || len(out) != n {
+		return 0, fmt.Errorf("flows: %s on %d→%d values, flow dimension %d", dir, len(in), len(out), n)
 	}
 	if err := f.programs(); err != nil {
 		return math.NaN(), err
 	}
-	if err := f.inv.Outputs(z, f.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
+	p := f.fwd
+	if inverse {
+		p = f.inv
 	}
-	return mapResult("Inverse", f.out, theta) // log|det J_T⁻¹(z)|
+	return mapResult(dir, p.Outputs(in, f.out), f.out, out)
 }
 
 // LogDensity returns the flow's log-density at θ, log N(T(θ); 0, I) +
@@ -222,11 +222,15 @@ func (f *RQMA) LogDensity(theta []float64) (float64, error) {
 
 const halfLog2Pi = 0.91893853320467274178
 
-// mapResult copies a compiled map's outputs (the mapped values, then the
-// log-determinant) into dst and returns the log-determinant, or
-// ErrNonFinite wrapped with the direction dir when any of them is not
+// mapResult finishes one evaluation of a compiled map in direction dir:
+// the evaluation's error err, wrapped, or the map's outputs out (the
+// mapped values, then the log-determinant) copied into dst and the
+// log-determinant returned, or ErrNonFinite when any of them is not
 // finite.
-func mapResult(dir string, out, dst []float64) (float64, error) {
+func mapResult(dir string, err error, out, dst []float64) (float64, error) {
+	if err != nil {
+		return math.NaN(), fmt.Errorf("flows: %s: %w", dir, err)
+	}
 	copy(dst, out[:len(dst)])
 	ld := out[len(dst)]
 	if !scalar.Finite(ld) || !scalar.AllFinite(dst) {
