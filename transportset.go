@@ -35,7 +35,11 @@ func (r *Result) SaveTransports(w io.Writer) error {
 	}
 	var entries []transportEntry
 	var body bytes.Buffer
-	add := func(label string, dim int, kind string, f any) error {
+	add := func(label string, dim int, kind string, t any) error {
+		f, ok := t.(flows.Flow)
+		if !ok {
+			return fmt.Errorf("trj: the transport of model %q is a %T, which flows.Save cannot write", label, t)
+		}
 		n := body.Len()
 		if err := flows.Save(&body, f); err != nil {
 			return fmt.Errorf("trj: saving the transport of model %q: %w", label, err)

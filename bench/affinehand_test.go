@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 var errHandAffineNonFinite = errors.New("bench: hand affine: non-finite value")
@@ -49,7 +51,7 @@ func (a *handAffine) Forward(theta, z []float64) (float64, error) {
 		z[i] = theta[i] - a.mean[i]
 	}
 	blas64.Trsv(blas.NoTrans, a.l, blas64.Vector{N: len(z), Inc: 1, Data: z})
-	if !handAffineFinite(z) {
+	if !scalar.AllFinite(z) {
 		return -a.logDet, errHandAffineNonFinite
 	}
 	return -a.logDet, nil
@@ -65,17 +67,8 @@ func (a *handAffine) Inverse(z, theta []float64) (float64, error) {
 	for i := range theta {
 		theta[i] += a.mean[i]
 	}
-	if !handAffineFinite(theta) {
+	if !scalar.AllFinite(theta) {
 		return a.logDet, errHandAffineNonFinite
 	}
 	return a.logDet, nil
-}
-
-func handAffineFinite(v []float64) bool {
-	for _, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
 }

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/trjgo/trj/internal/rqspline"
+	"github.com/trjgo/trj/internal/scalar"
+	"github.com/trjgo/trj/internal/training"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/stat"
@@ -797,7 +799,7 @@ func handNewRQMA(shift, scale []float64, cfg handRQMAConfig, seed uint64) (*hand
 		return nil, fmt.Errorf("flows: %d shifts but %d scales", n, len(scale))
 	}
 	for i := range shift {
-		if !handFinite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
+		if !scalar.Finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
 			return nil, fmt.Errorf("flows: handStandardisation %d: shift %v, scale %v", i, shift[i], scale[i])
 		}
 	}
@@ -860,7 +862,7 @@ func (f *handRQMA) Forward(theta, z []float64) (float64, error) {
 		z[i] = zi
 		ld += d
 	}
-	if !handFinite(ld) || !handAllFinite(z) {
+	if !scalar.Finite(ld) || !scalar.AllFinite(z) {
 		return ld, fmt.Errorf("flows: Forward: %w", errHandNonFinite)
 	}
 	return ld, nil
@@ -885,7 +887,7 @@ func (f *handRQMA) Inverse(z, theta []float64) (float64, error) {
 		theta[i] = f.shift[i] + v/f.scale[i]
 		ld += d + math.Log(f.scale[i])
 	}
-	if !handFinite(ld) || !handAllFinite(theta) {
+	if !scalar.Finite(ld) || !scalar.AllFinite(theta) {
 		return -ld, fmt.Errorf("flows: Inverse: %w", errHandNonFinite)
 	}
 	return -ld, nil
@@ -953,17 +955,6 @@ func handUnsquashInv(u, c float64) (v, logDeriv float64) {
 	v = (math.Log(u) - math.Log1p(-u)) / c
 	cv := c * v
 	return v, math.Log(c) + handLogSigmoid(cv) + handLogSigmoid(-cv)
-}
-
-func handFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-func handAllFinite(v []float64) bool {
-	for _, x := range v {
-		if !handFinite(x) {
-			return false
-		}
-	}
-	return true
 }
 
 // handTrainOptions controls maximum-likelihood training with Adam. Use one of the
@@ -1129,7 +1120,9 @@ const handWorkerRows = 128
 const handMinWorkerRows = 32
 
 // handTrain runs Adam on l over rows samples (the handLearner maps row indices to
-// data).
+// data). The split, minibatches, Adam and early stopping are flows' own
+// (internal/training), so the two differ only in their losses and
+// gradients.
 func handTrain(l handLearner, rows int, weights []float64, o handTrainOptions) (*handTrainReport, error) {
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7a1a))
@@ -1137,164 +1130,44 @@ func handTrain(l handLearner, rows int, weights []float64, o handTrainOptions) (
 	if nw == 0 {
 		nw = 1
 	}
-	// Validation split.
-	perm := rng.Perm(rows)
-	nVal := int(math.Round(o.ValidationFraction * float64(rows)))
-	if o.ValidationFraction > 0 && (nVal < 1 || rows-nVal < 1) {
-		return nil, fmt.Errorf("flows: validation fraction %v leaves an empty set of %d samples", o.ValidationFraction, rows)
+	split, err := training.NewSplit(rng, rows, o.ValidationFraction, weights)
+	if err != nil {
+		return nil, fmt.Errorf("flows: %w", err)
 	}
-	val := append([]int(nil), perm[:nVal]...)
-	tr := append([]int(nil), perm[nVal:]...)
-	sort.Ints(val)
-	sort.Ints(tr)
-	var valW []float64
-	if weights != nil && nVal > 0 {
-		valW = make([]float64, nVal)
-		for i, r := range val {
-			valW[i] = weights[r]
-		}
-	}
-	// Cumulative training weights for sampling with replacement.
-	cum := make([]float64, len(tr))
-	acc := 0.0
-	for i, r := range tr {
-		w := 1.0
-		if weights != nil {
-			w = weights[r]
-		}
-		acc += w
-		cum[i] = acc
-	}
-	if !(acc > 0) {
-		return nil, errors.New("flows: training samples have zero total weight")
-	}
-
+	tw := handNewTeam(l, nw)
 	p := l.params()
-	np := len(p)
-	workers := make([]handWorker, nw)
-	grads := make([][]float64, nw)
-	rngs := make([]*rand.Rand, nw)
-	pcgs := make([]*rand.PCG, nw)
-	for i := range workers {
-		workers[i] = l.newWorker()
-		grads[i] = make([]float64, np)
-		pcgs[i] = rand.NewPCG(0, 0)
-		rngs[i] = rand.New(pcgs[i])
-	}
 	spans := l.freeSpans()
-	g := make([]float64, np)
-	m := make([]float64, np)
-	v := make([]float64, np)
-	const beta1, beta2, eps = 0.9, 0.999, 1e-8
-
+	adam := training.NewAdam(len(p))
+	stop := training.NewEarlyStop(o.StopWindow, o.MinImprovement)
 	rep := &handTrainReport{}
-	var best []float64
-	bestMean := math.Inf(1)
-	var window []float64
 	lastVal := math.NaN()
 	idx := make([]int, 0, o.batchSize(o.Iterations))
-	losses := make([]float64, nw)
-	valLoss := func() float64 {
-		for i := range pcgs {
-			pcgs[i].Seed(0xfeed, uint64(i))
-		}
-		tot := handParallel(workers, p, val, valW, rngs, nil, losses)
-		den := float64(len(val))
-		if valW != nil {
-			den = 0
-			for _, w := range valW {
-				den += w
-			}
-		}
-		return tot / den
-	}
-
 	for t := 0; t < o.Iterations; t++ {
 		bs := o.batchSize(t)
-		idx = idx[:0]
-		for i := 0; i < bs; i++ {
-			j := sort.SearchFloat64s(cum, rng.Float64()*acc)
-			if j >= len(tr) {
-				j = len(tr) - 1
-			}
-			idx = append(idx, tr[j])
-		}
-		// One master draw per iteration whatever the number of workers, so
-		// the minibatch sequence does not depend on Workers.
-		bseed := rng.Uint64()
-		for i := range pcgs {
-			pcgs[i].Seed(bseed, uint64(i))
-		}
-		// Small minibatches are not split: below handMinWorkerRows rows per
-		// goroutine the smaller products cost more than the parallelism
-		// saves.
-		use := min(len(workers), max(1, bs/handMinWorkerRows))
-		loss := handParallel(workers[:use], p, idx, nil, rngs[:use], grads[:use], losses[:use]) / float64(bs)
-		// Reduce in handWorker order, scale, and leave the handWorker buffers zeroed
-		// for the next iteration, in one pass over the free parameters.
-		inv := 1 / float64(bs)
-		ok := handFinite(loss)
-		for _, sp := range spans {
-			for i := sp[0]; i < sp[1]; i++ {
-				s := 0.0
-				for k := range grads {
-					s += grads[k][i]
-					grads[k][i] = 0
-				}
-				s *= inv
-				g[i] = s
-				ok = ok && !math.IsNaN(s) && !math.IsInf(s, 0)
-			}
-		}
-		l.maskGrad(g)
+		idx = split.Minibatch(idx, bs, rng)
+		loss, ok := tw.gradient(p, idx, spans, rng.Uint64())
+		l.maskGrad(tw.g)
 		lr := o.learningRate(t)
 		if !ok {
 			rep.Skipped++
 		} else {
-			t1 := float64(t + 1 - rep.Skipped)
-			c1 := 1 - math.Pow(beta1, t1)
-			c2 := 1 - math.Pow(beta2, t1)
-			for _, sp := range spans {
-				for i := sp[0]; i < sp[1]; i++ {
-					gi := g[i]
-					m[i] = beta1*m[i] + (1-beta1)*gi
-					v[i] = beta2*v[i] + (1-beta2)*gi*gi
-					p[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
-				}
-			}
+			adam.Step(p, tw.g, spans, lr, t+1-rep.Skipped)
 		}
 		rep.Loss = append(rep.Loss, loss)
 		rep.Iterations = t + 1
-		if nVal > 0 && (t+1)%o.ValidateEvery == 0 {
-			lastVal = valLoss()
+		if len(split.Val) > 0 && (t+1)%o.ValidateEvery == 0 {
+			lastVal = tw.validationLoss(p, split)
 			rep.ValidationLoss = append(rep.ValidationLoss, lastVal)
-			window = append(window, lastVal)
-		} else if nVal == 0 && handFinite(loss) {
-			window = append(window, loss)
+			stop.Add(lastVal)
+		} else if len(split.Val) == 0 && scalar.Finite(loss) {
+			stop.Add(loss)
 		}
 		if o.handProgress != nil {
 			o.handProgress(handProgress{Iteration: t, Loss: loss, ValidationLoss: lastVal, LearningRate: lr, BatchSize: bs})
 		}
-		if o.StopWindow > 0 && (t+1)%o.StopWindow == 0 && len(window) > 0 {
-			mean := 0.0
-			for _, w := range window {
-				mean += w
-			}
-			mean /= float64(len(window))
-			window = window[:0]
-			improved := mean < bestMean
-			stop := !(mean < bestMean-o.MinImprovement)
-			if improved {
-				bestMean = mean
-				best = append(best[:0], p...)
-			}
-			if stop && t+1 > o.StopWindow {
-				if !improved && best != nil {
-					copy(p, best)
-				}
-				rep.EarlyStopped = true
-				break
-			}
+		if stop.Stop(t, p) {
+			rep.EarlyStopped = true
+			break
 		}
 	}
 	rep.Elapsed = time.Since(start)
@@ -1302,6 +1175,76 @@ func handTrain(l handLearner, rows int, weights []float64, o handTrainOptions) (
 		return rep, fmt.Errorf("flows: every training step had a non-handFinite loss or gradient: %w", errHandNonFinite)
 	}
 	return rep, nil
+}
+
+// handTeam is the workers of a fit, each with its random stream and
+// zeroed partial-gradient buffer, and the reduced gradient g.
+type handTeam struct {
+	workers []handWorker
+	grads   [][]float64
+	rngs    []*rand.Rand
+	pcgs    []*rand.PCG
+	losses  []float64
+	g       []float64
+}
+
+func handNewTeam(l handLearner, nw int) *handTeam {
+	np := len(l.params())
+	tw := &handTeam{
+		workers: make([]handWorker, nw),
+		grads:   make([][]float64, nw),
+		rngs:    make([]*rand.Rand, nw),
+		pcgs:    make([]*rand.PCG, nw),
+		losses:  make([]float64, nw),
+		g:       make([]float64, np),
+	}
+	for i := range tw.workers {
+		tw.workers[i] = l.newWorker()
+		tw.grads[i] = make([]float64, np)
+		tw.pcgs[i] = rand.NewPCG(0, 0)
+		tw.rngs[i] = rand.New(tw.pcgs[i])
+	}
+	return tw
+}
+
+// gradient sets g to the mean gradient over the minibatch idx and returns
+// the mean loss and whether both are handFinite; seed is the iteration's
+// one master draw, whatever the number of workers.
+func (tw *handTeam) gradient(p []float64, idx []int, spans [][2]int, seed uint64) (float64, bool) {
+	bs := len(idx)
+	for i := range tw.pcgs {
+		tw.pcgs[i].Seed(seed, uint64(i))
+	}
+	// Small minibatches are not split: below handMinWorkerRows rows per
+	// goroutine the smaller products cost more than the parallelism
+	// saves.
+	use := min(len(tw.workers), max(1, bs/handMinWorkerRows))
+	loss := handParallel(tw.workers[:use], p, idx, nil, tw.rngs[:use], tw.grads[:use], tw.losses[:use]) / float64(bs)
+	// Reduce in handWorker order, scale, and leave the handWorker buffers zeroed
+	// for the next iteration, in one pass over the free parameters.
+	inv := 1 / float64(bs)
+	ok := scalar.Finite(loss)
+	for _, sp := range spans {
+		for i := sp[0]; i < sp[1]; i++ {
+			s := 0.0
+			for k := range tw.grads {
+				s += tw.grads[k][i]
+				tw.grads[k][i] = 0
+			}
+			s *= inv
+			tw.g[i] = s
+			ok = ok && !math.IsNaN(s) && !math.IsInf(s, 0)
+		}
+	}
+	return loss, ok
+}
+
+// validationLoss is the mean loss over the whole validation set.
+func (tw *handTeam) validationLoss(p []float64, split *training.Split) float64 {
+	for i := range tw.pcgs {
+		tw.pcgs[i].Seed(0xfeed, uint64(i))
+	}
+	return handParallel(tw.workers, p, split.Val, split.ValWeights, tw.rngs, nil, tw.losses) / split.ValTotal()
 }
 
 // handParallel splits idx into contiguous parts, one per handWorker, runs them
@@ -1385,7 +1328,7 @@ func handCheckRows(x [][]float64) (int, error) {
 		if len(row) != n {
 			return 0, fmt.Errorf("flows: sample %d has %d values, sample 0 has %d", r, len(row), n)
 		}
-		if !handAllFinite(row) {
+		if !scalar.AllFinite(row) {
 			return 0, fmt.Errorf("flows: sample %d is not handFinite", r)
 		}
 	}
@@ -1443,7 +1386,7 @@ func handStandardisation(x [][]float64, w []float64, use [][]bool) (mean, inv []
 			return nil, nil, fmt.Errorf("flows: coordinate %d has %d samples", i, len(col))
 		}
 		m, sd := stat.MeanStdDev(col, cw)
-		if !(sd > 0) || !handFinite(sd) {
+		if !(sd > 0) || !scalar.Finite(sd) {
 			return nil, nil, fmt.Errorf("flows: coordinate %d has standard deviation %v", i, sd)
 		}
 		mean[i], inv[i] = m, 1/sd

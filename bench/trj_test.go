@@ -67,9 +67,9 @@ var paperSASSeconds = map[string]float64{
 }
 
 // benchSAS times the SAS experiment (§4.2) for one proposal type through
-// sas.RunExperiment (one trj.Run): 5000 exact training draws per model,
+// sas.Target.Run (one trj.Run): 5000 exact training draws per model,
 // fitting the transports (RQMA with the shortened schedule of
-// sas.DefaultExperimentConfig), the bridge estimate from 20 evaluation sets
+// sas.DefaultConfig), the bridge estimate from 20 evaluation sets
 // of 2000 exact draws per model, and one 10⁴-step TRJ chain, whose visit
 // frequency is the estimate of π(k=2) (truth 0.75). Besides the common
 // metrics it reports
@@ -82,7 +82,7 @@ var paperSASSeconds = map[string]float64{
 func benchSAS(b *testing.B, kind string) {
 	tg := sas.Paper()
 	truth := tg.ModelProb(1)
-	cfg := sas.DefaultExperimentConfig()
+	cfg := sas.DefaultConfig()
 	cfg.Proposals = []string{kind}
 	cfg.Chains = 1
 	cfg.Steps = 10000
@@ -94,7 +94,7 @@ func benchSAS(b *testing.B, kind string) {
 	b.ResetTimer()
 	for i := range b.N {
 		cfg.Seed = uint64(i + 1)
-		res, err := tg.RunExperiment(ctx, cfg)
+		res, err := tg.Run(ctx, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

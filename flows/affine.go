@@ -16,6 +16,7 @@ import (
 
 	"github.com/trjgo/trj/ad"
 	"github.com/trjgo/trj/ad/ops"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // ErrSingular is returned (wrapped) when a sample covariance is singular or
@@ -103,7 +104,7 @@ func NewAffine(mean []float64, cov mat.Symmetric) (*Affine, error) {
 	if n == 0 || cov.SymmetricDim() != n {
 		return nil, fmt.Errorf("flows: mean of length %d, covariance of dimension %d", n, cov.SymmetricDim())
 	}
-	if !allFinite(mean) {
+	if !scalar.AllFinite(mean) {
 		return nil, errors.New("flows: non-finite mean")
 	}
 	var ch mat.Cholesky
@@ -132,7 +133,7 @@ func affineFromFactor(mean, l []float64) (*Affine, error) {
 	a.l = blas64.Triangular{N: n, Stride: n, Data: l, Uplo: blas.Lower, Diag: blas.NonUnit}
 	for i := 0; i < n; i++ {
 		d := l[i*n+i]
-		if !(d > 0) || !finite(d) {
+		if !(d > 0) || !scalar.Finite(d) {
 			return nil, fmt.Errorf("flows: Cholesky factor diagonal %v: %w", d, ErrSingular)
 		}
 		a.logDet += math.Log(d)
@@ -251,7 +252,7 @@ func (a *Affine) apply(inverse bool, in, out []float64) (float64, error) {
 	if err = a.buffered(p, k, in, out); err != nil {
 		return math.NaN(), fmt.Errorf("flows: %s: %w", name(), err)
 	}
-	if !allFinite(out) {
+	if !scalar.AllFinite(out) {
 		return ld, fmt.Errorf("flows: %s: %w", name(), ErrNonFinite)
 	}
 	return ld, nil

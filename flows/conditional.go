@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/trjgo/trj/ad/ops"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // ConditionalSpec describes the models that share a saturated space of
@@ -37,7 +38,7 @@ func (s ConditionalSpec) validate() (maxDim, ctx int, err error) {
 			return 0, 0, fmt.Errorf("flows: model %d has context length %d and %d coordinates, model 0 has %d and %d",
 				k, len(s.Contexts[k]), len(s.Active[k]), ctx, maxDim)
 		}
-		if !allFinite(s.Contexts[k]) {
+		if !scalar.AllFinite(s.Contexts[k]) {
 			return 0, 0, fmt.Errorf("flows: model %d has a non-finite context", k)
 		}
 	}
@@ -101,7 +102,7 @@ func NewConditionalRQMA(spec ConditionalSpec, shift, scale []float64, cfg RQMACo
 		return nil, fmt.Errorf("flows: %d shifts and %d scales for dimension %d", len(shift), len(scale), n)
 	}
 	for i := range shift {
-		if !finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
+		if !scalar.Finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
 			return nil, fmt.Errorf("flows: standardisation %d: shift %v, scale %v", i, shift[i], scale[i])
 		}
 	}
@@ -190,16 +191,7 @@ func (f *ConditionalRQMA) Forward(k int, xi, z []float64) (float64, error) {
 	if err := f.check(k, xi, z); err != nil {
 		return 0, err
 	}
-	n := f.net.n
-	if err := f.fwd.run(f.data, false, f.spec.Contexts[k], k, xi, f.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
-	}
-	copy(z, f.out[:n])
-	ld := f.out[n]
-	if !finite(ld) || !allFinite(z) {
-		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return mapResult("Forward", f.fwd.run(f.data, false, f.spec.Contexts[k], k, xi, f.out), f.out, z)
 }
 
 // Inverse sets ξ = T̃⁻¹(z|k) and returns log|det J_T̃⁻¹(z|k)|.
@@ -207,16 +199,7 @@ func (f *ConditionalRQMA) Inverse(k int, z, xi []float64) (float64, error) {
 	if err := f.check(k, z, xi); err != nil {
 		return 0, err
 	}
-	n := f.net.n
-	if err := f.inv.run(f.data, true, f.spec.Contexts[k], k, z, f.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
-	}
-	copy(xi, f.out[:n])
-	ld := f.out[n]
-	if !finite(ld) || !allFinite(xi) {
-		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return mapResult("Inverse", f.inv.run(f.data, true, f.spec.Contexts[k], k, z, f.out), f.out, xi)
 }
 
 // LogDensity returns the flow's log-density of ξ given model k, which
@@ -277,7 +260,7 @@ func FitConditionalRQMA(ctx context.Context, spec ConditionalSpec, x [][]float64
 		switch {
 		case cnt == 0: // never a parameter: keep the identity
 			shift[i], scale[i] = 0, 1
-		case cnt < 2 || !(sd > 0) || !finite(sd):
+		case cnt < 2 || !(sd > 0) || !scalar.Finite(sd):
 			return nil, nil, fmt.Errorf("flows: coordinate %d has %d samples and standard deviation %v", i, cnt, sd)
 		default:
 			shift[i], scale[i] = m, 1/sd
@@ -417,15 +400,7 @@ func (f *ConditionalRQMA) baseGraph(b *gb, ctx *gorgonia.Node) (mean, ls *gorgon
 // forwardGraph adds z = T̃(ξ|k) for standardised rows v and the per-row
 // log-determinant.
 func (f *ConditionalRQMA) forwardGraph(b *gb, v, ldStd, ctx *gorgonia.Node) (z, ld *gorgonia.Node) {
-	u, ld0 := b.squashLayer(v, f.c)
-	if b.err != nil {
-		return nil, nil
-	}
-	y, ld1 := f.net.graph(b, 0, u, ctx)
-	if b.err != nil {
-		return nil, nil
-	}
-	w, ld2 := b.logitLayer(y, f.c)
+	w, ld0, ld1, ld2 := b.squashedStack(f.net, f.c, v, ctx)
 	if b.err != nil {
 		return nil, nil
 	}

@@ -1,7 +1,6 @@
 package flows
 
 import (
-	"fmt"
 	"math"
 
 	"gorgonia.org/gorgonia"
@@ -93,12 +92,9 @@ func (f *ConditionalRQMA) compileCond(inverse bool) (*condProgram, error) {
 			ld = b.n(gorgonia.Neg(ld))
 		}
 	}
-	if b.err != nil {
-		return nil, fmt.Errorf("flows: building the conditional flow's graph: %w", b.err)
-	}
-	prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{out, ld}, ad.WithSharedData(b.paramNodes()...))
+	prog, err := b.compileMap("conditional flow's graph", in, out, ld)
 	if err != nil {
-		return nil, fmt.Errorf("flows: compiling the conditional flow's graph: %w", err)
+		return nil, err
 	}
 	cp.prog = prog
 	return cp, nil

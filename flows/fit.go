@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // FitRQMA trains an RQMA flow on the rows of x (samples of a distribution on
@@ -55,7 +56,7 @@ func checkRows(x [][]float64) (int, error) {
 		if len(row) != n {
 			return 0, fmt.Errorf("flows: sample %d has %d values, sample 0 has %d", r, len(row), n)
 		}
-		if !allFinite(row) {
+		if !scalar.AllFinite(row) {
 			return 0, fmt.Errorf("flows: sample %d is not finite", r)
 		}
 	}
@@ -113,7 +114,7 @@ func standardisation(x [][]float64, w []float64, use [][]bool) (mean, inv []floa
 			return nil, nil, fmt.Errorf("flows: coordinate %d has %d samples", i, len(col))
 		}
 		m, sd := stat.MeanStdDev(col, cw)
-		if !(sd > 0) || !finite(sd) {
+		if !(sd > 0) || !scalar.Finite(sd) {
 			return nil, nil, fmt.Errorf("flows: coordinate %d has standard deviation %v", i, sd)
 		}
 		mean[i], inv[i] = m, 1/sd
@@ -173,18 +174,25 @@ func (r *rqmaBatch) cacheKey(rows int) any {
 	return trainKey{kind: "RQMA", n: r.f.net.n, cfg: r.f.cfg, rows: rows}
 }
 
+// squashedStack adds w = h⁻¹(F(h(v))) for the rows v (ctx the context
+// rows, nil without) and the per-row log-derivatives of h, F and h⁻¹.
+func (b *gb) squashedStack(net *stack, c float64, v, ctx *gorgonia.Node) (w, ld0, ld1, ld2 *gorgonia.Node) {
+	u, ld0 := b.squashLayer(v, c)
+	if b.err != nil {
+		return nil, nil, nil, nil
+	}
+	y, ld1 := net.graph(b, 0, u, ctx)
+	if b.err != nil {
+		return nil, nil, nil, nil
+	}
+	w, ld2 = b.logitLayer(y, c)
+	return w, ld0, ld1, ld2
+}
+
 // forwardGraph adds z = h⁻¹(F(h(v))) for the standardised rows v and the
 // per-row log-determinant of T, the standardisation's being ldStd.
 func (f *RQMA) forwardGraph(b *gb, v *gorgonia.Node, ldStd float64) (z, ld *gorgonia.Node) {
-	u, ld0 := b.squashLayer(v, f.c)
-	if b.err != nil {
-		return nil, nil
-	}
-	y, ld1 := f.net.graph(b, 0, u, nil)
-	if b.err != nil {
-		return nil, nil
-	}
-	z, ld2 := b.logitLayer(y, f.c)
+	z, ld0, ld1, ld2 := b.squashedStack(f.net, f.c, v, nil)
 	if b.err != nil {
 		return nil, nil
 	}
@@ -212,12 +220,5 @@ func (f *RQMA) compileForward() (*ad.Program, error) {
 	if b.err == nil {
 		z, ld = f.forwardGraph(b, v, ldStd)
 	}
-	if b.err != nil {
-		return nil, fmt.Errorf("flows: building the RQMA graph: %w", b.err)
-	}
-	prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{z, ld}, ad.WithSharedData(b.paramNodes()...))
-	if err != nil {
-		return nil, fmt.Errorf("flows: compiling the RQMA graph: %w", err)
-	}
-	return prog, nil
+	return b.compileMap("RQMA graph", in, z, ld)
 }

@@ -17,7 +17,7 @@ import (
 // decoder behind the checksum test; the seeds are saved flows without
 // their checksum.
 func FuzzLoad(f *testing.F) {
-	save := func(fl any) []byte {
+	save := func(fl Flow) []byte {
 		var b bytes.Buffer
 		if err := Save(&b, fl); err != nil {
 			f.Fatal(err)

@@ -95,6 +95,20 @@ func (b *gb) paramNodes() []*gorgonia.Node {
 	return ns
 }
 
+// compileMap compiles the single-point map from in to outs, reading the
+// parameters in place; what names the graph in errors, which include one
+// met while building it.
+func (b *gb) compileMap(what string, in *gorgonia.Node, outs ...*gorgonia.Node) (*ad.Program, error) {
+	if b.err != nil {
+		return nil, fmt.Errorf("flows: building the %s: %w", what, b.err)
+	}
+	prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, outs, ad.WithSharedData(b.paramNodes()...))
+	if err != nil {
+		return nil, fmt.Errorf("flows: compiling the %s: %w", what, err)
+	}
+	return prog, nil
+}
+
 // wrt returns the parameter blocks in order, checking that they tile
 // [0, size).
 func (b *gb) wrt(size int) ([]*gorgonia.Node, error) {

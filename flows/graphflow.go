@@ -14,6 +14,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // Builder writes a flow of one's own as a gorgonia graph. FitGraph trains it
@@ -110,15 +111,15 @@ func NewGraphFlow(b Builder, params, shift, scale []float64) (*GraphFlow, error)
 	if n < 1 || b.NumParams() < 1 {
 		return nil, fmt.Errorf("flows: Builder of dimension %d with %d parameters", n, b.NumParams())
 	}
-	if len(params) != b.NumParams() || !allFinite(params) {
-		return nil, fmt.Errorf("flows: %d parameters (finite: %t), Builder has %d", len(params), allFinite(params), b.NumParams())
+	if len(params) != b.NumParams() || !scalar.AllFinite(params) {
+		return nil, fmt.Errorf("flows: %d parameters (finite: %t), Builder has %d", len(params), scalar.AllFinite(params), b.NumParams())
 	}
 	if len(shift) != n || len(scale) != n {
 		return nil, fmt.Errorf("flows: %d shifts and %d scales for dimension %d", len(shift), len(scale), n)
 	}
 	f := &GraphFlow{b: b, params: append([]float64(nil), params...), shift: append([]float64(nil), shift...), scale: append([]float64(nil), scale...)}
 	for i := range shift {
-		if !finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
+		if !scalar.Finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
 			return nil, fmt.Errorf("flows: standardisation %d: shift %v, scale %v", i, shift[i], scale[i])
 		}
 		f.ldStd += math.Log(scale[i])
@@ -186,11 +187,7 @@ func (f *GraphFlow) compile(inverse bool) (*ad.Program, error) {
 	if err := checkBuilt(f.b, p, out, ld, 1); err != nil {
 		return nil, err
 	}
-	prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{out, ld}, ad.WithSharedData(b.paramNodes()...))
-	if err != nil {
-		return nil, fmt.Errorf("flows: compiling the flow's graph: %w", err)
-	}
-	return prog, nil
+	return b.compileMap("flow's graph", in, out, ld)
 }
 
 // checkBuilt checks what a Builder returned for a batch of the given size.
@@ -238,15 +235,7 @@ func (f *GraphFlow) Forward(theta, z []float64) (float64, error) {
 	if len(theta) != n || len(z) != n {
 		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
 	}
-	if err := f.fwd.Outputs(theta, f.out); err != nil {
-		return math.NaN(), err
-	}
-	copy(z, f.out[:n])
-	ld := f.out[n]
-	if !finite(ld) || !allFinite(z) {
-		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return mapResult("Forward", f.fwd.Outputs(theta, f.out), f.out, z)
 }
 
 // Inverse sets θ = T⁻¹(z) and returns log|det J_T⁻¹(z)|: from the compiled
@@ -258,15 +247,7 @@ func (f *GraphFlow) Inverse(z, theta []float64) (float64, error) {
 		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
 	}
 	if f.inv != nil {
-		if err := f.inv.Outputs(z, f.out); err != nil {
-			return math.NaN(), err
-		}
-		copy(theta, f.out[:n])
-		ld := f.out[n]
-		if !finite(ld) || !allFinite(theta) {
-			return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
-		}
-		return ld, nil
+		return mapResult("Inverse", f.inv.Outputs(z, f.out), f.out, theta)
 	}
 	return f.solve(z, theta)
 }
@@ -359,7 +340,7 @@ func FitGraph(ctx context.Context, b Builder, x [][]float64, opts TrainOptions) 
 	}
 	params := make([]float64, np)
 	b.Init(params, rand.New(rand.NewPCG(o.Seed, 0x9a4f)))
-	if !allFinite(params) {
+	if !scalar.AllFinite(params) {
 		return nil, nil, errors.New("flows: Builder.Init gave non-finite parameters")
 	}
 	gf := &graphBatch{b: b, x: x, shift: shift, scale: scale}

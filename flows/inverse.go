@@ -179,14 +179,7 @@ func (f *RQMA) compileInverse() (*ad.Program, error) {
 	theta := b.n(gorgonia.Add(b.n(gorgonia.HadamardProd(v, Constant(a, 1, n))), Constant(c, 1, n)))
 	ld = b.n(gorgonia.Add(b.n(gorgonia.Add(ld, lv)), b.scalar(ldStd)))
 	ld = b.n(gorgonia.Neg(ld)) // log|det J_T⁻¹| = −log|det J_T| at θ
-	if b.err != nil {
-		return nil, fmt.Errorf("flows: building the RQMA inverse graph: %w", b.err)
-	}
-	prog, err := ad.CompileOutputs(b.g, []*gorgonia.Node{in}, []*gorgonia.Node{theta, ld}, ad.WithSharedData(b.paramNodes()...))
-	if err != nil {
-		return nil, fmt.Errorf("flows: compiling the RQMA inverse graph: %w", err)
-	}
-	return prog, nil
+	return b.compileMap("RQMA inverse graph", in, theta, ld)
 }
 
 // inverseGraph adds the inverse of the stack at one point y (1, n), its

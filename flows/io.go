@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // File format (little-endian): the 8-byte magic "TRJFLOW\n", a uint32
@@ -46,61 +48,85 @@ func (e *enc) f64(v ...float64) {
 	}
 }
 
-// Save writes f, an *Affine, *RQMA or *ConditionalRQMA, to w.
-func Save(w io.Writer, f any) error {
+// Flow is a flow that Save writes: *Affine, *RQMA, *ConditionalRQMA or
+// *GraphFlow. Its methods are unexported because the file format knows
+// exactly these kinds.
+type Flow interface {
+	// savedDim is the dimension the flow acts on (the saturated dimension
+	// of a conditional flow).
+	savedDim() int
+	// encode writes the flow's kind and payload.
+	encode(e *enc)
+}
+
+// Save writes f to w.
+func Save(w io.Writer, f Flow) error {
 	if isNilFlow(f) {
 		return fmt.Errorf("flows: cannot save a nil %T", f)
 	}
 	var e enc
 	e.b.Write(magic[:])
 	e.u32(FormatVersion)
-	switch f := f.(type) {
-	case *Affine:
-		e.u32(kindAffine)
-		e.u32(len(f.mean))
-		e.f64(f.mean...)
-		e.f64(f.l.Data...)
-	case *RQMA:
-		e.u32(kindRQMA)
-		e.u32(f.net.n)
-		e.config(f.cfg)
-		e.f64(f.shift...)
-		e.f64(f.scale...)
-		e.u32(len(f.params))
-		e.f64(f.params...)
-	case *ConditionalRQMA:
-		e.u32(kindConditional)
-		e.u32(f.net.n)
-		e.config(f.cfg)
-		e.u32(len(f.spec.Contexts))
-		e.u32(f.net.ctx)
-		for k := range f.spec.Contexts {
-			e.f64(f.spec.Contexts[k]...)
-			for _, a := range f.spec.Active[k] {
-				if a {
-					e.b.WriteByte(1)
-				} else {
-					e.b.WriteByte(0)
-				}
-			}
-		}
-		e.f64(f.shift...)
-		e.f64(f.scale...)
-		e.u32(len(f.params))
-		e.f64(f.params...)
-	case *GraphFlow:
-		e.u32(kindGraph)
-		e.u32(f.b.Dim())
-		e.f64(f.shift...)
-		e.f64(f.scale...)
-		e.u32(len(f.params))
-		e.f64(f.params...)
-	default:
-		return fmt.Errorf("flows: cannot save a %T", f)
-	}
+	f.encode(&e)
 	_ = binary.Write(&e.b, binary.LittleEndian, crc32.ChecksumIEEE(e.b.Bytes()))
 	_, err := w.Write(e.b.Bytes())
 	return err
+}
+
+func (a *Affine) savedDim() int { return a.Dim() }
+
+func (a *Affine) encode(e *enc) {
+	e.u32(kindAffine)
+	e.u32(len(a.mean))
+	e.f64(a.mean...)
+	e.f64(a.l.Data...)
+}
+
+func (f *RQMA) savedDim() int { return f.Dim() }
+
+func (f *RQMA) encode(e *enc) {
+	e.u32(kindRQMA)
+	e.u32(f.net.n)
+	e.config(f.cfg)
+	e.standardisedParams(f.shift, f.scale, f.params)
+}
+
+func (f *ConditionalRQMA) savedDim() int { return f.MaxDim() }
+
+func (f *ConditionalRQMA) encode(e *enc) {
+	e.u32(kindConditional)
+	e.u32(f.net.n)
+	e.config(f.cfg)
+	e.u32(len(f.spec.Contexts))
+	e.u32(f.net.ctx)
+	for k := range f.spec.Contexts {
+		e.f64(f.spec.Contexts[k]...)
+		for _, a := range f.spec.Active[k] {
+			if a {
+				e.b.WriteByte(1)
+			} else {
+				e.b.WriteByte(0)
+			}
+		}
+	}
+	e.standardisedParams(f.shift, f.scale, f.params)
+}
+
+func (f *GraphFlow) savedDim() int { return f.Dim() }
+
+func (f *GraphFlow) encode(e *enc) {
+	e.u32(kindGraph)
+	e.u32(f.b.Dim())
+	e.standardisedParams(f.shift, f.scale, f.params)
+}
+
+// standardisedParams writes the standardisation and the parameter vector
+// that end every trained flow's payload.
+func (e *enc) standardisedParams(shift, scale, params []float64) {
+	e.f64(shift...)
+	e.f64(scale...)
+	e.u32(len(params))
+	e.f64(params...)
 }
 
 func (e *enc) config(c RQMAConfig) {
@@ -158,7 +184,7 @@ func (d *dec) f64s(n int) []float64 {
 	for i := range out {
 		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
 	}
-	if !allFinite(out) {
+	if !scalar.AllFinite(out) {
 		d.err = fmt.Errorf("%w: non-finite value", ErrFormat)
 	}
 	return out
@@ -189,21 +215,21 @@ func (d *dec) fits(n int, cfg RQMAConfig, ctx, extra int) bool {
 	return d.err == nil
 }
 
-// Load reads a flow written by Save and returns it as an *Affine, *RQMA or
-// *ConditionalRQMA.
-func Load(r io.Reader) (any, error) {
-	f, err := decode(r)
+// Load reads a flow written by Save: an *Affine, *RQMA or
+// *ConditionalRQMA (a user-written flow needs its Builder: LoadGraph).
+func Load(r io.Reader) (Flow, error) {
+	f, g, err := decode(r)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := f.(*graphRecord); ok {
+	if g != nil {
 		return nil, fmt.Errorf("%w: the file holds a user-written flow; load it with LoadGraph and its Builder", ErrFormat)
 	}
 	return f, nil
 }
 
 // isNilFlow reports whether f is nil or a nil pointer of a flow type.
-func isNilFlow(f any) bool {
+func isNilFlow(f Flow) bool {
 	switch f := f.(type) {
 	case nil:
 		return true
@@ -232,12 +258,11 @@ func LoadGraph(r io.Reader, b Builder) (*GraphFlow, error) {
 	if b == nil {
 		return nil, errors.New("flows: nil Builder")
 	}
-	f, err := decode(r)
+	f, g, err := decode(r)
 	if err != nil {
 		return nil, err
 	}
-	g, ok := f.(*graphRecord)
-	if !ok {
+	if g == nil {
 		return nil, fmt.Errorf("%w: file holds a %T, not a user-written flow", ErrFormat, f)
 	}
 	if g.n != b.Dim() || len(g.params) != b.NumParams() {
@@ -246,8 +271,40 @@ func LoadGraph(r io.Reader, b Builder) (*GraphFlow, error) {
 	return NewGraphFlow(b, g.params, g.shift, g.scale)
 }
 
-// decode reads any flow file.
-func decode(r io.Reader) (any, error) {
+// maxDim bounds a saved flow's dimension.
+const maxDim = 1 << 12
+
+// decode reads any single-flow file: a flow of this package, or (g non-nil)
+// the record of a user-written flow, which needs its Builder.
+func decode(r io.Reader) (f Flow, g *graphRecord, err error) {
+	d, err := openRecord(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch kind := d.u32(); kind {
+	case kindAffine:
+		f, err = d.affine()
+	case kindRQMA:
+		f, err = d.rqma()
+	case kindConditional:
+		f, err = d.conditional()
+	case kindGraph:
+		g, err = d.graph()
+	default:
+		return nil, nil, fmt.Errorf("%w: unknown kind %d", ErrFormat, kind)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(d.b) != 0 {
+		return nil, nil, fmt.Errorf("%w: %d trailing bytes", ErrFormat, len(d.b))
+	}
+	return f, g, nil
+}
+
+// openRecord reads a single-flow file, checks its size, magic, version and
+// checksum, and returns a decoder at its kind.
+func openRecord(r io.Reader) (*dec, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
 	if err != nil {
 		return nil, err
@@ -285,120 +342,125 @@ func decode(r io.Reader) (any, error) {
 	if v := d.u32(); v != FormatVersion {
 		return nil, fmt.Errorf("%w: version %d, this package reads %d", ErrFormat, v, FormatVersion)
 	}
-	const maxDim = 1 << 12
-	var f any
-	switch kind := d.u32(); kind {
-	case kindAffine:
-		n := d.dim(maxDim)
-		mean := d.f64s(n)
-		l := d.f64s(n * n)
-		if d.err != nil {
-			return nil, d.err
-		}
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				if l[i*n+j] != 0 {
-					return nil, fmt.Errorf("%w: Cholesky factor not lower triangular", ErrFormat)
-				}
+	return d, nil
+}
+
+func (d *dec) affine() (*Affine, error) {
+	n := d.dim(maxDim)
+	mean := d.f64s(n)
+	l := d.f64s(n * n)
+	if d.err != nil {
+		return nil, d.err
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if l[i*n+j] != 0 {
+				return nil, fmt.Errorf("%w: Cholesky factor not lower triangular", ErrFormat)
 			}
 		}
-		a, err := affineFromFactor(mean, l)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
-		}
-		f = a
-	case kindRQMA:
-		n := d.dim(maxDim)
-		cfg := d.config()
-		shift, scale := d.f64s(n), d.f64s(n)
-		if d.err != nil {
-			return nil, d.err
-		}
-		if err := cfg.validate(n); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
-		}
-		if !d.fits(n, cfg, 0, 0) {
-			return nil, d.err
-		}
-		g, err := NewRQMA(shift, scale, cfg, 0)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
-		}
-		if np := d.u32(); d.err == nil && np != len(g.params) {
-			return nil, fmt.Errorf("%w: %d parameters, architecture has %d", ErrFormat, np, len(g.params))
-		}
-		p := d.f64s(len(g.params))
-		if d.err != nil {
-			return nil, d.err
-		}
-		if !g.net.masksRespected(p) {
-			return nil, fmt.Errorf("%w: masked weights are not zero", ErrFormat)
-		}
-		copy(g.params, p)
-		f = g
-	case kindConditional:
-		n := d.dim(maxDim)
-		cfg := d.config()
-		K := d.dim(1 << 16)
-		c := d.dim(1 << 16)
-		spec := ConditionalSpec{}
-		for k := 0; k < K && d.err == nil; k++ {
-			spec.Contexts = append(spec.Contexts, d.f64s(c))
-			raw := d.take(n)
-			act := make([]bool, len(raw))
-			for i, b := range raw {
-				if b > 1 {
-					d.err = fmt.Errorf("%w: bad activity flag", ErrFormat)
-				}
-				act[i] = b == 1
+	}
+	a, err := affineFromFactor(mean, l)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	return a, nil
+}
+
+func (d *dec) rqma() (*RQMA, error) {
+	n := d.dim(maxDim)
+	cfg := d.config()
+	shift, scale := d.f64s(n), d.f64s(n)
+	if err := d.architecture(n, cfg, 0, 0); err != nil {
+		return nil, err
+	}
+	g, err := NewRQMA(shift, scale, cfg, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if err := d.params(g.params, g.net); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (d *dec) conditional() (*ConditionalRQMA, error) {
+	n := d.dim(maxDim)
+	cfg := d.config()
+	K := d.dim(1 << 16)
+	c := d.dim(1 << 16)
+	spec := ConditionalSpec{}
+	for k := 0; k < K && d.err == nil; k++ {
+		spec.Contexts = append(spec.Contexts, d.f64s(c))
+		raw := d.take(n)
+		act := make([]bool, len(raw))
+		for i, b := range raw {
+			if b > 1 {
+				d.err = fmt.Errorf("%w: bad activity flag", ErrFormat)
 			}
-			spec.Active = append(spec.Active, act)
+			act[i] = b == 1
 		}
-		shift, scale := d.f64s(n), d.f64s(n)
-		if d.err != nil {
-			return nil, d.err
-		}
-		if err := cfg.validate(n); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
-		}
-		if !d.fits(n, cfg, c, baseSize(n, c)) {
-			return nil, d.err
-		}
-		g, err := NewConditionalRQMA(spec, shift, scale, cfg, 0)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
-		}
-		if np := d.u32(); d.err == nil && np != len(g.params) {
-			return nil, fmt.Errorf("%w: %d parameters, architecture has %d", ErrFormat, np, len(g.params))
-		}
-		p := d.f64s(len(g.params))
-		if d.err != nil {
-			return nil, d.err
-		}
-		if !g.net.masksRespected(p[:g.net.numParams()]) {
-			return nil, fmt.Errorf("%w: masked weights are not zero", ErrFormat)
-		}
-		copy(g.params, p)
-		f = g
-	case kindGraph:
-		n := d.dim(maxDim)
-		shift, scale := d.f64s(n), d.f64s(n)
-		np := d.u32()
-		if d.err == nil && 8*np > len(d.b) {
-			d.err = fmt.Errorf("%w: truncated", ErrFormat)
-		}
-		p := d.f64s(np)
-		if d.err != nil {
-			return nil, d.err
-		}
-		f = &graphRecord{n: n, shift: shift, scale: scale, params: p}
-	default:
-		return nil, fmt.Errorf("%w: unknown kind %d", ErrFormat, kind)
+		spec.Active = append(spec.Active, act)
 	}
-	if len(d.b) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes", ErrFormat, len(d.b))
+	shift, scale := d.f64s(n), d.f64s(n)
+	if err := d.architecture(n, cfg, c, baseSize(n, c)); err != nil {
+		return nil, err
 	}
-	return f, nil
+	g, err := NewConditionalRQMA(spec, shift, scale, cfg, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if err := d.params(g.params, g.net); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (d *dec) graph() (*graphRecord, error) {
+	n := d.dim(maxDim)
+	shift, scale := d.f64s(n), d.f64s(n)
+	np := d.u32()
+	if d.err == nil && 8*np > len(d.b) {
+		d.err = fmt.Errorf("%w: truncated", ErrFormat)
+	}
+	p := d.f64s(np)
+	if d.err != nil {
+		return nil, d.err
+	}
+	return &graphRecord{n: n, shift: shift, scale: scale, params: p}, nil
+}
+
+// architecture checks what was read so far, the configuration of a flow of
+// dimension n, and that its parameters (ctx context inputs, extra further
+// parameters) fit in the rest of the file.
+func (d *dec) architecture(n int, cfg RQMAConfig, ctx, extra int) error {
+	if d.err != nil {
+		return d.err
+	}
+	if err := cfg.validate(n); err != nil {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if !d.fits(n, cfg, ctx, extra) {
+		return d.err
+	}
+	return nil
+}
+
+// params reads a flow's parameter count and values into dst, which must
+// have the stored count, and checks that the masked weights of net are
+// zero.
+func (d *dec) params(dst []float64, net *stack) error {
+	if np := d.u32(); d.err == nil && np != len(dst) {
+		return fmt.Errorf("%w: %d parameters, architecture has %d", ErrFormat, np, len(dst))
+	}
+	p := d.f64s(len(dst))
+	if d.err != nil {
+		return d.err
+	}
+	if !net.masksRespected(p[:net.numParams()]) {
+		return fmt.Errorf("%w: masked weights are not zero", ErrFormat)
+	}
+	copy(dst, p)
+	return nil
 }
 
 // LoadRQMA reads a flow written by Save and fails unless it is an RQMA.

@@ -18,7 +18,7 @@ func testFlows(t *testing.T) (*Affine, *RQMA, *ConditionalRQMA) {
 	return a, r, c
 }
 
-func saved(t *testing.T, f any) []byte {
+func saved(t *testing.T, f Flow) []byte {
 	var b bytes.Buffer
 	if err := Save(&b, f); err != nil {
 		t.Fatal(err)
@@ -118,9 +118,6 @@ func TestLoadRejects(t *testing.T) {
 	if _, err := Load(bytes.NewReader(body)); !errors.Is(err, ErrFormat) {
 		t.Errorf("non-zero masked weight: error %v", err)
 	}
-	if err := Save(&bytes.Buffer{}, 3); err == nil {
-		t.Error("Save accepted an int")
-	}
 }
 
 // TestLoadHugeDimensions checks that absurd dimensions in a file with a
@@ -139,7 +136,7 @@ func TestLoadHugeDimensions(t *testing.T) {
 
 func TestSaveNil(t *testing.T) {
 	var buf bytes.Buffer
-	for _, f := range []any{nil, (*Affine)(nil), (*RQMA)(nil), (*ConditionalRQMA)(nil), (*GraphFlow)(nil)} {
+	for _, f := range []Flow{nil, (*Affine)(nil), (*RQMA)(nil), (*ConditionalRQMA)(nil), (*GraphFlow)(nil)} {
 		if err := Save(&buf, f); err == nil {
 			t.Errorf("Save(%T nil) succeeded", f)
 		}

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"sort"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/trjgo/trj/internal/rqspline"
@@ -198,10 +197,6 @@ func mul(dst, m []float64) {
 	}
 }
 
-func gen(rows, cols int, d []float64) blas64.General {
-	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: d[:rows*cols]}
-}
-
 // sub is the rows×cols block at (r0, c0) of a row-major matrix with the
 // given stride.
 func sub(d []float64, stride, r0, c0, rows, cols int) blas64.General {
@@ -256,51 +251,4 @@ func (s *stack) newPointWork() *pointWork {
 		h2: make([]float64, s.hidden),
 		o:  make([]float64, s.out),
 	}
-}
-
-// hidden computes both hidden layers for one point.
-func (s *stack) hiddenPoint(q, x, ctx []float64, w *pointWork) {
-	h, n := s.hidden, s.n
-	copy(w.h1, q[s.oB1:s.oW2])
-	blas64.Gemv(blas.NoTrans, 1, gen(h, n, q[s.oW1:]), vec(x), 1, vec(w.h1))
-	if s.ctx > 0 {
-		blas64.Gemv(blas.NoTrans, 1, gen(h, s.ctx, q[s.oC1:]), vec(ctx), 1, vec(w.h1))
-	}
-	relu(w.h1)
-	copy(w.h2, q[s.oB2:s.oW3])
-	for d := 0; d < len(s.start)-1; d++ {
-		a, b := s.start[d], s.start[d+1]
-		if a < b {
-			blas64.Gemv(blas.NoTrans, 1, sub(q[s.oW2:], h, a, 0, b-a, b), vec(w.h1[:b]), 1, vec(w.h2[a:b]))
-		}
-	}
-	if s.ctx > 0 {
-		blas64.Gemv(blas.NoTrans, 1, gen(h, s.ctx, q[s.oC2:]), vec(ctx), 1, vec(w.h2))
-	}
-	relu(w.h2)
-}
-
-// forwardPoint maps u ∈ [0,1]^n through the stack in place and returns the
-// sum of spline log-derivatives.
-func (s *stack) forwardPoint(p, u, ctx []float64, w *pointWork) float64 {
-	ld := 0.0
-	for l := 0; l < s.layers; l++ {
-		q := p[l*s.size : (l+1)*s.size]
-		reverseInto(w.a, u)
-		s.hiddenPoint(q, w.a, ctx, w)
-		copy(w.o, q[s.oB3:s.oC1])
-		for i := 0; i < s.n; i++ {
-			if p := s.start[i+1]; p > 0 {
-				blas64.Gemv(blas.NoTrans, 1, sub(q[s.oW3:], s.hidden, i*s.per, 0, s.per, p), vec(w.h2[:p]), 1, vec(w.o[i*s.per:(i+1)*s.per]))
-			}
-		}
-		s.scaleLogits(w.o)
-		for i := 0; i < s.n; i++ {
-			uw, uh, ud := s.spline(w.o, i)
-			y, d := rqspline.Forward(w.a[i], uw, uh, ud)
-			u[i] = y
-			ld += d
-		}
-	}
-	return ld
 }

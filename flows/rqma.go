@@ -1,19 +1,20 @@
 package flows
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // ErrNonFinite is returned (wrapped) when a flow evaluation produces a NaN or
 // infinite value, for example a point so far in the tails that the sigmoid
-// saturates to exactly 0 or 1. Samplers treat it as a rejected proposal.
-var ErrNonFinite = errors.New("flows: non-finite value")
+// saturates to exactly 0 or 1. Samplers treat it as a rejected proposal. It
+// is the same value as the ErrNonFinite of packages ppl/diag and models/sas.
+var ErrNonFinite = scalar.ErrNonFinite
 
 // RQMAConfig is the architecture of a masked autoregressive
 // rational-quadratic spline flow.
@@ -126,7 +127,7 @@ func NewRQMA(shift, scale []float64, cfg RQMAConfig, seed uint64) (*RQMA, error)
 		return nil, fmt.Errorf("flows: %d shifts but %d scales", n, len(scale))
 	}
 	for i := range shift {
-		if !finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
+		if !scalar.Finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
 			return nil, fmt.Errorf("flows: standardisation %d: shift %v, scale %v", i, shift[i], scale[i])
 		}
 	}
@@ -180,42 +181,32 @@ func (f *RQMA) Clone() *RQMA {
 
 // Forward sets z = T(θ) and returns log|det J_T(θ)|.
 func (f *RQMA) Forward(theta, z []float64) (float64, error) {
-	n := f.net.n
-	if len(theta) != n || len(z) != n {
-		return 0, fmt.Errorf("flows: Forward on %d→%d values, flow dimension %d", len(theta), len(z), n)
-	}
-	if err := f.programs(); err != nil {
-		return math.NaN(), err
-	}
-	if err := f.fwd.Outputs(theta, f.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Forward: %w", err)
-	}
-	copy(z, f.out[:n])
-	ld := f.out[n]
-	if !finite(ld) || !allFinite(z) {
-		return ld, fmt.Errorf("flows: Forward: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return f.apply(false, theta, z)
 }
 
 // Inverse sets θ = T⁻¹(z) and returns log|det J_T⁻¹(z)| = −log|det J_T(θ)|.
 func (f *RQMA) Inverse(z, theta []float64) (float64, error) {
-	n := f.net.n
-	if len(theta) != n || len(z) != n {
-		return 0, fmt.Errorf("flows: Inverse on %d→%d values, flow dimension %d", len(z), len(theta), n)
+	return f.apply(true, z, theta)
+}
+
+// apply runs the forward or inverse map on in, writes its value to out and
+// returns its log-determinant.
+func (f *RQMA) apply(inverse bool, in, out []float64) (float64, error) {
+	dir := "Forward"
+	if inverse {
+		dir = "Inverse"
+	}
+	if n := f.net.n; len(in) != n || len(out) != n {
+		return 0, fmt.Errorf("flows: %s on %d→%d values, flow dimension %d", dir, len(in), len(out), n)
 	}
 	if err := f.programs(); err != nil {
 		return math.NaN(), err
 	}
-	if err := f.inv.Outputs(z, f.out); err != nil {
-		return math.NaN(), fmt.Errorf("flows: Inverse: %w", err)
+	p := f.fwd
+	if inverse {
+		p = f.inv
 	}
-	copy(theta, f.out[:n])
-	ld := f.out[n] // log|det J_T⁻¹(z)|
-	if !finite(ld) || !allFinite(theta) {
-		return ld, fmt.Errorf("flows: Inverse: %w", ErrNonFinite)
-	}
-	return ld, nil
+	return mapResult(dir, p.Outputs(in, f.out), f.out, out)
 }
 
 // LogDensity returns the flow's log-density at θ, log N(T(θ); 0, I) +
@@ -231,21 +222,27 @@ func (f *RQMA) LogDensity(theta []float64) (float64, error) {
 
 const halfLog2Pi = 0.91893853320467274178
 
+// mapResult finishes one evaluation of a compiled map in direction dir:
+// the evaluation's error err, wrapped, or the map's outputs out (the
+// mapped values, then the log-determinant) copied into dst and the
+// log-determinant returned, or ErrNonFinite when any of them is not
+// finite.
+func mapResult(dir string, err error, out, dst []float64) (float64, error) {
+	if err != nil {
+		return math.NaN(), fmt.Errorf("flows: %s: %w", dir, err)
+	}
+	copy(dst, out[:len(dst)])
+	ld := out[len(dst)]
+	if !scalar.Finite(ld) || !scalar.AllFinite(dst) {
+		return ld, fmt.Errorf("flows: %s: %w", dir, ErrNonFinite)
+	}
+	return ld, nil
+}
+
 func stdNormalLogPDF(z []float64) float64 {
 	s := 0.0
 	for _, v := range z {
 		s -= 0.5 * v * v
 	}
 	return s - float64(len(z))*halfLog2Pi
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-func allFinite(v []float64) bool {
-	for _, x := range v {
-		if !finite(x) {
-			return false
-		}
-	}
-	return true
 }

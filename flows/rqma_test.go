@@ -91,17 +91,19 @@ func TestRQMAInverseAndLogDet(t *testing.T) {
 
 func TestRQMAAutoregressive(t *testing.T) {
 	// A single layer's output i must not depend on inputs ≥ i (after the
-	// permutation): checked through the Jacobian of one layer.
+	// permutation): checked through the Jacobian of a one-layer flow, whose
+	// standardisation and sigmoids act elementwise and so keep the pattern.
 	cfg := RQMAConfig{Layers: 1, Bins: 5, HiddenPerDim: 3}
 	f := randomRQMA(t, 4, cfg, 3)
-	u := []float64{0.2, 0.5, 0.7, 0.4}
+	theta := []float64{-1.2, 0.1, 0.8, -0.3}
 	jac := mat.NewDense(4, 4, nil)
-	fd.Jacobian(jac, func(y, x []float64) {
-		copy(y, x)
-		f.net.forwardPoint(f.params, y, nil, f.net.newPointWork())
-	}, u, nil)
+	fd.Jacobian(jac, func(z, th []float64) {
+		if _, err := f.Forward(th, z); err != nil {
+			t.Fatal(err)
+		}
+	}, theta, nil)
 	// Layer input is reversed: output j depends on input positions whose
-	// reversed index ≤ j's, so d y_j / d u_i = 0 when 3−i > j.
+	// reversed index ≤ j's, so d z_j / d θ_i = 0 when 3−i > j.
 	for j := 0; j < 4; j++ {
 		for i := 0; i < 4; i++ {
 			if 3-i > j && jac.At(j, i) != 0 {

@@ -15,7 +15,7 @@ import (
 type Labeled struct {
 	Model string
 	Dim   int
-	Flow  any
+	Flow  Flow
 }
 
 // setMagic starts a file written by SaveSet.
@@ -29,21 +29,11 @@ const maxLabel = 1 << 12
 
 // flowDim is a flow's dimension (the saturated dimension of a conditional
 // flow).
-func flowDim(f any) (int, error) {
+func flowDim(f Flow) (int, error) {
 	if isNilFlow(f) {
 		return 0, fmt.Errorf("flows: nil flow %T", f)
 	}
-	switch f := f.(type) {
-	case *Affine:
-		return f.Dim(), nil
-	case *RQMA:
-		return f.Dim(), nil
-	case *ConditionalRQMA:
-		return f.MaxDim(), nil
-	case *GraphFlow:
-		return f.Dim(), nil
-	}
-	return 0, fmt.Errorf("flows: cannot save a %T", f)
+	return f.savedDim(), nil
 }
 
 // SaveSet writes a fitted set of flows to w as one stream, each with the
@@ -126,11 +116,11 @@ func LoadSet(r io.Reader, builders map[string]Builder) ([]Labeled, error) {
 		if d.err != nil {
 			break
 		}
-		f, err := decode(bytes.NewReader(rec))
+		f, g, err := decode(bytes.NewReader(rec))
 		if err != nil {
 			return nil, fmt.Errorf("flows: set entry %d (%q): %w", i, label, err)
 		}
-		if g, ok := f.(*graphRecord); ok {
+		if g != nil {
 			b := builders[label]
 			if b == nil {
 				return nil, fmt.Errorf("flows: set entry %d (%q) is a user-written flow and no Builder was given for it", i, label)

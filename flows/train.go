@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"sync"
 	"time"
+
+	"github.com/trjgo/trj/internal/scalar"
+	"github.com/trjgo/trj/internal/training"
 )
 
 // TrainOptions controls maximum-likelihood training with Adam. The zero
@@ -235,185 +237,54 @@ func train(ctx context.Context, l learner, rows int, weights []float64, o TrainO
 	}
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7a1a))
-	nw := o.Workers
-	// Validation split.
-	perm := rng.Perm(rows)
-	nVal := int(math.Round(o.ValidationFraction * float64(rows)))
-	if o.ValidationFraction > 0 && (nVal < 1 || rows-nVal < 1) {
-		return nil, fmt.Errorf("flows: validation fraction %v leaves an empty set of %d samples", o.ValidationFraction, rows)
+	split, err := training.NewSplit(rng, rows, o.ValidationFraction, weights)
+	if err != nil {
+		return nil, fmt.Errorf("flows: %w", err)
 	}
-	val := append([]int(nil), perm[:nVal]...)
-	tr := append([]int(nil), perm[nVal:]...)
-	sort.Ints(val)
-	sort.Ints(tr)
-	var valW []float64
-	if weights != nil && nVal > 0 {
-		valW = make([]float64, nVal)
-		for i, r := range val {
-			valW[i] = weights[r]
-		}
-	}
-	// Cumulative training weights for sampling with replacement.
-	cum := make([]float64, len(tr))
-	acc := 0.0
-	for i, r := range tr {
-		w := 1.0
-		if weights != nil {
-			w = weights[r]
-		}
-		acc += w
-		cum[i] = acc
-	}
-	if !(acc > 0) {
-		return nil, errors.New("flows: training samples have zero total weight")
-	}
-
-	l.setup(nw, o.Cache)
+	l.setup(o.Workers, o.Cache)
 	defer l.release()
+	tw := newTeam(l, o.Workers)
 	p := l.params()
-	np := len(p)
-	workers := make([]worker, nw)
-	grads := make([][]float64, nw)
-	rngs := make([]*rand.Rand, nw)
-	pcgs := make([]*rand.PCG, nw)
-	g := make([]float64, np)
-	for i := range workers {
-		workers[i] = l.newWorker()
-		// Worker 0 writes its partial gradient straight into g, where the
-		// reduction starts; the others into buffers of their own.
-		grads[i] = g
-		if i > 0 {
-			grads[i] = make([]float64, np)
-		}
-		pcgs[i] = rand.NewPCG(0, 0)
-		rngs[i] = rand.New(pcgs[i])
-	}
 	spans := l.freeSpans()
-	m := make([]float64, np)
-	v := make([]float64, np)
-	const beta1, beta2, eps = 0.9, 0.999, 1e-8
-
+	adam := training.NewAdam(len(p))
+	stop := training.NewEarlyStop(o.StopWindow, o.MinImprovement)
 	rep := &TrainReport{}
-	var best []float64
-	bestMean := math.Inf(1)
-	var window []float64
 	lastVal := math.NaN()
 	idx := make([]int, 0, o.batchSize(o.Iterations))
-	losses := make([]float64, nw)
-	valLoss := func() (float64, error) {
-		for i := range pcgs {
-			pcgs[i].Seed(0xfeed, uint64(i))
-		}
-		tot, err := parallel(workers, p, val, valW, rngs, nil, losses)
-		if err != nil {
-			return math.NaN(), err
-		}
-		den := float64(len(val))
-		if valW != nil {
-			den = 0
-			for _, w := range valW {
-				den += w
-			}
-		}
-		return tot / den, nil
-	}
-
 	for t := 0; t < o.Iterations; t++ {
 		if err := ctx.Err(); err != nil {
 			rep.Elapsed = time.Since(start)
 			return rep, fmt.Errorf("flows: training stopped after %d of %d iterations: %w", t, o.Iterations, err)
 		}
 		bs := o.batchSize(t)
-		idx = idx[:0]
-		for i := 0; i < bs; i++ {
-			j := sort.SearchFloat64s(cum, rng.Float64()*acc)
-			if j >= len(tr) {
-				j = len(tr) - 1
-			}
-			idx = append(idx, tr[j])
-		}
-		// One master draw per iteration whatever the number of workers, so
-		// the minibatch sequence does not depend on Workers.
-		bseed := rng.Uint64()
-		for i := range pcgs {
-			pcgs[i].Seed(bseed, uint64(i))
-		}
-		// Small minibatches are not split: below minWorkerRows rows per
-		// goroutine the smaller products cost more than the parallelism
-		// saves.
-		use := min(len(workers), max(1, bs/minWorkerRows))
-		loss, err := parallel(workers[:use], p, idx, nil, rngs[:use], grads[:use], losses[:use])
+		idx = split.Minibatch(idx, bs, rng)
+		loss, ok, err := tw.gradient(p, idx, spans, rng.Uint64())
 		if err != nil {
 			return rep, err
-		}
-		loss /= float64(bs)
-		// Reduce in worker order into g (worker 0's buffer), scale, and
-		// leave the other workers' buffers zeroed for the next iteration,
-		// in one pass over the free parameters.
-		inv := 1 / float64(bs)
-		ok := finite(loss)
-		for _, sp := range spans {
-			for i := sp[0]; i < sp[1]; i++ {
-				s := g[i]
-				for _, gk := range grads[1:] {
-					s += gk[i]
-					gk[i] = 0
-				}
-				s *= inv
-				g[i] = s
-				ok = ok && !math.IsNaN(s) && !math.IsInf(s, 0)
-			}
 		}
 		lr := o.learningRate(t)
 		if !ok {
 			rep.Skipped++
 		} else {
-			t1 := float64(t + 1 - rep.Skipped)
-			c1 := 1 - math.Pow(beta1, t1)
-			c2 := 1 - math.Pow(beta2, t1)
-			for _, sp := range spans {
-				for i := sp[0]; i < sp[1]; i++ {
-					gi := g[i]
-					m[i] = beta1*m[i] + (1-beta1)*gi
-					v[i] = beta2*v[i] + (1-beta2)*gi*gi
-					p[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
-				}
-			}
+			adam.Step(p, tw.g, spans, lr, t+1-rep.Skipped)
 		}
 		rep.Loss = append(rep.Loss, loss)
 		rep.Iterations = t + 1
-		if nVal > 0 && (t+1)%o.ValidateEvery == 0 {
-			if lastVal, err = valLoss(); err != nil {
+		if len(split.Val) > 0 && (t+1)%o.ValidateEvery == 0 {
+			if lastVal, err = tw.validationLoss(p, split); err != nil {
 				return rep, err
 			}
 			rep.ValidationLoss = append(rep.ValidationLoss, lastVal)
-			window = append(window, lastVal)
-		} else if nVal == 0 && finite(loss) {
-			window = append(window, loss)
+			stop.Add(lastVal)
+		} else if len(split.Val) == 0 && scalar.Finite(loss) {
+			stop.Add(loss)
 		}
 		if o.Progress != nil {
 			o.Progress(Progress{Done: t + 1, Total: o.Iterations, Iteration: t, Loss: loss, ValidationLoss: lastVal, LearningRate: lr, BatchSize: bs})
 		}
-		if o.StopWindow > 0 && (t+1)%o.StopWindow == 0 && len(window) > 0 {
-			mean := 0.0
-			for _, w := range window {
-				mean += w
-			}
-			mean /= float64(len(window))
-			window = window[:0]
-			improved := mean < bestMean
-			stop := !(mean < bestMean-o.MinImprovement)
-			if improved {
-				bestMean = mean
-				best = append(best[:0], p...)
-			}
-			if stop && t+1 > o.StopWindow {
-				if !improved && best != nil {
-					copy(p, best)
-				}
-				rep.EarlyStopped = true
-				break
-			}
+		if stop.Stop(t, p) {
+			rep.EarlyStopped = true
+			break
 		}
 	}
 	rep.Elapsed = time.Since(start)
@@ -421,6 +292,91 @@ func train(ctx context.Context, l learner, rows int, weights []float64, o TrainO
 		return rep, fmt.Errorf("flows: every training step had a non-finite loss or gradient: %w", ErrNonFinite)
 	}
 	return rep, nil
+}
+
+// team is the workers of a fit, each with its random stream and partial
+// gradient; worker 0 writes its partial gradient straight into g, where the
+// reduction starts.
+type team struct {
+	workers []worker
+	grads   [][]float64
+	rngs    []*rand.Rand
+	pcgs    []*rand.PCG
+	losses  []float64
+	g       []float64
+}
+
+func newTeam(l learner, nw int) *team {
+	np := len(l.params())
+	tw := &team{
+		workers: make([]worker, nw),
+		grads:   make([][]float64, nw),
+		rngs:    make([]*rand.Rand, nw),
+		pcgs:    make([]*rand.PCG, nw),
+		losses:  make([]float64, nw),
+		g:       make([]float64, np),
+	}
+	for i := range tw.workers {
+		tw.workers[i] = l.newWorker()
+		tw.grads[i] = tw.g
+		if i > 0 {
+			tw.grads[i] = make([]float64, np)
+		}
+		tw.pcgs[i] = rand.NewPCG(0, 0)
+		tw.rngs[i] = rand.New(tw.pcgs[i])
+	}
+	return tw
+}
+
+// gradient sets g to the mean gradient over the minibatch idx and returns
+// the mean loss and whether both are finite. seed is the iteration's one
+// master draw, whatever the number of workers, so that the minibatch
+// sequence does not depend on Workers.
+func (tw *team) gradient(p []float64, idx []int, spans [][2]int, seed uint64) (float64, bool, error) {
+	bs := len(idx)
+	for i := range tw.pcgs {
+		tw.pcgs[i].Seed(seed, uint64(i))
+	}
+	// Small minibatches are not split: below minWorkerRows rows per
+	// goroutine the smaller products cost more than the parallelism saves.
+	use := min(len(tw.workers), max(1, bs/minWorkerRows))
+	loss, err := parallel(tw.workers[:use], p, idx, nil, tw.rngs[:use], tw.grads[:use], tw.losses[:use])
+	if err != nil {
+		return loss, false, err
+	}
+	loss /= float64(bs)
+	// Reduce in worker order into g (worker 0's buffer), scale, and leave
+	// the other workers' buffers zeroed for the next iteration, in one pass
+	// over the free parameters.
+	inv := 1 / float64(bs)
+	ok := scalar.Finite(loss)
+	g := tw.g
+	for _, sp := range spans {
+		for i := sp[0]; i < sp[1]; i++ {
+			s := g[i]
+			for _, gk := range tw.grads[1:] {
+				s += gk[i]
+				gk[i] = 0
+			}
+			s *= inv
+			g[i] = s
+			ok = ok && !math.IsNaN(s) && !math.IsInf(s, 0)
+		}
+	}
+	return loss, ok, nil
+}
+
+// validationLoss is the mean loss over the whole validation set, with the
+// workers' streams seeded alike at every evaluation.
+func (tw *team) validationLoss(p []float64, split *training.Split) (float64, error) {
+	for i := range tw.pcgs {
+		tw.pcgs[i].Seed(0xfeed, uint64(i))
+	}
+	tot, err := parallel(tw.workers, p, split.Val, split.ValWeights, tw.rngs, nil, tw.losses)
+	if err != nil {
+		return math.NaN(), err
+	}
+	return tot / split.ValTotal(), nil
 }
 
 // parallel splits idx into contiguous parts, one per worker, runs them

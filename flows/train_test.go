@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 func smallData(rows int, seed uint64) [][]float64 {
@@ -131,7 +133,7 @@ func TestTrainWeights(t *testing.T) {
 		t.Errorf("shift %v includes zero-weight samples", f.shift)
 	}
 	for _, l := range rep.Loss {
-		if !finite(l) || l > 50 {
+		if !scalar.Finite(l) || l > 50 {
 			t.Fatalf("loss %v: a zero-weight sample reached a minibatch", l)
 		}
 	}

@@ -86,20 +86,8 @@ func TestFactorAnalysisModel(t *testing.T) {
 		if err := m.Init(rng, u); err != nil {
 			t.Fatal(err)
 		}
-		got, err := m.LogDensity(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := factorRef(y, k, u); !near(got, want, 1e-11) {
-			t.Errorf("log-density %.15g, gonum %.15g", got, want)
-		}
-		gt, err := tape.LogDensity(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !near(gt, got, 1e-11) {
-			t.Errorf("tape %.15g, compiled %.15g", gt, got)
-		}
+		got := checkLogDensity(t, "compiled", m, u, factorRef(y, k, u), 1e-11)
+		checkLogDensity(t, "tape", tape, u, got, 1e-11)
 		checkGradient(t, m, u, 1e-6)
 	}
 }
@@ -144,16 +132,5 @@ func BenchmarkFactorAnalysis(b *testing.B) {
 			y.Set(i, j, rng.NormFloat64())
 		}
 	}
-	bl := NewBuilder()
-	factorModel(y, k)(bl)
-	m, err := bl.Model()
-	if err != nil {
-		b.Fatal(err)
-	}
-	u := make([]float64, m.Dim())
-	g := make([]float64, m.Dim())
-	b.ReportAllocs()
-	for b.Loop() {
-		_, _ = m.LogDensityGrad(u, g)
-	}
+	benchmarkGradient(b, factorModel(y, k))
 }

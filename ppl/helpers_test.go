@@ -35,6 +35,57 @@ func near(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b))
 }
 
+// checkLogDensity compares m's log-density at u (what names m: compiled,
+// tape) with want to the relative tolerance tol and returns it.
+func checkLogDensity(t *testing.T, what string, m Model, u []float64, want, tol float64) float64 {
+	t.Helper()
+	got, err := m.LogDensity(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(got, want, tol) {
+		t.Errorf("%s log-density %.15g, want %.15g", what, got, want)
+	}
+	return got
+}
+
+// mustModel returns the model that build adds to a new Builder.
+func mustModel(t testing.TB, build func(b *Builder)) *GraphModel {
+	t.Helper()
+	b := NewBuilder()
+	build(b)
+	m, err := b.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// benchmarkGradient times the log-density gradient of the model that
+// build adds to a new Builder, at the origin.
+func benchmarkGradient(b *testing.B, build func(b *Builder)) {
+	m := mustModel(b, build)
+	u := make([]float64, m.Dim())
+	g := make([]float64, m.Dim())
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = m.LogDensityGrad(u, g)
+	}
+}
+
+// checkBuildFails checks that the model build adds to a new Builder does
+// not build.
+func checkBuildFails(t *testing.T, build func(b *Builder)) {
+	t.Helper()
+	b := NewBuilder()
+	build(b)
+	if _, err := b.Model(); err == nil {
+		t.Fatal("no error")
+	} else {
+		t.Log(err)
+	}
+}
+
 // checkGradient compares m's gradient at u with central finite differences.
 func checkGradient(t *testing.T, m Model, u []float64, tol float64) {
 	t.Helper()

@@ -143,12 +143,7 @@ func TestUnusedParameterHasFlatPrior(t *testing.T) {
 }
 
 func TestWithInit(t *testing.T) {
-	b := NewBuilder()
-	eightSchools(b)
-	m, err := b.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustModel(t, eightSchools)
 	eta := []float64{0, 0.5, -0.5, 1, -1, 0, 0.2, 0.1}
 	mi, err := m.WithInit(map[string][]float64{"mu": {1}, "tau": {2}, "eta": eta})
 	if err != nil {
@@ -204,25 +199,12 @@ func TestBuilderErrors(t *testing.T) {
 		{"must", func(b *Builder) { x := b.Real("x", 2); b.Check(gorgonia.Add(x, b.Real("y", 3))) }},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b := NewBuilder()
-			c.build(b)
-			if _, err := b.Model(); err == nil {
-				t.Fatal("no error")
-			} else {
-				t.Log(err)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkBuildFails(t, c.build) })
 	}
 }
 
 func TestModelInputErrors(t *testing.T) {
-	b := NewBuilder()
-	eightSchools(b)
-	m, err := b.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustModel(t, eightSchools)
 	if _, err := m.LogDensity(make([]float64, 3)); err == nil {
 		t.Error("short point accepted by LogDensity")
 	}
@@ -248,12 +230,7 @@ func TestModelInputErrors(t *testing.T) {
 }
 
 func TestCloneConcurrent(t *testing.T) {
-	b := NewBuilder()
-	eightSchools(b)
-	m, err := b.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustModel(t, eightSchools)
 	u := make([]float64, m.Dim())
 	for i := range u {
 		u[i] = 0.1 * float64(i)
@@ -324,18 +301,7 @@ func TestLogDensityGradDoesNotAllocate(t *testing.T) {
 }
 
 func BenchmarkEightSchools(b *testing.B) {
-	bl := NewBuilder()
-	eightSchools(bl)
-	m, err := bl.Model()
-	if err != nil {
-		b.Fatal(err)
-	}
-	u := make([]float64, m.Dim())
-	g := make([]float64, m.Dim())
-	b.ReportAllocs()
-	for b.Loop() {
-		_, _ = m.LogDensityGrad(u, g)
-	}
+	benchmarkGradient(b, eightSchools)
 }
 
 func TestConstantObservationsAndAdd(t *testing.T) {
@@ -349,13 +315,7 @@ func TestConstantObservationsAndAdd(t *testing.T) {
 	u := []float64{0.3, 1, -2}
 	want := distuv.Poisson{Lambda: math.Exp(0.3)}.LogProb(1) + distuv.Poisson{Lambda: math.Exp(0.3)}.LogProb(4) +
 		distuv.Normal{Mu: 1, Sigma: 2}.LogProb(0.5) + distuv.Normal{Mu: -2, Sigma: 2}.LogProb(-1) - 3
-	got, err := m.LogDensity(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !near(got, want, 1e-13) {
-		t.Errorf("log-density %.15g, want %.15g", got, want)
-	}
+	checkLogDensity(t, "compiled", m, u, want, 1e-13)
 	checkGradient(t, m, u, 1e-6)
 }
 
@@ -374,13 +334,7 @@ func TestConstantTermsAreKept(t *testing.T) {
 	want := distuv.UnitNormal.LogProb(0.7) + distuv.UnitNormal.LogProb(2) +
 		distuv.Gamma{Alpha: 2, Beta: 3}.LogProb(0.5) + distuv.Gamma{Alpha: 2, Beta: 3}.LogProb(1.5) +
 		math.Log(0.4*distuv.UnitNormal.Prob(0.3)+0.6*distuv.Normal{Mu: 1, Sigma: 2}.Prob(0.3))
-	got, err := m.LogDensity([]float64{0.7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !near(got, want, 1e-13) {
-		t.Errorf("log-density %.15g, want %.15g", got, want)
-	}
+	checkLogDensity(t, "compiled", m, []float64{0.7}, want, 1e-13)
 }
 
 func TestConcurrentBuilds(t *testing.T) {

@@ -82,19 +82,33 @@ func hierarchical(b *Builder) {
 	b.Sample(MvNormal{Mu: 0, Sigma: b.Check(gorgonia.Mul(s2, b.Data("I", []float64{1, 0, 0, 1}, 2, 2)))}, eta)
 }
 
-func TestTemperedPriorForm(t *testing.T) {
-	b := NewBuilder()
-	hierarchical(b)
-	m, err := b.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+// temperedForm returns the model that build adds to a new Builder and its
+// tempered form, which must be the prior form when prior is set and the
+// reference form otherwise.
+func temperedForm(t *testing.T, build func(b *Builder), prior bool) (*GraphModel, *TemperedModel) {
+	t.Helper()
+	m := mustModel(t, build)
+	return m, checkForm(t, m, prior)
+}
+
+// checkForm returns m's tempered form, which must be the prior form when
+// prior is set and the reference form otherwise.
+func checkForm(t *testing.T, m *GraphModel, prior bool) *TemperedModel {
+	t.Helper()
 	tm, err := m.Tempered()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !tm.FromPrior() || tm.Reason() != "" {
-		t.Fatalf("reference form: %s", tm.Reason())
+	if tm.FromPrior() != prior {
+		t.Fatalf("FromPrior %v, want %v (reason %q)", tm.FromPrior(), prior, tm.Reason())
+	}
+	return tm
+}
+
+func TestTemperedPriorForm(t *testing.T) {
+	m, tm := temperedForm(t, hierarchical, true)
+	if tm.Reason() != "" {
+		t.Fatalf("prior form with a reason: %s", tm.Reason())
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	u := make([]float64, m.Dim())
@@ -113,16 +127,7 @@ func TestTemperedPriorForm(t *testing.T) {
 // means and variances of mu, tau's log-median-free quantities and theta −
 // mu, all against their exact values within 4 standard errors.
 func TestSamplePriorMoments(t *testing.T) {
-	b := NewBuilder()
-	hierarchical(b)
-	m, err := b.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm, err := m.Tempered()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, tm := temperedForm(t, hierarchical, true)
 	const n = 4000
 	rng := rand.New(rand.NewPCG(3, 4))
 	u := make([]float64, m.Dim())
@@ -223,17 +228,8 @@ func TestTemperedReferenceForm(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b := NewBuilder()
-			c.build(b)
-			m, err := b.Model()
-			if err != nil {
-				t.Fatal(err)
-			}
-			tm, err := m.Tempered()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tm.FromPrior() || !strings.Contains(tm.Reason(), c.reason) {
+			m, tm := temperedForm(t, c.build, false)
+			if !strings.Contains(tm.Reason(), c.reason) {
 				t.Fatalf("FromPrior %v, reason %q; want the reference form because of %q", tm.FromPrior(), tm.Reason(), c.reason)
 			}
 			rng := rand.New(rand.NewPCG(5, 6))
@@ -244,12 +240,7 @@ func TestTemperedReferenceForm(t *testing.T) {
 			checkParts(t, m, tm, u)
 		})
 	}
-	b := NewBuilder()
-	hierarchical(b)
-	m, err := b.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustModel(t, hierarchical)
 	n := m.Dim()
 	if _, err := m.TemperedReference(make([]float64, n-1), nil); err == nil {
 		t.Error("a mean of the wrong length was accepted")
@@ -367,25 +358,11 @@ func TestTemperedEvidence(t *testing.T) {
 	l := newLinearRegression(20, 3, 1)
 	exact := l.logEvidence(t)
 	t.Run("prior", func(t *testing.T) {
-		tm, err := l.model(t, false).Tempered()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !tm.FromPrior() {
-			t.Fatalf("reference form: %s", tm.Reason())
-		}
-		checkEvidence(t, tm, exact)
+		checkEvidence(t, checkForm(t, l.model(t, false), true), exact)
 	})
 	t.Run("reference", func(t *testing.T) {
-		m := l.model(t, true)
-		tm, err := m.Tempered()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tm.FromPrior() {
-			t.Fatal("prior form for a prior written with AddLogDensity")
-		}
-		checkEvidence(t, tm, exact)
+		// A prior written with AddLogDensity has no prior form.
+		checkEvidence(t, checkForm(t, l.model(t, true), false), exact)
 	})
 	t.Run("normal-inverse-gamma", func(t *testing.T) {
 		// σ² ~ InverseGamma(a, b), β | σ² ~ N(0, g·σ²·I), y ~ N(Xβ, σ²I):
@@ -406,13 +383,7 @@ func TestTemperedEvidence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tm, err := m.Tempered()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !tm.FromPrior() {
-			t.Fatalf("reference form: %s", tm.Reason())
-		}
+		tm := checkForm(t, m, true)
 		var cov mat.SymDense
 		cov.SymOuterK(bb/a*g, x)
 		for i := 0; i < n; i++ {
@@ -447,13 +418,7 @@ func TestTemperedEvidence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tm, err := m.Tempered()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !tm.FromPrior() {
-			t.Fatalf("reference form: %s", tm.Reason())
-		}
+		tm := checkForm(t, m, true)
 		cov := mat.NewSymDense(len(y), nil)
 		for i := range y {
 			for j := range y {

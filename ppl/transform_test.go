@@ -2,6 +2,7 @@ package ppl
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -83,20 +84,8 @@ func TestTransformLogJacobians(t *testing.T) {
 				jac := mat.NewDense(m.Dim(), m.Dim(), nil)
 				fd.Jacobian(jac, f, u, &fd.JacobianSettings{Formula: fd.Central, Step: 1e-6})
 				want := logAbsDet(t, jac)
-				got, err := m.LogDensity(u)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !near(got, want, 1e-7) {
-					t.Errorf("u=%v: log-Jacobian %.12g, finite differences %.12g", u, got, want)
-				}
-				gt, err := tape.LogDensity(u)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !near(gt, got, 1e-12) {
-					t.Errorf("tape %.15g, compiled %.15g", gt, got)
-				}
+				got := checkLogDensity(t, fmt.Sprintf("u=%v: compiled (a log-Jacobian; want: finite differences)", u), m, u, want, 1e-7)
+				checkLogDensity(t, "tape", tape, u, got, 1e-12)
 				checkGradient(t, m, u, 1e-6)
 			}
 		})
@@ -107,12 +96,7 @@ func TestConstrainUnconstrainRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range transformCases() {
 		t.Run(c.name, func(t *testing.T) {
-			b := NewBuilder()
-			c.build(b)
-			m, err := b.Model()
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := mustModel(t, c.build)
 			x := make([]float64, len(m.ParamNames()))
 			for trial := 0; trial < 5; trial++ {
 				u := make([]float64, m.Dim())
@@ -205,13 +189,8 @@ func TestUnconstrainRejectsViolations(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b := NewBuilder()
-			c.build(b)
-			m, err := b.Model()
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = m.Unconstrain(c.x, make([]float64, m.Dim()))
+			m := mustModel(t, c.build)
+			err := m.Unconstrain(c.x, make([]float64, m.Dim()))
 			if !errors.Is(err, ErrConstraint) {
 				t.Fatalf("error %v, want ErrConstraint", err)
 			}

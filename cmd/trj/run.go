@@ -276,7 +276,7 @@ func finishedPart(r *experiment.Result, err error) (*experiment.Result, []string
 
 // runSAS is the sinh-arcsinh experiment of the paper's §4.2.
 func runSAS(ctx context.Context, o runOptions) (*experiment.Result, []string, error) {
-	res, err := sas.Paper().RunExperiment(ctx, sasConfig(o))
+	res, err := sas.Paper().Run(ctx, sasConfig(o))
 	if err != nil {
 		if res != nil {
 			return finishedPart(res.Result, err)
@@ -288,10 +288,10 @@ func runSAS(ctx context.Context, o runOptions) (*experiment.Result, []string, er
 }
 
 // sasConfig is the SAS experiment's configuration for the flags o.
-func sasConfig(o runOptions) sas.ExperimentConfig {
-	cfg := sas.DefaultExperimentConfig()
+func sasConfig(o runOptions) sas.Config {
+	cfg := sas.DefaultConfig()
 	if o.paper {
-		cfg = sas.PaperExperimentConfig()
+		cfg = sas.PaperConfig()
 	}
 	cfg.Seed = o.seed
 	cfg.Progress = o.progress

@@ -43,7 +43,7 @@ type sasPart struct {
 
 // sasSettings returns what determines a SAS run's result, for the
 // fingerprint of its shards.
-func sasSettings(cfg sas.ExperimentConfig) map[string]any {
+func sasSettings(cfg sas.Config) map[string]any {
 	t := cfg.Train
 	return map[string]any{
 		"experiment": "sas", "seed": cfg.Seed, "proposals": cfg.Proposals, "train_draws": cfg.TrainDraws,
@@ -76,7 +76,7 @@ func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 		cfg.ScatterSources = 0 // the scatter is kept by the shard of chain 1
 	}
 	start := time.Now()
-	res, err := sas.Paper().RunExperiment(ctx, cfg)
+	res, err := sas.Paper().Run(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -107,11 +107,11 @@ func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 }
 
 // mergeSAS merges the shards of "trj run sas" into the result of the whole
-// run (sas.MergeExperiment): each proposal type's chains are summarised
+// run (sas.Merge): each proposal type's chains are summarised
 // again; the bridge, scatter and stage times are those of the shard of
 // chain 1.
 func mergeSAS(parts []*partialFile, dir, jsonPath string, stdout io.Writer) ([]string, error) {
-	var res []*sas.ExperimentResult
+	var res []*sas.Result
 	for _, p := range parts {
 		var sp sasPart
 		if err := json.Unmarshal(p.Payload, &sp); err != nil {
@@ -124,12 +124,12 @@ func mergeSAS(parts []*partialFile, dir, jsonPath string, stdout io.Writer) ([]s
 			return nil, errors.New("shard " + p.Shard + ": no runs")
 		}
 		sp.Result.Order = sp.Order
-		res = append(res, &sas.ExperimentResult{
+		res = append(res, &sas.Result{
 			Result: sp.Result, Runs: sp.Runs, Truth: sp.Truth, Bridge: sp.Bridge,
 			Source: sp.Source, Proposed: sp.Proposed, Background: sp.Background,
 		})
 	}
-	merged, err := sas.MergeExperiment(res...)
+	merged, err := sas.Merge(res...)
 	if err != nil {
 		return nil, err
 	}

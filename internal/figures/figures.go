@@ -57,6 +57,19 @@ type config struct {
 	maxScatter    int
 }
 
+// newFigure checks a figure's options and its path's format (".png" or
+// ".svg") and returns the options' config.
+func newFigure(path string, opts []Option) (*config, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := format(path); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 func newConfig(opts []Option) (*config, error) {
 	c := &config{dpi: DefaultDPI, maxLine: DefaultMaxLinePoints, maxScatter: DefaultMaxScatterPoints}
 	for _, o := range opts {
@@ -221,8 +234,6 @@ func withAlpha(col color.Color, a float64) color.Color {
 	n.A = uint8(math.Round(float64(n.A) * a))
 	return n
 }
-
-func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // checkTruth validates a truth value: NaN means "no truth line", ±Inf is an
 // error since it cannot be drawn.

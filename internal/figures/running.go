@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // RunningEstimates draws running estimates of a model probability and writes
@@ -28,11 +30,8 @@ import (
 // neighbours) and counted in skipped. It is an error if series is empty, a
 // name is empty, a type has no chains, or a chain has no finite value.
 func RunningEstimates(path, title string, series map[string][][]float64, truth float64, opts ...Option) (skipped int, err error) {
-	cfg, err := newConfig(opts)
+	cfg, err := newFigure(path, opts)
 	if err != nil {
-		return 0, err
-	}
-	if _, err := format(path); err != nil {
 		return 0, err
 	}
 	if len(series) == 0 {
@@ -69,7 +68,7 @@ func RunningEstimates(path, title string, series map[string][][]float64, truth f
 			// picked index cannot leave a hole or an empty line.
 			finite := make(plotter.XYs, 0, len(chain))
 			for i, v := range chain {
-				if isFinite(v) {
+				if scalar.Finite(v) {
 					finite = append(finite, plotter.XY{X: float64(i + 1), Y: v})
 				}
 			}

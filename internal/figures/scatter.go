@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // Point is a point of a bivariate marginal.
@@ -73,11 +75,8 @@ func Marginal(draws [][]float64, i, j int) ([]Point, error) {
 // panel asks for Contours of a background with fewer than three points or a
 // singular covariance.
 func Scatter(path, title string, panels []ScatterPanel, opts ...Option) (skipped int, err error) {
-	cfg, err := newConfig(opts)
+	cfg, err := newFigure(path, opts)
 	if err != nil {
-		return 0, err
-	}
-	if _, err := format(path); err != nil {
 		return 0, err
 	}
 	if len(panels) == 0 {
@@ -161,7 +160,7 @@ func Scatter(path, title string, panels []ScatterPanel, opts ...Option) (skipped
 func finitePoints(pts []Point, m int) (plotter.XYs, int) {
 	xys := make(plotter.XYs, 0, len(pts))
 	for _, q := range pts {
-		if isFinite(q.X) && isFinite(q.Y) {
+		if scalar.Finite(q.X) && scalar.Finite(q.Y) {
 			xys = append(xys, plotter.XY{X: q.X, Y: q.Y})
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // Group is one violin: the repeated estimates from one proposal type.
@@ -56,11 +58,8 @@ func Violins(path, title string, groups []Group, truth float64, opts ...Option) 
 // are skipped and counted in skipped; an empty panels slice, a panel without
 // groups, or a group without finite values is an error.
 func ViolinPanels(path, title string, panels []ViolinPanel, opts ...Option) (skipped int, err error) {
-	cfg, err := newConfig(opts)
+	cfg, err := newFigure(path, opts)
 	if err != nil {
-		return 0, err
-	}
-	if _, err := format(path); err != nil {
 		return 0, err
 	}
 	if len(panels) == 0 {
@@ -153,7 +152,7 @@ type violin struct {
 func newViolin(x float64, vals []float64, col color.Color) (*violin, int) {
 	data := make([]float64, 0, len(vals))
 	for _, v := range vals {
-		if isFinite(v) {
+		if scalar.Finite(v) {
 			data = append(data, v)
 		}
 	}

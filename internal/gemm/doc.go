@@ -7,8 +7,8 @@
 // goroutines, which allocates. The products of a flow's training step are
 // small (a batch of 64 rows, inner and outer sizes from 2 to a few
 // hundred), so gemm multiplies them with a register-blocked micro-kernel of
-// 4×8 elements, in AVX2 and FMA assembly where the processor has them and
-// in Go elsewhere.
+// 4×8 elements in AVX2 and FMA assembly where the processor has them, and
+// elsewhere with one Go kernel in tiles of 4×4.
 //
 // Every element of the product is computed the same way whatever the
 // path, the processor or the shape: an accumulator starts at zero and takes

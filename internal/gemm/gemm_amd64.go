@@ -4,8 +4,12 @@ package gemm
 
 import "github.com/trjgo/trj/internal/cpufeat"
 
-// kern4x8AVX2 is the micro-kernel of kernFunc in AVX2 and FMA assembly;
-// a, b and c point at the first elements.
+// kern4x8AVX2 is the micro-kernel in AVX2 and FMA assembly: with
+// acc[i][j] = Σ_l a[i·rsA + l·csA]·b[l·ldb + j] by fused multiply-add in
+// order of l, it sets c[i·ldc + j] = alpha·acc[i][j], plus
+// beta·c[i·ldc + j] when betaNonZero is 1; a, b and c point at the first
+// elements, and the caller guarantees that every element read or written
+// exists.
 //
 //go:noescape
 func kern4x8AVX2(k int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, alpha, beta float64, betaNonZero int)
@@ -17,6 +21,89 @@ func kern4x8Asm(k int, a []float64, rsA, csA int, b []float64, ldb int, c []floa
 	kern4x8AVX2(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta, betaNonZero)
 }
 
+// dgemmAsm runs the product tile by tile with the 4×8 assembly
+// micro-kernel. Full tiles of op(B) without transposition are read in
+// place; others, and the last rows of op(A) when m is not a multiple of 4,
+// are packed into work, zero-padded; their tiles are written to a buffer
+// first and copied into C.
 func dgemmAsm(transB bool, m, n, k int, alpha float64, a []float64, rsA, csA int, b []float64, ldb int, beta float64, c []float64, ldc int, work []float64) {
-	dgemmTiles(true, transB, m, n, k, alpha, a, rsA, csA, b, ldb, beta, c, ldc, work)
+	mFull := m &^ (mr - 1)
+	need := 0
+	if transB || n%nr != 0 {
+		need = k * nr
+	}
+	if m > mFull {
+		need = k * (mr + nr)
+	}
+	if len(work) < need {
+		work = make([]float64, need)
+	}
+	var bPanel, aEdge []float64
+	if need > 0 {
+		bPanel = work[: k*nr : k*nr]
+	}
+	if m > mFull {
+		// The last m−mFull rows of op(A) as a k×4 panel.
+		aEdge = work[k*nr : k*(nr+mr) : k*(nr+mr)]
+		for l := 0; l < k; l++ {
+			p := aEdge[l*mr : l*mr+mr]
+			for i := range p {
+				if mFull+i < m {
+					p[i] = a[(mFull+i)*rsA+l*csA]
+				} else {
+					p[i] = 0
+				}
+			}
+		}
+	}
+	betaNonZero := 0
+	if beta != 0 {
+		betaNonZero = 1
+	}
+	var tile [mr * nr]float64
+	for j0 := 0; j0 < n; j0 += nr {
+		w := min(nr, n-j0)
+		var bp []float64
+		var bStride int
+		if !transB && w == nr {
+			bp, bStride = b[j0:], ldb
+		} else {
+			for l := 0; l < k; l++ {
+				p := bPanel[l*nr : l*nr+nr]
+				for j := range p {
+					switch {
+					case j >= w:
+						p[j] = 0
+					case transB:
+						p[j] = b[(j0+j)*ldb+l]
+					default:
+						p[j] = b[l*ldb+j0+j]
+					}
+				}
+			}
+			bp, bStride = bPanel, nr
+		}
+		for i0 := 0; i0 < mFull; i0 += mr {
+			if w == nr {
+				kern4x8Asm(k, a[i0*rsA:], rsA, csA, bp, bStride, c[i0*ldc+j0:], ldc, alpha, beta, betaNonZero)
+				continue
+			}
+			kern4x8Asm(k, a[i0*rsA:], rsA, csA, bp, bStride, tile[:], nr, alpha, 0, 0)
+			for i := 0; i < mr; i++ {
+				ci := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+w]
+				for j := range ci {
+					ci[j] = combine(1, tile[i*nr+j], beta, ci[j])
+				}
+			}
+		}
+		if m > mFull {
+			kern4x8Asm(k, aEdge, 1, mr, bp, bStride, tile[:], nr, alpha, 0, 0)
+			for i := 0; i < m-mFull; i++ {
+				ci := c[(mFull+i)*ldc+j0 : (mFull+i)*ldc+j0+w]
+				for j := range ci {
+					ci[j] = combine(1, tile[i*nr+j], beta, ci[j])
+				}
+			}
+		}
+	}
 }

@@ -8,7 +8,3 @@ const haveAVX2FMA = false
 func dgemmAsm(transB bool, m, n, k int, alpha float64, a []float64, rsA, csA int, b []float64, ldb int, beta float64, c []float64, ldc int, work []float64) {
 	panic("gemm: no assembly kernel")
 }
-
-func kern4x8Asm(k int, a []float64, rsA, csA int, b []float64, ldb int, c []float64, ldc int, alpha, beta float64, betaNonZero int) {
-	panic("gemm: no assembly kernel")
-}

@@ -185,13 +185,7 @@ func softmaxBack(e []float64, sum, minSize float64, k int, gedge, gsize float64,
 	below *= inv
 	dot := c * (gedge*below + gsize*e[k]*inv)
 	for i := range e {
-		var gp float64
-		switch {
-		case i < k:
-			gp = c * gedge
-		case i == k:
-			gp = c * gsize
-		}
+		gp := logitGrad(i, k, c, gedge, gsize)
 		gu[i] += e[i] * inv * (gp - dot)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // Floors applied to the normalised bin widths, bin heights and knot
@@ -57,23 +59,6 @@ func softmaxStats(u []float64) (mx, sum float64) {
 		sum += math.Exp(v - mx)
 	}
 	return mx, sum
-}
-
-// softplus is log(1 + e^u) without overflow.
-func softplus(u float64) float64 {
-	if u > 0 {
-		return u + math.Log1p(math.Exp(-u))
-	}
-	return math.Log1p(math.Exp(u))
-}
-
-// sigmoid is the derivative of softplus.
-func sigmoid(u float64) float64 {
-	if u >= 0 {
-		return 1 / (1 + math.Exp(-u))
-	}
-	e := math.Exp(u)
-	return e / (1 + e)
 }
 
 // locate finds the bin of v ∈ [0, 1] on the knot grid defined by u and
@@ -140,8 +125,8 @@ func (g *segment) eval() (y, ld float64) {
 
 func derivs(k int, ud []float64, g *segment) {
 	g.udk, g.udk1 = ud[k], ud[k+1]
-	g.dk = MinDerivative + softplus(g.udk)
-	g.dk1 = MinDerivative + softplus(g.udk1)
+	g.dk = MinDerivative + scalar.Softplus(g.udk)
+	g.dk1 = MinDerivative + scalar.Softplus(g.udk1)
 }
 
 func clamp01(v float64) float64 {
@@ -279,8 +264,8 @@ func (g *segment) backward(gy, gld float64, uw, uh, guw, guh, gud []float64) flo
 	gx, gxk, gwk, gyk, ghk, gdk, gdk1 := g.partials(gy, gld)
 	softmaxBackward(uw, MinBinWidth, g.k, gxk, gwk, guw)
 	softmaxBackward(uh, MinBinHeight, g.k, gyk, ghk, guh)
-	gud[g.k] += gdk * sigmoid(g.udk)
-	gud[g.k+1] += gdk1 * sigmoid(g.udk1)
+	gud[g.k] += gdk * scalar.Sigmoid(g.udk)
+	gud[g.k+1] += gdk1 * scalar.Sigmoid(g.udk1)
 	return gx
 }
 
@@ -336,13 +321,21 @@ func softmaxBackward(u []float64, minSize float64, k int, gedge, gsize float64, 
 	dot := c * (gedge*below + gsize*pk)
 	for i := range u {
 		pi := math.Exp(u[i]-mx) / sum
-		var gp float64
-		switch {
-		case i < k:
-			gp = c * gedge
-		case i == k:
-			gp = c * gsize
-		}
+		gp := logitGrad(i, k, c, gedge, gsize)
 		gu[i] += pi * (gp - dot)
 	}
+}
+
+// logitGrad is the upstream gradient with respect to the softmax
+// probability of bin i when bin k holds the point: the bins below k enter
+// through k's left edge (gradient gedge), bin k through its size (gsize),
+// both scaled by c.
+func logitGrad(i, k int, c, gedge, gsize float64) float64 {
+	switch {
+	case i < k:
+		return c * gedge
+	case i == k:
+		return c * gsize
+	}
+	return 0
 }

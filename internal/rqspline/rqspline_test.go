@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 func randomParams(rng *rand.Rand, k int, scale float64) (uw, uh, ud []float64) {
@@ -89,7 +91,7 @@ func TestEndpointsAndOutside(t *testing.T) {
 		t.Errorf("f(1) = %v", y)
 	}
 	// log f'(0) is the log of the first knot derivative.
-	if _, ld := Forward(0, uw, uh, ud); math.Abs(ld-math.Log(MinDerivative+softplus(ud[0]))) > 1e-12 {
+	if _, ld := Forward(0, uw, uh, ud); math.Abs(ld-math.Log(MinDerivative+scalar.Softplus(ud[0]))) > 1e-12 {
 		t.Errorf("log f'(0) = %v", ld)
 	}
 	for _, x := range []float64{-1e-12, -3, 1 + 1e-12, 7} {

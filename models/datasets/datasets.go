@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"slices"
 )
 
@@ -77,6 +78,27 @@ func FS() fs.FS { return files }
 // Label is how output names the embedded data set called name, to tell it
 // from a file on disk: "embedded:" followed by the name.
 func Label(name string) string { return "embedded:" + name }
+
+// Load reads, with read, the file at path or, when path is "", the
+// embedded data set called name, and returns the result with the name of
+// what it read: path, or the data set's Label.
+func Load[T any](path, name string, read func(io.Reader) (T, error)) (T, string, error) {
+	var r io.ReadCloser
+	var err error
+	if path == "" {
+		r, err = Open(name)
+		path = Label(name)
+	} else {
+		r, err = os.Open(path)
+	}
+	if err != nil {
+		var zero T
+		return zero, path, err
+	}
+	defer r.Close()
+	v, err := read(r)
+	return v, path, err
+}
 
 func notFound(name string, err error) error {
 	return fmt.Errorf("datasets: no embedded data set %q (have %v): %w", name, Names(), err)

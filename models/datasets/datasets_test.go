@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -111,5 +112,30 @@ func TestSizesMatchREADME(t *testing.T) {
 	}
 	if v, _ := strconv.ParseInt(strings.ReplaceAll(m[2], " ", ""), 10, 64); v != total {
 		t.Errorf("README total: %s B, have %d", m[2], total)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	size := func(r io.Reader) (int, error) {
+		b, err := io.ReadAll(r)
+		return len(b), err
+	}
+	want, err := ReadFile(ExchangeRates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, name, err := Load("", ExchangeRates, size)
+	if err != nil || n != len(want) || name != Label(ExchangeRates) {
+		t.Errorf("embedded: %d bytes from %q (%v), want %d from %q", n, name, err, len(want), Label(ExchangeRates))
+	}
+	path := filepath.Join(t.TempDir(), "x.csv")
+	if err := os.WriteFile(path, []byte("a,b\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, name, err := Load(path, ExchangeRates, size); err != nil || n != 8 || name != path {
+		t.Errorf("file: %d bytes from %q (%v), want 8 from %q", n, name, err, path)
+	}
+	if _, _, err := Load(path+".missing", ExchangeRates, size); err == nil {
+		t.Error("a missing file was read")
 	}
 }

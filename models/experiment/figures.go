@@ -3,9 +3,11 @@ package experiment
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/trjgo/trj/internal/figures"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // FigureWriter writes an experiment's figures into one directory, each as
@@ -39,6 +41,58 @@ func (w *FigureWriter) Write(base string, draw func(path string) error) {
 	}
 }
 
+// Estimates are a two-model experiment's estimates of one model
+// probability, for WriteEstimates.
+type Estimates struct {
+	// Base starts the file names: Base_running and Base_bridge.
+	Base string
+	// Target names the experiment in the titles; Probability is what is
+	// estimated, as in "π(k=2)".
+	Target, Probability string
+	// Names and Order are the proposal types' display names and order.
+	Names ProposalNames
+	Order []string
+	// Running[p][c] is chain c's running estimate under proposal type p;
+	// Bridge[p] its bridge estimates, one per evaluation set.
+	Running map[string][][]float64
+	Bridge  map[string][]float64
+	Truth   float64
+}
+
+// WriteEstimates writes e.Base_running (the chains' running estimates per
+// proposal type) and e.Base_bridge (violins of the bridge estimates),
+// skipping a figure when the run produced no data for it.
+func (w *FigureWriter) WriteEstimates(e Estimates) {
+	var order []string
+	for _, k := range e.Order {
+		order = append(order, e.Names.Name(k))
+	}
+	if len(e.Running) > 0 {
+		series := map[string][][]float64{}
+		for k, v := range e.Running {
+			series[e.Names.Name(k)] = v
+		}
+		w.Write(e.Base+"_running", func(path string) error {
+			_, err := figures.RunningEstimates(path, e.Target+": running estimates of "+e.Probability, series, e.Truth,
+				figures.WithOrder(order...), figures.WithYLabel("π̂(k=2)"))
+			return err
+		})
+	}
+	var groups []figures.Group
+	for _, k := range e.Order {
+		if v, ok := e.Bridge[k]; ok && AnyFinite(v) {
+			groups = append(groups, figures.Group{Name: e.Names.Name(k), Values: v})
+		}
+	}
+	if len(groups) > 0 {
+		w.Write(e.Base+"_bridge", func(path string) error {
+			_, err := figures.Violins(path, e.Target+": bridge estimates of "+e.Probability, groups, e.Truth,
+				figures.WithYLabel("π̂(k=2)"))
+			return err
+		})
+	}
+}
+
 // Files returns the files written so far.
 func (w *FigureWriter) Files() []string { return w.files }
 
@@ -61,7 +115,7 @@ func (n ProposalNames) Name(kind string) string {
 // that never accepted a jump, since there is nothing to draw.
 func AnyFinite(v []float64) bool {
 	for _, x := range v {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+		if scalar.Finite(x) {
 			return true
 		}
 	}

@@ -61,38 +61,38 @@ func (p *Progress) Stage(name string, total int) *Bar {
 
 // Add records n more units done.
 func (b *Bar) Add(n int) {
-	if b == nil {
-		return
-	}
-	b.p.mu.Lock()
-	defer b.p.mu.Unlock()
-	if b.stopped {
-		return
-	}
-	b.done = min(b.done+n, b.total)
-	if 100*b.done/b.total != b.shown {
-		b.draw()
-	}
+	b.update(func() {
+		b.done = min(b.done+n, b.total)
+		if 100*b.done/b.total != b.shown {
+			b.draw()
+		}
+	})
 }
 
 // Done completes the bar and ends its line with the stage's wall time.
 func (b *Bar) Done() {
+	b.update(func() {
+		b.done = b.total
+		if !b.p.tty {
+			fmt.Fprintf(b.p.w, "%-28s done", b.name)
+		} else {
+			b.draw()
+		}
+		fmt.Fprintf(b.p.w, " %.1fs\n", time.Since(b.start).Seconds())
+		b.stopped = true
+	})
+}
+
+// update runs f holding the lock, unless b is nil or done.
+func (b *Bar) update(f func()) {
 	if b == nil {
 		return
 	}
 	b.p.mu.Lock()
 	defer b.p.mu.Unlock()
-	if b.stopped {
-		return
+	if !b.stopped {
+		f()
 	}
-	b.done = b.total
-	if !b.p.tty {
-		fmt.Fprintf(b.p.w, "%-28s done", b.name)
-	} else {
-		b.draw()
-	}
-	fmt.Fprintf(b.p.w, " %.1fs\n", time.Since(b.start).Seconds())
-	b.stopped = true
 }
 
 // draw redraws the bar in place; the caller holds the lock.

@@ -20,34 +20,8 @@ func (r *Result) WriteFigures(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var order []string
-	for _, k := range r.Order {
-		order = append(order, figureNames.Name(k))
-	}
-	if len(r.Running) > 0 {
-		series := map[string][][]float64{}
-		for k, v := range r.Running {
-			series[figureNames.Name(k)] = v
-		}
-		w.Write("factor_running", func(path string) error {
-			_, err := figures.RunningEstimates(path, "Factor analysis: running estimates of π(2 factors)", series, Truth2,
-				figures.WithOrder(order...), figures.WithYLabel("π̂(k=2)"))
-			return err
-		})
-	}
-	var groups []figures.Group
-	for _, k := range r.Order {
-		if v, ok := r.Bridge[k]; ok && experiment.AnyFinite(v) {
-			groups = append(groups, figures.Group{Name: figureNames.Name(k), Values: v})
-		}
-	}
-	if len(groups) > 0 {
-		w.Write("factor_bridge", func(path string) error {
-			_, err := figures.Violins(path, "Factor analysis: bridge estimates of π(2 factors)", groups, Truth2,
-				figures.WithYLabel("π̂(k=2)"))
-			return err
-		})
-	}
+	w.WriteEstimates(experiment.Estimates{Base: "factor", Target: "Factor analysis", Probability: "π(2 factors)",
+		Names: figureNames, Order: r.Order, Running: r.Running, Bridge: r.Bridge, Truth: Truth2})
 	if len(r.Proposed) > 0 && len(r.Source) > 0 {
 		// Rows are B (6×3) row-major: entry 3i+j is β_{i+1,j+1}.
 		pairs := [][2]int{{3*3 + 1, 3*3 + 2}, {4*3 + 0, 4*3 + 2}}

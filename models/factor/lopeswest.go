@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj/internal/scalar"
 	"github.com/trjgo/trj/kernels"
 )
 
@@ -62,7 +63,7 @@ func NewLopesWestProposal(draws [][]float64, beta, lambda []int, logLambda bool)
 			return nil, fmt.Errorf("%w: draw %d has length %d, want %d", kernels.ErrDimension, i, len(d), dim)
 		}
 		for _, v := range d {
-			if !isFinite(v) {
+			if !scalar.Finite(v) {
 				return nil, fmt.Errorf("kernels: draw %d is not finite", i)
 			}
 		}
@@ -207,7 +208,7 @@ func (q *LopesWestProposal) LogDensity(theta []float64) (float64, error) {
 			lp += logV // dΛ/d log Λ = Λ
 		}
 	}
-	if !isFinite(lp) {
+	if !scalar.Finite(lp) {
 		return math.Inf(-1), fmt.Errorf("kernels: non-finite proposal density")
 	}
 	return lp, nil
@@ -239,8 +240,6 @@ func (q *LopesWestProposal) Sample(rng *rand.Rand, theta []float64) error {
 	}
 	return nil
 }
-
-func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func stdNormalLogProb(x float64) float64 { return distuv.UnitNormal.LogProb(x) }
 

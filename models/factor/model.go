@@ -45,36 +45,18 @@ var ErrData = errors.New("factor: bad data")
 // An empty path reads the paper's data embedded in package datasets
 // (DefaultData).
 func LoadData(path string) (*mat.Dense, error) {
-	if path == "" {
-		return DefaultData()
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadData(f)
+	d, _, err := datasets.Load(path, datasets.ExchangeRates, ReadData)
+	return d, err
 }
 
 // DefaultData returns the data of the paper's example, the 143 × 6 standardised exchange rates of the paper's §4.3,
 // from the copy embedded in package datasets (datasets.ExchangeRates).
-func DefaultData() (*mat.Dense, error) {
-	r, err := datasets.Open(datasets.ExchangeRates)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return ReadData(r)
-}
+func DefaultData() (*mat.Dense, error) { return LoadData("") }
 
 // loadConfigData reads the data file at path, or the embedded default
 // data when path is "", and returns them with the name of what it read.
 func loadConfigData(path string) (*mat.Dense, string, error) {
-	d, err := LoadData(path)
-	if path == "" {
-		return d, datasets.Label(datasets.ExchangeRates), err
-	}
-	return d, path, err
+	return datasets.Load(path, datasets.ExchangeRates, ReadData)
 }
 
 // dataBytes returns the bytes of the data file at path, or of the
@@ -317,6 +299,10 @@ func SamplePrior(rng *rand.Rand, l Layout, u []float64) error {
 
 // TemperedFactory returns a factory of SMC targets (prior and likelihood
 // kept apart, prior draws exact) for the k-factor model, one per worker.
+// The model's priors are on expressions of its Cholesky-factor parameter
+// (the diagonal and the strictly lower part of B), which the prior form of
+// (*ppl.GraphModel).Tempered does not cover, so the likelihood here is the
+// posterior less NewPriorModel and the prior draws come from SamplePrior.
 func TemperedFactory(y *mat.Dense, k int) (func(worker int) (kernels.TemperedModel, error), error) {
 	post, err := NewModel(y, k)
 	if err != nil {

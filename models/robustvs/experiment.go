@@ -104,53 +104,13 @@ func (c *Config) Validate() error {
 	return experiment.CheckProposals("robustvs", c.Proposals, ProposalTypes())
 }
 
-// Pilot holds the SMC draws of each model split into training and
-// evaluation halves, and each run's SMC evidence estimate.
-type Pilot struct {
-	Train, Eval [][][]float64
-	LogZ        []float64
-}
-
-// RunPilot runs one SMC sampler per model from the prior with n
-// particles and splits each model's draws at random into halves.
-func RunPilot(ctx context.Context, d *Data, n int, smc kernels.SMCSettings, seed uint64, bar *experiment.Bar) (*Pilot, error) {
-	pl := &Pilot{}
-	for k, ind := range indicators {
-		f, err := TemperedFactory(d, ind)
-		if err != nil {
-			return nil, err
-		}
-		s := smc
-		s.Particles = n
-		s.Seed = experiment.Stream(seed, "pilot", k).Uint64()
-		r, err := kernels.RunSMC(ctx, f, &s)
-		if err != nil {
-			return nil, fmt.Errorf("robustvs: SMC pilot of model %v: %w", ind, err)
-		}
-		perm := experiment.Stream(seed, "split", k).Perm(n)
-		var tr, ev [][]float64
-		for j, i := range perm {
-			row := append([]float64(nil), r.Particle(i)...)
-			if j < n/2 {
-				tr = append(tr, row)
-			} else {
-				ev = append(ev, row)
-			}
-		}
-		pl.Train, pl.Eval = append(pl.Train, tr), append(pl.Eval, ev)
-		pl.LogZ = append(pl.LogZ, r.LogZ)
-		bar.Add(1)
-	}
-	return pl, nil
-}
-
-// ProposalSet is one proposal type fitted to the training draws.
-type ProposalSet struct {
-	Kind    string
-	Reports []*flows.TrainReport
-	affine  []*flows.Affine
-	rqma    []*flows.RQMA
-	crqma   *flows.ConditionalRQMA
+// proposalSet is one proposal type's fitted transports, for the proposal
+// scatter.
+type proposalSet struct {
+	kind   string
+	affine []*flows.Affine
+	rqma   []*flows.RQMA
+	crqma  *flows.ConditionalRQMA
 }
 
 // saturate places model k's draws at their saturated positions (zeros
@@ -168,99 +128,6 @@ func saturate(space *ppl.Space, draws [][][]float64) (rows [][]float64, models [
 		}
 	}
 	return rows, models
-}
-
-// FitProposals fits the proposal type kind to the training draws.
-func FitProposals(ctx context.Context, kind string, space *ppl.Space, train [][][]float64, cfg Config, bar *experiment.Bar) (*ProposalSet, error) {
-	if space == nil {
-		return nil, errors.New("robustvs: nil model space")
-	}
-	if kind == experiment.ProposalAffine || kind == experiment.ProposalRQMA || kind == experiment.ProposalCRQMA {
-		// The flows index train by model and saturate copies each draw
-		// into model k's positions: shapes must match the space.
-		if len(train) != space.NumModels() {
-			return nil, fmt.Errorf("robustvs: training draws for %d models, space has %d", len(train), space.NumModels())
-		}
-		for k, ds := range train {
-			for i, d := range ds {
-				if len(d) != space.ModelDim(k) {
-					return nil, fmt.Errorf("robustvs: training draw %d of model %s has length %d, want %d", i, space.ModelLabel(k), len(d), space.ModelDim(k))
-				}
-			}
-		}
-	}
-	s := &ProposalSet{Kind: kind}
-	switch kind {
-	case experiment.ProposalAffine:
-		for k, d := range train {
-			a, err := flows.FitAffine(d, nil)
-			if err != nil {
-				return nil, fmt.Errorf("robustvs: affine flow of model %s: %w", space.ModelLabel(k), err)
-			}
-			s.affine = append(s.affine, a)
-		}
-	case experiment.ProposalRQMA:
-		s.rqma = make([]*flows.RQMA, len(train))
-		s.Reports = make([]*flows.TrainReport, len(train))
-		err := experiment.Parallel(ctx, len(train), func(ctx context.Context, k int) error {
-			o := cfg.Train
-			o.Seed = experiment.Stream(cfg.Seed, "rqma-train", k).Uint64()
-			o.Progress = func(flows.Progress) { bar.Add(1) }
-			f, rep, err := flows.FitRQMA(ctx, train[k], cfg.RQMA, o)
-			if err != nil {
-				return fmt.Errorf("robustvs: RQMA flow of model %s: %w", space.ModelLabel(k), err)
-			}
-			s.rqma[k], s.Reports[k] = f, rep
-			return ctx.Err()
-		})
-		if err != nil {
-			return nil, err
-		}
-	case experiment.ProposalCRQMA:
-		spec := flows.ConditionalSpec{Active: space.ActiveMasks()}
-		for _, ind := range indicators {
-			c := make([]float64, len(ind))
-			for i, v := range ind {
-				c[i] = float64(v)
-			}
-			spec.Contexts = append(spec.Contexts, c)
-		}
-		rows, models := saturate(space, train)
-		o := cfg.CTrain
-		o.Seed = experiment.Stream(cfg.Seed, "crqma-train", 0).Uint64()
-		o.Progress = func(flows.Progress) { bar.Add(1) }
-		f, rep, err := flows.FitConditionalRQMA(ctx, spec, rows, models, cfg.CRQMA, o)
-		if err != nil {
-			return nil, fmt.Errorf("robustvs: conditional RQMA flow: %w", err)
-		}
-		s.crqma, s.Reports = f, []*flows.TrainReport{rep}
-	case experiment.ProposalIndepAux:
-	default:
-		return nil, fmt.Errorf("robustvs: unknown proposal type %q", kind)
-	}
-	return s, nil
-}
-
-// New returns a jump proposer of this proposal type on target (which it
-// then owns), with uniform jumps between the other models.
-func (s *ProposalSet) New(target *ppl.Space) (kernels.JumpProposer, error) {
-	jump := kernels.UniformJumps(target.NumModels())
-	switch s.Kind {
-	case experiment.ProposalAffine, experiment.ProposalRQMA:
-		var tr []kernels.Transport
-		for _, a := range s.affine {
-			tr = append(tr, a.Clone())
-		}
-		for _, f := range s.rqma {
-			tr = append(tr, f.Clone())
-		}
-		return kernels.NewTRJ(kernels.TRJConfig{Target: target, Transports: tr, Jump: jump, Permutations: Permutations(indicators)})
-	case experiment.ProposalCRQMA:
-		return kernels.NewCTRJ(kernels.CTRJConfig{Target: target, Transport: s.crqma.Clone(), Active: target.ActiveMasks(), Jump: jump})
-	case experiment.ProposalIndepAux:
-		return kernels.NewIndependentAuxiliary(target, target.ActiveMasks(), jump, nil, kernels.NormalAux{SD: PriorSD}, false)
-	}
-	return nil, fmt.Errorf("robustvs: unknown proposal type %q", s.Kind)
 }
 
 // Result is the outcome of Run: the serialisable Result and what the
@@ -448,7 +315,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		if cfg.ScatterSources > 0 {
-			ps := &ProposalSet{Kind: kind}
+			ps := &proposalSet{kind: kind}
 			switch kind {
 			case experiment.ProposalAffine, experiment.ProposalRQMA:
 				for k := range labels {
@@ -477,7 +344,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // dst (n_src < n_dst) and returns the proposals as saturated rows (zeros
 // at dst's inactive coordinates). The indep-aux proposal reinstates
 // coefficients drawn from the prior.
-func (s *ProposalSet) proposeScatter(space *ppl.Space, rng *rand.Rand, rows [][]float64, src, dst int) ([][]float64, error) {
+func (s *proposalSet) proposeScatter(space *ppl.Space, rng *rand.Rand, rows [][]float64, src, dst int) ([][]float64, error) {
 	n := space.MaxDim()
 	posS, _ := space.Positions(src)
 	posD, _ := space.Positions(dst)
@@ -490,7 +357,7 @@ func (s *ProposalSet) proposeScatter(space *ppl.Space, rng *rand.Rand, rows [][]
 			th[j] = row[p]
 		}
 		ok := true
-		switch s.Kind {
+		switch s.kind {
 		case experiment.ProposalAffine, experiment.ProposalRQMA:
 			var t0, t1 kernels.Transport
 			if s.affine != nil {
@@ -518,7 +385,7 @@ func (s *ProposalSet) proposeScatter(space *ppl.Space, rng *rand.Rand, rows [][]
 		case experiment.ProposalCRQMA, experiment.ProposalIndepAux:
 			copy(xi, row)
 			sd := 1.0
-			if s.Kind == experiment.ProposalIndepAux {
+			if s.kind == experiment.ProposalIndepAux {
 				sd = PriorSD
 			}
 			for i := range xi {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 
@@ -16,7 +14,6 @@ import (
 
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/datasets"
-	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -69,36 +66,18 @@ type Data struct {
 // An empty path reads the paper's data embedded in package datasets
 // (DefaultData).
 func LoadData(path string) (*Data, error) {
-	if path == "" {
-		return DefaultData()
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadData(f)
+	d, _, err := datasets.Load(path, datasets.RobustRegression, ReadData)
+	return d, err
 }
 
 // DefaultData returns the data of the paper's example, the 80 rows of the paper's §5.1,
 // from the copy embedded in package datasets (datasets.RobustRegression).
-func DefaultData() (*Data, error) {
-	r, err := datasets.Open(datasets.RobustRegression)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return ReadData(r)
-}
+func DefaultData() (*Data, error) { return LoadData("") }
 
 // loadConfigData reads the data file at path, or the embedded default
 // data when path is "", and returns them with the name of what it read.
 func loadConfigData(path string) (*Data, string, error) {
-	d, err := LoadData(path)
-	if path == "" {
-		return d, datasets.Label(datasets.RobustRegression), err
-	}
-	return d, path, err
+	return datasets.Load(path, datasets.RobustRegression, ReadData)
 }
 
 // ReadData is LoadData from a reader.
@@ -167,12 +146,9 @@ func (d *Data) check(ind []int) ([]int, error) {
 	return cols, nil
 }
 
-func build(b *ppl.Builder, d *Data, cols []int, priorOnly bool) {
+func build(b *ppl.Builder, d *Data, cols []int) {
 	beta := b.Real("beta", len(cols))
 	b.Sample(ppl.Normal{Mu: 0.0, Sigma: PriorSD}, beta)
-	if priorOnly {
-		return
-	}
 	n, _ := d.X.Dims()
 	xk := mat.NewDense(n, len(cols), nil)
 	for j, c := range cols {
@@ -201,18 +177,7 @@ func NewModel(d *Data, ind []int) (*ppl.GraphModel, error) {
 		return nil, err
 	}
 	b := ppl.NewBuilder()
-	build(b, d, cols, false)
-	return b.Model()
-}
-
-// NewPriorModel returns the prior of the model with inclusion vector ind.
-func NewPriorModel(d *Data, ind []int) (*ppl.GraphModel, error) {
-	cols, err := d.check(ind)
-	if err != nil {
-		return nil, err
-	}
-	b := ppl.NewBuilder()
-	build(b, d, cols, true)
+	build(b, d, cols)
 	return b.Model()
 }
 
@@ -237,28 +202,22 @@ func NewSpace(d *Data, opts ...SpaceOption) (*ppl.Space, error) {
 }
 
 // TemperedFactory returns a factory of SMC targets for the model with
-// inclusion vector ind (prior and likelihood apart, exact prior draws).
+// inclusion vector ind: the prior form of the model's
+// (*ppl.GraphModel).Tempered (prior and likelihood apart, exact prior
+// draws), which trj.Run also uses for the experiment's pilots.
 func TemperedFactory(d *Data, ind []int) (func(worker int) (kernels.TemperedModel, error), error) {
-	post, err := NewModel(d, ind)
+	m, err := NewModel(d, ind)
 	if err != nil {
 		return nil, err
 	}
-	prior, err := NewPriorModel(d, ind)
+	tm, err := m.Tempered()
 	if err != nil {
 		return nil, err
 	}
-	return func(int) (kernels.TemperedModel, error) {
-		lik, err := experiment.NewLikelihood(post.Clone(), prior.Clone())
-		if err != nil {
-			return nil, err
-		}
-		return kernels.NewSplitModel(prior.Clone(), lik, func(rng *rand.Rand, u []float64) error {
-			for i := range u {
-				u[i] = PriorSD * rng.NormFloat64()
-			}
-			return nil
-		})
-	}, nil
+	if !tm.FromPrior() {
+		return nil, fmt.Errorf("robustvs: model %v has no prior form: %s", ind, tm.Reason())
+	}
+	return func(int) (kernels.TemperedModel, error) { return tm.Clone(), nil }, nil
 }
 
 // Alignment returns the permutation h̄ of TRJ from model a to model b

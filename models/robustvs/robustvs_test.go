@@ -163,26 +163,6 @@ func TestBadInput(t *testing.T) {
 	if err := cfg.Validate(); err == nil {
 		t.Error("unknown proposal type accepted")
 	}
-	space, err := NewSpace(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := FitProposals(ctx, "affine", nil, nil, DefaultConfig(), nil); err == nil {
-		t.Error("FitProposals: nil space accepted")
-	}
-	for _, kind := range []string{"affine", "crqma"} {
-		if _, err := FitProposals(ctx, kind, space, [][][]float64{{{1, 2}}}, DefaultConfig(), nil); err == nil {
-			t.Errorf("FitProposals(%s): training draws for one model accepted", kind)
-		}
-	}
-	short := make([][][]float64, space.NumModels())
-	for k := range short {
-		short[k] = [][]float64{make([]float64, space.ModelDim(k)-1)}
-	}
-	if _, err := FitProposals(ctx, "crqma", space, short, DefaultConfig(), nil); err == nil {
-		t.Error("FitProposals: short training draws accepted")
-	}
 }
 
 // TestRunTiny runs the whole experiment at toy sizes and writes its

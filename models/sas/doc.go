@@ -33,7 +33,7 @@
 // samplers, Transport satisfies kernels.Transport, and Target satisfies
 // kernels.TransdimensionalTarget; the interfaces are matched structurally.
 //
-// Target.RunExperiment runs the paper's experiment on this target (`trj run
+// Target.Run runs the paper's experiment on this target (`trj run
 // sas`) with one trj.Run per proposal type (exact, affine, rqma) on the
 // space of NewSpace: exact pilot draws (trj.PilotGiven: training draws and
 // independent evaluation sets), the exact transports as user transports or
@@ -41,6 +41,6 @@
 // estimate of each evaluation set and pooled, TRJ chains alternating a jump
 // with the fixed probabilities j = (1/4, 3/4) and a within-model random
 // walk, and the proposal scatter of the paper's Figure 2;
-// ExperimentResult.WriteFigures draws the figures and MergeExperiment joins
+// Result.WriteFigures draws the figures and Merge joins
 // the parts of a run split over processes.
 package sas

@@ -16,9 +16,9 @@ import (
 	"github.com/trjgo/trj/models/experiment"
 )
 
-// ExperimentConfig sizes the SAS experiment of the paper's §4.2, which runs
+// Config sizes the SAS experiment of the paper's §4.2, which runs
 // trj.Run once per proposal type on exact pilot draws.
-type ExperimentConfig struct {
+type Config struct {
 	// Seed determines every random stream of the run.
 	Seed uint64
 	// Proposals lists the proposal types to run, in order: a subset of
@@ -56,7 +56,7 @@ type ExperimentConfig struct {
 	Progress *experiment.Progress
 	// ChainIndices, when non-nil, are the chains (0 … Chains−1) to run,
 	// each exactly as in the whole run: the part of a run split over
-	// processes (trj run -shard; MergeExperiment joins the parts). The
+	// processes (trj run -shard; Merge joins the parts). The
 	// pilot, the flows, the bridge and the scatter are computed in full by
 	// every part. nil runs them all.
 	ChainIndices []int
@@ -65,7 +65,7 @@ type ExperimentConfig struct {
 // rwScale is the classic 2.38² random-walk scaling.
 const rwScale = 2.38 * 2.38
 
-// DefaultExperimentConfig returns sizes that run the three proposal types
+// DefaultConfig returns sizes that run the three proposal types
 // in well under two minutes on two cores: the paper's chains (5 chains of
 // 10⁴ steps) and flow architecture, N = 5000 training draws, a shortened
 // RQMA training schedule, and 20 bridge replicates of 2000 evaluation draws
@@ -77,7 +77,7 @@ const rwScale = 2.38 * 2.38
 // takes about 40% of the paper's schedule's CPU time and, measured on
 // seeds 1 and 2, gives nearly the same jump acceptance (0.85–0.87 against
 // 0.87–0.88) and a bridge-estimate spread within 12% of it.
-func DefaultExperimentConfig() ExperimentConfig {
+func DefaultConfig() Config {
 	t := flows.DefaultTrainOptions()
 	t.Iterations = 500
 	t.DoubleAt = []int{125, 250}
@@ -85,7 +85,7 @@ func DefaultExperimentConfig() ExperimentConfig {
 	t.Decay1 = 0.992
 	t.Decay2 = 0.9971 * 0.9971
 	t.Workers = 1
-	return ExperimentConfig{
+	return Config{
 		Seed:             1,
 		Proposals:        []string{experiment.ProposalAffine, experiment.ProposalRQMA, experiment.ProposalExact},
 		TrainDraws:       5000,
@@ -102,12 +102,12 @@ func DefaultExperimentConfig() ExperimentConfig {
 	}
 }
 
-// PaperExperimentConfig returns the paper's sizes: N = 5·10⁴ exact training
+// PaperConfig returns the paper's sizes: N = 5·10⁴ exact training
 // draws per model (§4.2), its RQMA training schedule (1000 Adam steps,
 // flows.DefaultTrainOptions), five chains of 10⁴ steps, and evaluation sets
 // as large as the training sets.
-func PaperExperimentConfig() ExperimentConfig {
-	c := DefaultExperimentConfig()
+func PaperConfig() Config {
+	c := DefaultConfig()
 	c.TrainDraws = 50000
 	c.EvalDraws = 50000
 	c.Train = flows.DefaultTrainOptions()
@@ -116,7 +116,7 @@ func PaperExperimentConfig() ExperimentConfig {
 }
 
 // Validate reports a configuration that cannot run.
-func (c *ExperimentConfig) Validate() error {
+func (c *Config) Validate() error {
 	switch {
 	case len(c.Proposals) == 0:
 		return errors.New("sas: no proposal types")
@@ -156,9 +156,9 @@ func ProposalTypes() []string {
 	return []string{experiment.ProposalExact, experiment.ProposalAffine, experiment.ProposalRQMA}
 }
 
-// ExperimentLabels are the paper's model labels "1" and "2", the keys of
+// Labels are the paper's model labels "1" and "2", the keys of
 // the experiment's Result.
-func (t *Target) ExperimentLabels() []string {
+func (t *Target) Labels() []string {
 	out := make([]string, t.NumModels())
 	for k := range out {
 		out[k] = fmt.Sprint(k + 1)
@@ -230,7 +230,7 @@ func (t *Target) ProposalScatter(tr []kernels.Transport, sources, aux int) (sour
 // PilotDraws returns the exact pilot draws of trj.PilotSettings.Given:
 // for each model, BridgeReplicates training groups that share TrainDraws
 // draws, then BridgeReplicates evaluation groups of EvalDraws draws each.
-func (t *Target) PilotDraws(cfg ExperimentConfig) ([][][][]float64, error) {
+func (t *Target) PilotDraws(cfg Config) ([][][][]float64, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -262,7 +262,7 @@ func (t *Target) PilotDraws(cfg ExperimentConfig) ([][][][]float64, error) {
 // affine or RQMA flows fitted to the training draws; chains of cfg.Steps
 // steps without warm-up, alternating a jump with the fixed probabilities
 // cfg.Jump and a random walk N(0, Σ_k).
-func (t *Target) Settings(kind string, cfg ExperimentConfig, given [][][][]float64) (*trj.Settings, error) {
+func (t *Target) Settings(kind string, cfg Config, given [][][][]float64) (*trj.Settings, error) {
 	jump := cfg.Jump
 	if jump == nil {
 		for k := range t.comps {
@@ -298,9 +298,9 @@ func (t *Target) Settings(kind string, cfg ExperimentConfig, given [][][][]float
 	return s, nil
 }
 
-// ExperimentResult is the outcome of RunExperiment: the serialisable Result
+// Result is the outcome of Run: the serialisable Result
 // and what the figures and the merging of shards need.
-type ExperimentResult struct {
+type Result struct {
 	*experiment.Result
 	// Running[p][c] is chain c's running estimate of π(k=2) under
 	// proposal type p.
@@ -318,23 +318,23 @@ type ExperimentResult struct {
 	// Truth is π(k=2).
 	Truth float64
 	// Runs[p] is proposal type p's trj.Run result, with the chains of
-	// ExperimentConfig.ChainIndices (all of them when nil).
+	// Config.ChainIndices (all of them when nil).
 	Runs map[string]*trj.Result
 }
 
-// RunExperiment runs the SAS experiment on t (normally Paper()): exact
+// Run runs the SAS experiment on t (normally Paper()): exact
 // pilot draws, then trj.Run for each proposal type (transports, bridge
 // estimate, chains) and the proposal scatter. The Result holds, per
 // proposal type, the chains' visit frequencies pooled over the chains with
 // their MCSE (from the indicators' ESS across chains), each chain's own
 // summary, the jump acceptance rate, the bridge estimate of each
 // evaluation set and the stage wall times.
-func (t *Target) RunExperiment(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+func (t *Target) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	labels := t.ExperimentLabels()
-	res := &ExperimentResult{
+	labels := t.Labels()
+	res := &Result{
 		Result:   experiment.NewResult("sas", cfg.Seed, labels),
 		Running:  map[string][][]float64{},
 		Bridge:   map[string][]float64{},
@@ -527,14 +527,14 @@ func (b *bars) done() {
 	b.chains.Done()
 }
 
-// MergeExperiment joins the results of the parts of one run split with
-// ExperimentConfig.ChainIndices into the whole run's result: each proposal
+// Merge joins the results of the parts of one run split with
+// Config.ChainIndices into the whole run's result: each proposal
 // type's chains are merged by trj.Merge (which refuses parts of different
 // runs, overlapping or missing chains) and summarised again; the stages
 // every part repeats (pilot, transports, bridge, scatter) and the stage
 // times come from the part that ran chain 1.
-func MergeExperiment(parts ...*ExperimentResult) (*ExperimentResult, error) {
-	var base *ExperimentResult
+func Merge(parts ...*Result) (*Result, error) {
+	var base *Result
 	for _, p := range parts {
 		if p == nil || p.Result == nil || len(p.Order) == 0 {
 			return nil, errors.New("sas: merge: a part has no result")
@@ -547,7 +547,7 @@ func MergeExperiment(parts ...*ExperimentResult) (*ExperimentResult, error) {
 		return nil, errors.New("sas: merge: no part holds chain 1")
 	}
 	labels := base.Models
-	out := &ExperimentResult{
+	out := &Result{
 		Result:  experiment.NewResult(base.Experiment, base.Seed, labels),
 		Running: map[string][][]float64{}, Bridge: base.Bridge, Proposed: base.Proposed,
 		Source: base.Source, Background: base.Background, Truth: base.Truth, Runs: map[string]*trj.Result{},

@@ -10,11 +10,11 @@ import (
 
 // The paper's §4.2 experiment at small sizes, without the RQMA flows (which
 // take seconds to train): TRJ with exact and affine transports.
-func ExampleTarget_RunExperiment() {
-	cfg := sas.DefaultExperimentConfig()
+func ExampleTarget_Run() {
+	cfg := sas.DefaultConfig()
 	cfg.Proposals = []string{experiment.ProposalExact, experiment.ProposalAffine}
 	cfg.TrainDraws, cfg.Steps, cfg.EvalDraws = 2000, 2000, 500
-	res, err := sas.Paper().RunExperiment(context.Background(), cfg)
+	res, err := sas.Paper().Run(context.Background(), cfg)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -18,8 +18,8 @@ import (
 )
 
 // tinyConfig shrinks the experiment to well under a second.
-func tinyConfig() ExperimentConfig {
-	c := DefaultExperimentConfig()
+func tinyConfig() Config {
+	c := DefaultConfig()
 	c.Seed = 11
 	c.TrainDraws = 1000
 	c.Chains = 3
@@ -34,7 +34,7 @@ func tinyConfig() ExperimentConfig {
 
 func TestExperimentTiny(t *testing.T) {
 	cfg := tinyConfig()
-	res, err := Paper().RunExperiment(context.Background(), cfg)
+	res, err := Paper().Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestExperimentDeterministic(t *testing.T) {
 	cfg.Proposals = []string{experiment.ProposalRQMA}
 	cfg.Steps = 500
 	encode := func() string {
-		res, err := Paper().RunExperiment(context.Background(), cfg)
+		res, err := Paper().Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestExperimentJSONShape(t *testing.T) {
 	cfg := tinyConfig()
 	cfg.Proposals = []string{experiment.ProposalExact, experiment.ProposalAffine}
 	cfg.Steps = 200
-	res, err := Paper().RunExperiment(context.Background(), cfg)
+	res, err := Paper().Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestExperimentJSONShape(t *testing.T) {
 func TestWriteFigures(t *testing.T) {
 	cfg := tinyConfig()
 	cfg.Steps = 300
-	res, err := Paper().RunExperiment(context.Background(), cfg)
+	res, err := Paper().Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,25 +200,25 @@ func TestProposalScatterExact(t *testing.T) {
 	}
 }
 
-func TestExperimentConfigErrors(t *testing.T) {
-	for name, mod := range map[string]func(*ExperimentConfig){
-		"no proposals": func(c *ExperimentConfig) { c.Proposals = nil },
-		"unknown":      func(c *ExperimentConfig) { c.Proposals = []string{"magic"} },
-		"duplicate":    func(c *ExperimentConfig) { c.Proposals = []string{"exact", "exact"} },
-		"few draws":    func(c *ExperimentConfig) { c.TrainDraws = 3 },
-		"no chains":    func(c *ExperimentConfig) { c.Chains = 0 },
-		"no steps":     func(c *ExperimentConfig) { c.Steps = 0 },
-		"rw scale":     func(c *ExperimentConfig) { c.RWScale = math.NaN() },
-		"eval draws":   func(c *ExperimentConfig) { c.EvalDraws = 0 },
-		"one group":    func(c *ExperimentConfig) { c.BridgeReplicates = 1 },
-		"bad jump":     func(c *ExperimentConfig) { c.Jump = []float64{1, 0} },
-		"jump length":  func(c *ExperimentConfig) { c.Jump = []float64{1} },
-		"chain index":  func(c *ExperimentConfig) { c.ChainIndices = []int{c.Chains} },
+func TestConfigErrors(t *testing.T) {
+	for name, mod := range map[string]func(*Config){
+		"no proposals": func(c *Config) { c.Proposals = nil },
+		"unknown":      func(c *Config) { c.Proposals = []string{"magic"} },
+		"duplicate":    func(c *Config) { c.Proposals = []string{"exact", "exact"} },
+		"few draws":    func(c *Config) { c.TrainDraws = 3 },
+		"no chains":    func(c *Config) { c.Chains = 0 },
+		"no steps":     func(c *Config) { c.Steps = 0 },
+		"rw scale":     func(c *Config) { c.RWScale = math.NaN() },
+		"eval draws":   func(c *Config) { c.EvalDraws = 0 },
+		"one group":    func(c *Config) { c.BridgeReplicates = 1 },
+		"bad jump":     func(c *Config) { c.Jump = []float64{1, 0} },
+		"jump length":  func(c *Config) { c.Jump = []float64{1} },
+		"chain index":  func(c *Config) { c.ChainIndices = []int{c.Chains} },
 	} {
 		c := tinyConfig()
 		c.Proposals = []string{experiment.ProposalExact}
 		mod(&c)
-		if _, err := Paper().RunExperiment(context.Background(), c); err == nil {
+		if _, err := Paper().Run(context.Background(), c); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -230,7 +230,7 @@ func TestExperimentConfigErrors(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Paper().RunExperiment(cctx, tinyConfig()); err == nil {
+	if _, err := Paper().Run(cctx, tinyConfig()); err == nil {
 		t.Error("cancelled context: no error")
 	}
 }
@@ -248,7 +248,7 @@ func TestRQMABeatsAffine(t *testing.T) {
 	cfg.EvalDraws = 500
 	cfg.Chains, cfg.Steps = 1, 10
 	cfg.ScatterSources = 0
-	res, err := Paper().RunExperiment(context.Background(), cfg)
+	res, err := Paper().Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,21 +267,21 @@ func TestMergeExperiment(t *testing.T) {
 	cfg := tinyConfig()
 	cfg.Proposals = []string{experiment.ProposalAffine, experiment.ProposalExact}
 	cfg.Chains, cfg.Steps = 4, 300
-	whole, err := Paper().RunExperiment(context.Background(), cfg)
+	whole, err := Paper().Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var parts []*ExperimentResult
+	var parts []*Result
 	for _, idx := range [][]int{{2}, {0, 1}, {3}} {
 		c := cfg
 		c.ChainIndices = idx
-		p, err := Paper().RunExperiment(context.Background(), c)
+		p, err := Paper().Run(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, p)
 	}
-	merged, err := MergeExperiment(parts...)
+	merged, err := Merge(parts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,23 +295,23 @@ func TestMergeExperiment(t *testing.T) {
 			t.Errorf("%s: %d running estimates, bridge %v", kind, len(merged.Running[kind]), m.Bridge)
 		}
 	}
-	if _, err := MergeExperiment(parts[0], parts[2]); err == nil {
+	if _, err := Merge(parts[0], parts[2]); err == nil {
 		t.Error("parts without chain 1 merged")
 	}
-	if _, err := MergeExperiment(parts[1], parts[2]); err == nil {
+	if _, err := Merge(parts[1], parts[2]); err == nil {
 		t.Error("parts missing chain 3 merged")
 	}
 }
 
 func TestExperimentIndicesValidate(t *testing.T) {
 	for _, c := range [][]int{{5}, {1, 1}, {-1}} {
-		cfg := DefaultExperimentConfig()
+		cfg := DefaultConfig()
 		cfg.ChainIndices = c
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("chains %v accepted", c)
 		}
 	}
-	cfg := DefaultExperimentConfig()
+	cfg := DefaultConfig()
 	cfg.ChainIndices = []int{4, 0}
 	if err := cfg.Validate(); err != nil {
 		t.Error(err)

@@ -16,39 +16,13 @@ var figureNames = experiment.ProposalNames{"exact": "Exact", "affine": "Affine",
 // (systematic draws of model k=1 and their proposals into model k=2, the
 // paper's Figure 2). Figures whose data the run did not produce are
 // skipped.
-func (r *ExperimentResult) WriteFigures(dir string) ([]string, error) {
+func (r *Result) WriteFigures(dir string) ([]string, error) {
 	w, err := experiment.NewFigureWriter(dir)
 	if err != nil {
 		return nil, err
 	}
-	var order []string
-	for _, k := range r.Order {
-		order = append(order, figureNames.Name(k))
-	}
-	if len(r.Running) > 0 {
-		series := map[string][][]float64{}
-		for k, v := range r.Running {
-			series[figureNames.Name(k)] = v
-		}
-		w.Write("sas_running", func(path string) error {
-			_, err := figures.RunningEstimates(path, "SAS target: running estimates of π(k=2)", series, r.Truth,
-				figures.WithOrder(order...), figures.WithYLabel("π̂(k=2)"))
-			return err
-		})
-	}
-	var groups []figures.Group
-	for _, k := range r.Order {
-		if v, ok := r.Bridge[k]; ok && experiment.AnyFinite(v) {
-			groups = append(groups, figures.Group{Name: figureNames.Name(k), Values: v})
-		}
-	}
-	if len(groups) > 0 {
-		w.Write("sas_bridge", func(path string) error {
-			_, err := figures.Violins(path, "SAS target: bridge estimates of π(k=2)", groups, r.Truth,
-				figures.WithYLabel("π̂(k=2)"))
-			return err
-		})
-	}
+	w.WriteEstimates(experiment.Estimates{Base: "sas", Target: "SAS target", Probability: "π(k=2)",
+		Names: figureNames, Order: r.Order, Running: r.Running, Bridge: r.Bridge, Truth: r.Truth})
 	if len(r.Proposed) > 0 && len(r.Source) > 0 {
 		src, err := figures.Marginal(r.Source, 0, 1)
 		if err != nil {

@@ -73,7 +73,7 @@ func NewModel(c *Component) (*ppl.GraphModel, error) {
 
 // NewSpace returns t as a ppl.Space for trj.Run: one NewModel per
 // component, with the target's model probabilities as the prior p(k) and
-// the paper's labels "1", "2", … (ExperimentLabels). Each model's density
+// the paper's labels "1", "2", … (Labels). Each model's density
 // is normalised, so the posterior model probabilities are p(k).
 func (t *Target) NewSpace() (*ppl.Space, error) {
 	models := make([]ppl.Model, t.NumModels())
@@ -84,5 +84,5 @@ func (t *Target) NewSpace() (*ppl.Space, error) {
 		}
 		models[k] = m
 	}
-	return ppl.NewSpace(models, ppl.WithLabels(t.ExperimentLabels()...), ppl.WithLogPrior(append([]float64(nil), t.logP...)))
+	return ppl.NewSpace(models, ppl.WithLabels(t.Labels()...), ppl.WithLogPrior(append([]float64(nil), t.logP...)))
 }

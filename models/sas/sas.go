@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // ErrDimension is returned (wrapped) when a vector's length does not match a
 // component's dimension.
 var ErrDimension = errors.New("sas: dimension mismatch")
 
-// ErrNonFinite is returned (wrapped) when an input or a result is NaN or ±Inf.
-var ErrNonFinite = errors.New("sas: non-finite value")
+// ErrNonFinite is returned (wrapped) when an input or a result is NaN or
+// ±Inf. It is the same value as flows.ErrNonFinite.
+var ErrNonFinite = scalar.ErrNonFinite
 
 const halfLog2Pi = 0.91893853320467274178032973640561764 // ½·log(2π)
 
@@ -48,7 +51,7 @@ func NewComponent(eps, delta, l []float64) (*Component, error) {
 		for j := 0; j < n; j++ {
 			v := l[i*n+j]
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: L[%d,%d]=%v", ErrNonFinite, i, j, v)
+				return nil, fmt.Errorf("sas: %w: L[%d,%d]=%v", ErrNonFinite, i, j, v)
 			}
 			if j > i && v != 0 {
 				return nil, fmt.Errorf("sas: L must be lower triangular, L[%d,%d]=%v", i, j, v)
@@ -100,15 +103,7 @@ func (c *Component) forward(theta, y, z []float64) (float64, error) {
 		}
 		z[i] = s / c.l[i*n+i]
 	}
-	if math.IsNaN(ld) || math.IsInf(ld, 0) {
-		return ld, fmt.Errorf("%w: log-Jacobian %v", ErrNonFinite, ld)
-	}
-	for _, v := range z {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return ld, fmt.Errorf("%w: transport output", ErrNonFinite)
-		}
-	}
-	return ld, nil
+	return finiteResult(ld, z)
 }
 
 // inverse sets θ = S(Lz) and returns log|det J| of z ↦ θ.
@@ -130,13 +125,17 @@ func (c *Component) inverse(z, theta []float64) (float64, error) {
 		// d/dx sinh((asinh x + ε)/δ) = cosh(b)/(δ√(1+x²))
 		ld += logCosh(b) - math.Log(c.delta[i]) - 0.5*math.Log1p(x*x)
 	}
-	if math.IsNaN(ld) || math.IsInf(ld, 0) {
-		return ld, fmt.Errorf("%w: log-Jacobian %v", ErrNonFinite, ld)
+	return finiteResult(ld, theta)
+}
+
+// finiteResult returns the log-Jacobian ld of a map with output out, or
+// ErrNonFinite when either is not finite.
+func finiteResult(ld float64, out []float64) (float64, error) {
+	if !scalar.Finite(ld) {
+		return ld, fmt.Errorf("sas: %w: log-Jacobian %v", ErrNonFinite, ld)
 	}
-	for _, v := range theta {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return ld, fmt.Errorf("%w: transport output", ErrNonFinite)
-		}
+	if !scalar.AllFinite(out) {
+		return ld, fmt.Errorf("sas: %w: transport output", ErrNonFinite)
 	}
 	return ld, nil
 }
@@ -183,7 +182,7 @@ func (c *Component) LogDensityGrad(theta, grad []float64) (float64, error) {
 	}
 	for _, g := range grad {
 		if math.IsNaN(g) || math.IsInf(g, 0) {
-			return lp, fmt.Errorf("%w: gradient", ErrNonFinite)
+			return lp, fmt.Errorf("sas: %w: gradient", ErrNonFinite)
 		}
 	}
 	return lp, nil
@@ -245,7 +244,7 @@ type Target struct {
 // one.
 func NewTarget(comps []*Component, prob []float64) (*Target, error) {
 	if len(comps) == 0 || len(prob) != len(comps) {
-		return nil, fmt.Errorf("%w: %d components, %d probabilities", ErrDimension, len(comps), len(prob))
+		return nil, fmt.Errorf("sas: %w: %d components, %d probabilities", ErrDimension, len(comps), len(prob))
 	}
 	sum := 0.0
 	t := &Target{}

@@ -8,6 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // Errors returned (possibly wrapped) by the functions of this package.
@@ -16,8 +18,9 @@ var (
 	ErrShape = errors.New("diag: draws must be one or more chains of equal length")
 	// ErrTooFewDraws reports chains too short for the requested estimate.
 	ErrTooFewDraws = errors.New("diag: too few draws per chain")
-	// ErrNonFinite reports a NaN or infinite draw.
-	ErrNonFinite = errors.New("diag: non-finite draw")
+	// ErrNonFinite reports a NaN or infinite draw; it is the same value
+	// as the ErrNonFinite of packages flows and models/sas.
+	ErrNonFinite = scalar.ErrNonFinite
 	// ErrConstant reports draws without variation, for which R̂ and the
 	// effective sample size are undefined.
 	ErrConstant = errors.New("diag: draws are constant")
@@ -46,7 +49,7 @@ func check(x [][]float64, minDraws int) (m, n int, err error) {
 		}
 		for i, v := range chain {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return 0, 0, fmt.Errorf("%w: chain %d draw %d is %v", ErrNonFinite, c, i, v)
+				return 0, 0, fmt.Errorf("diag: %w: chain %d draw %d is %v", ErrNonFinite, c, i, v)
 			}
 		}
 	}

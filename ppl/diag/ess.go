@@ -37,15 +37,25 @@ func ESSBulk(x [][]float64) (float64, error) {
 // ESSQuantile returns the effective sample size of x for estimating its
 // p-quantile: the split ESS of the indicators x ≤ q̂_p.
 func ESSQuantile(x [][]float64, p float64) (float64, error) {
+	sorted, err := quantileDraws(x, p)
+	if err != nil {
+		return math.NaN(), err
+	}
+	return essQuantile(x, sorted, p)
+}
+
+// quantileDraws checks a quantile probability p and the draws x, and
+// returns all draws pooled and sorted.
+func quantileDraws(x [][]float64, p float64) ([]float64, error) {
 	if !(p > 0 && p < 1) {
-		return math.NaN(), fmt.Errorf("%w: got %v", ErrProbability, p)
+		return nil, fmt.Errorf("%w: got %v", ErrProbability, p)
 	}
 	if _, _, err := check(x, minESSDraws); err != nil {
-		return math.NaN(), err
+		return nil, err
 	}
 	sorted := pooled(x)
 	slices.Sort(sorted)
-	return essQuantile(x, sorted, p)
+	return sorted, nil
 }
 
 // essQuantile is ESSQuantile on checked x whose pooled sorted draws are

@@ -50,14 +50,10 @@ func MCSEMean(x [][]float64) (float64, error) {
 // half the distance between the corresponding order statistics (Vehtari et
 // al. 2021 §4.3), so it needs no density estimate.
 func MCSEQuantile(x [][]float64, p float64) (float64, error) {
-	if !(p > 0 && p < 1) {
-		return math.NaN(), fmt.Errorf("%w: got %v", ErrProbability, p)
-	}
-	if _, _, err := check(x, minESSDraws); err != nil {
+	sorted, err := quantileDraws(x, p)
+	if err != nil {
 		return math.NaN(), err
 	}
-	sorted := pooled(x)
-	slices.Sort(sorted)
 	ess, err := essQuantile(x, sorted, p)
 	if err != nil {
 		return math.NaN(), err
