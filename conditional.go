@@ -94,7 +94,10 @@ func (c *ctrjFit) Kernel(jump [][]float64, within kernels.WithinModelKernel, flo
 	if c.flow != nil {
 		cond = c.flow.Clone()
 		if flowMoves > 0 {
-			within = newCondFlowMoves(within, space, cond, c.aux, flowMoves)
+			var err error
+			if within, err = kernels.NewConditionalFlowMoves(within, space, cond, space.ActiveMasks(), c.aux, flowMoves); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return kernels.NewCTRJ(kernels.CTRJConfig{

@@ -145,7 +145,7 @@ func (set *independenceSet) Kernel(jump [][]float64, within kernels.WithinModelK
 		return nil, err
 	}
 	if flowMoves > 0 {
-		within = &proposalMoves{base: within, target: space, props: props, n: flowMoves}
+		within = kernels.NewProposalMoves(within, space, props, flowMoves)
 	}
 	return kernels.NewIndependenceRJ(kernels.IndependenceRJConfig{Target: space, Proposals: props, Jump: jump, Within: within, Alternate: true})
 }

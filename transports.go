@@ -250,7 +250,7 @@ func (p *perModel) Kernel(jump [][]float64, within kernels.WithinModelKernel, fl
 		}
 	}
 	if flowMoves > 0 {
-		within = newFlowMoves(within, space, ts, flowMoves)
+		within = kernels.NewFlowMoves(within, space, ts, flowMoves)
 	}
 	return kernels.NewTRJ(kernels.TRJConfig{Target: space, Transports: ts, Jump: jump, Within: within, Alternate: true, Permutations: p.perms})
 }

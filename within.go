@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -97,41 +94,15 @@ func (s *Settings) withinFactory(space *ppl.Space, pilots []*pilot) (func() (ker
 	if s.Chains.Within == WithinNUTS {
 		return func() (kernels.WithinModelKernel, error) { return withinKernel(space, pilots) }, nil
 	}
-	cov, err := rwCovariances(pilots, s.Chains.RWScale)
+	train := make([][][]float64, len(pilots))
+	for k, p := range pilots {
+		train[k] = p.Train
+	}
+	cov, err := kernels.RandomWalkCovariances(train, s.Chains.RWScale)
 	if err != nil {
 		return nil, err
 	}
 	return func() (kernels.WithinModelKernel, error) {
 		return kernels.NewModelRandomWalk(space.Clone(), cov)
 	}, nil
-}
-
-// rwCovariances returns Σ_k = scale/n_k · Cov(training draws of model k).
-func rwCovariances(pilots []*pilot, scale float64) ([]mat.Symmetric, error) {
-	out := make([]mat.Symmetric, len(pilots))
-	for k, p := range pilots {
-		if len(p.Train) == 0 {
-			return nil, fmt.Errorf("trj: model %d has no training draws for the random walk's covariance", k)
-		}
-		n := len(p.Train[0])
-		if n == 0 {
-			continue // a model of dimension 0 never moves
-		}
-		if len(p.Train) <= n {
-			return nil, fmt.Errorf("trj: model %d: %d training draws cannot give the random walk a %d×%d covariance", k, len(p.Train), n, n)
-		}
-		m := mat.NewDense(len(p.Train), n, nil)
-		for i, row := range p.Train {
-			m.SetRow(i, row)
-		}
-		var cov mat.SymDense
-		stat.CovarianceMatrix(&cov, m, nil)
-		cov.ScaleSym(scale/float64(n), &cov)
-		var ch mat.Cholesky
-		if !ch.Factorize(&cov) || ch.Cond() > 1e12 {
-			return nil, fmt.Errorf("trj: model %d: the covariance of its training draws is singular: the random walk cannot use it", k)
-		}
-		out[k] = &cov
-	}
-	return out, nil
 }

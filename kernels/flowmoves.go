@@ -1,14 +1,12 @@
-package trj
+package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"github.com/trjgo/trj/kernels"
-	"github.com/trjgo/trj/ppl"
 )
 
-// flowMoves follows a within-model kernel with independence
+// FlowMoves follows a within-model kernel with independence
 // Metropolis–Hastings moves whose proposal is the model's transport pushed
 // back from the reference: z ~ N(0, I), θ' = T_k⁻¹(z), accepted with
 // probability min(1, π(θ')q(θ) / (π(θ)q(θ'))), q(θ) = φ(T_k(θ))|∂T_k/∂θ|.
@@ -17,25 +15,28 @@ import (
 // these moves a chain changes mode only by jumping out of the model and
 // back. That left a slowly varying component in the model indicators, too
 // slow for their autocorrelations to show within a chain, and their MCSEs
-// under-covered (see ChainSettings.FlowMoves).
-type flowMoves struct {
-	base   kernels.WithinModelKernel
-	target kernels.TransdimensionalTarget
-	ts     []kernels.Transport
+// under-covered (see trj.ChainSettings.FlowMoves).
+type FlowMoves struct {
+	base   WithinModelKernel
+	target TransdimensionalTarget
+	ts     []Transport
 	n      int
 	z, th  []float64
 }
 
-func newFlowMoves(base kernels.WithinModelKernel, target kernels.TransdimensionalTarget, ts []kernels.Transport, n int) *flowMoves {
+// NewFlowMoves returns base (nil: none) followed by n flow moves from the
+// transports ts of target's models. They keep scratch space and use ts:
+// each goroutine needs its own.
+func NewFlowMoves(base WithinModelKernel, target TransdimensionalTarget, ts []Transport, n int) *FlowMoves {
 	m := 0
 	for _, t := range ts {
 		m = max(m, t.Dim())
 	}
-	return &flowMoves{base: base, target: target, ts: ts, n: n, z: make([]float64, m), th: make([]float64, m)}
+	return &FlowMoves{base: base, target: target, ts: ts, n: n, z: make([]float64, m), th: make([]float64, m)}
 }
 
-// Step implements kernels.WithinModelKernel.
-func (f *flowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity float64) (float64, bool) {
+// Step implements WithinModelKernel.
+func (f *FlowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity float64) (float64, bool) {
 	moved := false
 	if f.base != nil {
 		logDensity, moved = f.base.Step(rng, k, theta, logDensity)
@@ -48,7 +49,7 @@ func (f *flowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity floa
 	z, th := f.z[:d], f.th[:d]
 	for range f.n {
 		ldF, err := t.Forward(theta, z)
-		if err != nil || !rjFiniteValue(ldF) {
+		if err != nil || !rjFinite(ldF) {
 			return logDensity, moved
 		}
 		logQ := logStdNormalSum(z) + ldF
@@ -56,12 +57,12 @@ func (f *flowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity floa
 			z[i] = rng.NormFloat64()
 		}
 		ldI, err := t.Inverse(z, th)
-		if err != nil || !rjFiniteValue(ldI) {
+		if err != nil || !rjFinite(ldI) {
 			continue
 		}
 		logQ1 := logStdNormalSum(z) - ldI
 		lp, err := f.target.LogDensity(k, th)
-		if err != nil || !rjFiniteValue(lp) {
+		if err != nil || !rjFinite(lp) {
 			continue
 		}
 		if logA := (lp - logQ1) - (logDensity - logQ); mhAccept(rng, logA) {
@@ -77,8 +78,6 @@ func (f *flowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity floa
 func mhAccept(rng *rand.Rand, logA float64) bool {
 	return logA >= 0 || math.Log(rng.Float64()) < logA
 }
-
-func rjFiniteValue(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // defensiveScale is the scale of the wide half of the flow moves'
 // reference, ½N(0, I) + ½N(0, defensiveScale²I).
@@ -118,7 +117,7 @@ func logDefensive(z []float64) float64 {
 	return m + math.Log(0.5*math.Exp(a-m)+0.5*math.Exp(b-m))
 }
 
-// condFlowMoves are flowMoves for CTRJ's conditional transport, on the
+// ConditionalFlowMoves are FlowMoves for CTRJ's conditional transport, on the
 // saturated space: the auxiliaries u of the inactive coordinates are drawn
 // afresh from ν (an exact Gibbs step, since CTRJ's target within model k is
 // π_k(θ)ν(u)), then (θ, u) takes an independence Metropolis–Hastings move
@@ -134,32 +133,51 @@ func logDefensive(z []float64) float64 {
 // model (1,1,1,1) in five of seeds 1–7 (fractions 0.66–0.77 against about 0.61 for
 // the others), and the chain MCSEs under-covered (z sd 1.42 over 10 seeds,
 // max |z| 3.2); with the defensive reference, 0.97 (max 2.2).
-type condFlowMoves struct {
-	base  kernels.WithinModelKernel
-	space *ppl.Space
-	cond  kernels.ConditionalTransport
-	aux   kernels.AuxiliaryDensity
-	n     int
-	xi, z []float64
-	th, u []float64
+type ConditionalFlowMoves struct {
+	base   WithinModelKernel
+	target TransdimensionalTarget
+	cond   ConditionalTransport
+	active [][]bool
+	aux    AuxiliaryDensity
+	n      int
+	xi, z  []float64
+	th, u  []float64
 }
 
-func newCondFlowMoves(base kernels.WithinModelKernel, space *ppl.Space, cond kernels.ConditionalTransport, aux kernels.AuxiliaryDensity, n int) *condFlowMoves {
+// NewConditionalFlowMoves returns base (nil: none) followed by n flow moves
+// from the conditional transport cond on the saturated layout active (as in
+// CTRJConfig) with auxiliary density aux (nil: the standard normal). They
+// keep scratch space and use cond: each goroutine needs its own.
+func NewConditionalFlowMoves(base WithinModelKernel, target TransdimensionalTarget, cond ConditionalTransport, active [][]bool, aux AuxiliaryDensity, n int) (*ConditionalFlowMoves, error) {
 	if aux == nil {
-		aux = kernels.NormalAux{SD: 1}
+		aux = NormalAux{SD: 1}
 	}
-	m := space.MaxDim()
-	return &condFlowMoves{base: base, space: space, cond: cond, aux: aux, n: n,
-		xi: make([]float64, m), z: make([]float64, m), th: make([]float64, m), u: make([]float64, m)}
+	m := cond.MaxDim()
+	if len(active) != target.NumModels() {
+		return nil, fmt.Errorf("kernels: %d active masks for %d models", len(active), target.NumModels())
+	}
+	for k, a := range active {
+		on := 0
+		for _, v := range a {
+			if v {
+				on++
+			}
+		}
+		if len(a) != m || on != target.ModelDim(k) {
+			return nil, fmt.Errorf("kernels: active mask %d has length %d with %d active, want %d with %d", k, len(a), on, m, target.ModelDim(k))
+		}
+	}
+	return &ConditionalFlowMoves{base: base, target: target, cond: cond, active: active, aux: aux, n: n,
+		xi: make([]float64, m), z: make([]float64, m), th: make([]float64, m), u: make([]float64, m)}, nil
 }
 
-// Step implements kernels.WithinModelKernel.
-func (f *condFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity float64) (float64, bool) {
+// Step implements WithinModelKernel.
+func (f *ConditionalFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity float64) (float64, bool) {
 	moved := false
 	if f.base != nil {
 		logDensity, moved = f.base.Step(rng, k, theta, logDensity)
 	}
-	nk, m := len(theta), f.space.MaxDim()
+	nk, m := len(theta), len(f.xi)
 	u, th := f.u[:m-nk], f.th[:nk]
 	for range f.n {
 		logNu := 0.0
@@ -167,29 +185,25 @@ func (f *condFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity 
 			u[i] = f.aux.Rand(rng)
 			logNu += f.aux.LogProb(u[i])
 		}
-		if f.space.Concat(k, theta, u, f.xi) != nil {
-			return logDensity, moved
-		}
+		saturate(f.active[k], theta, u, f.xi)
 		ldF, err := f.cond.Forward(k, f.xi, f.z)
-		if err != nil || !rjFiniteValue(ldF) {
+		if err != nil || !rjFinite(ldF) {
 			return logDensity, moved
 		}
 		logQ := logDefensive(f.z) + ldF
 		drawDefensive(rng, f.z)
 		ldI, err := f.cond.Inverse(k, f.z, f.xi)
-		if err != nil || !rjFiniteValue(ldI) {
+		if err != nil || !rjFinite(ldI) {
 			continue
 		}
 		logQ1 := logDefensive(f.z) - ldI
-		if f.space.Split(k, f.xi, th, u) != nil {
-			continue
-		}
+		split(f.active[k], f.xi, th, u)
 		logNu1 := 0.0
 		for _, v := range u {
 			logNu1 += f.aux.LogProb(v)
 		}
-		lp, err := f.space.LogDensity(k, th)
-		if err != nil || !rjFiniteValue(lp) || !rjFiniteValue(logNu1) {
+		lp, err := f.target.LogDensity(k, th)
+		if err != nil || !rjFinite(lp) || !rjFinite(logNu1) {
 			continue
 		}
 		if logA := (lp + logNu1 - logQ1) - (logDensity + logNu - logQ); mhAccept(rng, logA) {
@@ -200,19 +214,25 @@ func (f *condFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity 
 	return logDensity, moved
 }
 
-// proposalMoves are flowMoves for independence proposals q_k (Transport
-// Kind TransportIndependence): θ' ~ q_k, accepted with probability
-// min(1, π(θ')q_k(θ) / (π(θ)q_k(θ'))).
-type proposalMoves struct {
-	base   kernels.WithinModelKernel
-	target kernels.TransdimensionalTarget
-	props  []kernels.IndependenceProposal
+// ProposalMoves are FlowMoves for independence proposals q_k: θ' ~ q_k,
+// accepted with probability min(1, π(θ')q_k(θ) / (π(θ)q_k(θ'))).
+type ProposalMoves struct {
+	base   WithinModelKernel
+	target TransdimensionalTarget
+	props  []IndependenceProposal
 	n      int
 	th     []float64
 }
 
-// Step implements kernels.WithinModelKernel.
-func (f *proposalMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity float64) (float64, bool) {
+// NewProposalMoves returns base (nil: none) followed by n moves from the
+// proposals props of target's models. They keep scratch space and use
+// props: each goroutine needs its own.
+func NewProposalMoves(base WithinModelKernel, target TransdimensionalTarget, props []IndependenceProposal, n int) *ProposalMoves {
+	return &ProposalMoves{base: base, target: target, props: props, n: n}
+}
+
+// Step implements WithinModelKernel.
+func (f *ProposalMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity float64) (float64, bool) {
 	moved := false
 	if f.base != nil {
 		logDensity, moved = f.base.Step(rng, k, theta, logDensity)
@@ -227,18 +247,18 @@ func (f *proposalMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity 
 	th := f.th[:len(theta)]
 	for range f.n {
 		logQ, err := q.LogDensity(theta)
-		if err != nil || !rjFiniteValue(logQ) {
+		if err != nil || !rjFinite(logQ) {
 			return logDensity, moved
 		}
 		if q.Sample(rng, th) != nil {
 			continue
 		}
 		logQ1, err := q.LogDensity(th)
-		if err != nil || !rjFiniteValue(logQ1) {
+		if err != nil || !rjFinite(logQ1) {
 			continue
 		}
 		lp, err := f.target.LogDensity(k, th)
-		if err != nil || !rjFiniteValue(lp) {
+		if err != nil || !rjFinite(lp) {
 			continue
 		}
 		if logA := (lp - logQ1) - (logDensity - logQ); mhAccept(rng, logA) {
@@ -247,4 +267,32 @@ func (f *proposalMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity 
 		}
 	}
 	return logDensity, moved
+}
+
+// saturate writes θ into the active coordinates of ξ and u into the others.
+func saturate(active []bool, theta, u, xi []float64) {
+	j, a := 0, 0
+	for i, on := range active {
+		if on {
+			xi[i] = theta[j]
+			j++
+		} else {
+			xi[i] = u[a]
+			a++
+		}
+	}
+}
+
+// split is saturate's inverse.
+func split(active []bool, xi, theta, u []float64) {
+	j, a := 0, 0
+	for i, on := range active {
+		if on {
+			theta[j] = xi[i]
+			j++
+		} else {
+			u[a] = xi[i]
+			a++
+		}
+	}
 }
