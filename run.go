@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/trjgo/trj/internal/parallel"
+	"github.com/trjgo/trj/internal/seed"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -263,22 +263,10 @@ func defaultStart(probs []float64, pilots []*pilot) func(int, *rand.Rand) (int, 
 }
 
 // subSeed derives the seed of one stage's part i from the run's seed.
-func subSeed(seed uint64, stage string, i int) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(stage))
-	x := seed ^ h.Sum64() ^ (uint64(i)+1)*0x9e3779b97f4a7c15
-	// splitmix64 finaliser: nearby inputs give unrelated seeds.
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
+func subSeed(s uint64, stage string, i int) uint64 { return seed.Derive(s, stage, i) }
 
 // stream is the random stream of one stage's part i.
-func stream(seed uint64, stage string, i int) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, subSeed(seed, stage, i)))
-}
+func stream(s uint64, stage string, i int) *rand.Rand { return seed.Stream(s, stage, i) }
 
 // checkDir makes dir and checks that a file can be written in it.
 func checkDir(dir string) error {
