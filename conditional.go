@@ -94,10 +94,7 @@ func (c *ctrjFit) Kernel(jump [][]float64, within kernels.WithinModelKernel, flo
 	if c.flow != nil {
 		cond = c.flow.Clone()
 		if flowMoves > 0 {
-			var err error
-			if within, err = kernels.NewConditionalFlowMoves(within, space, cond, space.ActiveMasks(), c.aux, flowMoves); err != nil {
-				return nil, err
-			}
+			within = kernels.NewConditionalFlowMoves(within, space, cond, c.aux, flowMoves)
 		}
 	}
 	return kernels.NewCTRJ(kernels.CTRJConfig{

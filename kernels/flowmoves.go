@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -41,27 +40,60 @@ func (f *FlowMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity floa
 	if f.base != nil {
 		logDensity, moved = f.base.Step(rng, k, theta, logDensity)
 	}
-	t := f.ts[k]
-	d := t.Dim()
+	d := f.ts[k].Dim()
 	if d == 0 {
 		return logDensity, moved
 	}
-	z, th := f.z[:d], f.th[:d]
-	for range f.n {
-		ldF, err := t.Forward(theta, z)
-		if err != nil || !rjFinite(ldF) {
+	return independenceMoves(rng, f.target, f, k, theta, f.th[:d], logDensity, f.n, moved)
+}
+
+// logQ is log φ(T_k(θ)) + log|∂T_k/∂θ|.
+func (f *FlowMoves) logQ(k int, theta []float64) (float64, bool) {
+	z := f.z[:len(theta)]
+	ldF, err := f.ts[k].Forward(theta, z)
+	if err != nil || !rjFinite(ldF) {
+		return 0, false
+	}
+	return logStdNormalSum(z) + ldF, true
+}
+
+// propose draws θ' = T_k⁻¹(z), z ~ N(0, I).
+func (f *FlowMoves) propose(rng *rand.Rand, k int, th []float64) (float64, bool) {
+	z := f.z[:len(th)]
+	for i := range z {
+		z[i] = rng.NormFloat64()
+	}
+	ldI, err := f.ts[k].Inverse(z, th)
+	if err != nil || !rjFinite(ldI) {
+		return 0, false
+	}
+	return logStdNormalSum(z) - ldI, true
+}
+
+// independenceProposal is what independenceMoves needs of q_k.
+type independenceProposal interface {
+	// logQ returns log q_k(θ); false when it cannot be evaluated.
+	logQ(k int, theta []float64) (float64, bool)
+	// propose draws θ' ~ q_k into th and returns log q_k(θ'); false when
+	// the draw failed.
+	propose(rng *rand.Rand, k int, th []float64) (float64, bool)
+}
+
+// independenceMoves makes n independence Metropolis–Hastings moves of θ
+// (model k, log-density logDensity) with proposal q, accepted with
+// probability min(1, π(θ')q(θ) / (π(θ)q(θ'))); th is scratch of θ's
+// length. moved is passed through, set when a move is accepted.
+func independenceMoves(rng *rand.Rand, target TransdimensionalTarget, q independenceProposal, k int, theta, th []float64, logDensity float64, n int, moved bool) (float64, bool) {
+	for range n {
+		logQ, ok := q.logQ(k, theta)
+		if !ok {
 			return logDensity, moved
 		}
-		logQ := logStdNormalSum(z) + ldF
-		for i := range z {
-			z[i] = rng.NormFloat64()
-		}
-		ldI, err := t.Inverse(z, th)
-		if err != nil || !rjFinite(ldI) {
+		logQ1, ok := q.propose(rng, k, th)
+		if !ok {
 			continue
 		}
-		logQ1 := logStdNormalSum(z) - ldI
-		lp, err := f.target.LogDensity(k, th)
+		lp, err := target.LogDensity(k, th)
 		if err != nil || !rjFinite(lp) {
 			continue
 		}
@@ -134,41 +166,36 @@ func logDefensive(z []float64) float64 {
 // the others), and the chain MCSEs under-covered (z sd 1.42 over 10 seeds,
 // max |z| 3.2); with the defensive reference, 0.97 (max 2.2).
 type ConditionalFlowMoves struct {
-	base   WithinModelKernel
-	target TransdimensionalTarget
-	cond   ConditionalTransport
-	active [][]bool
-	aux    AuxiliaryDensity
-	n      int
-	xi, z  []float64
-	th, u  []float64
+	base  WithinModelKernel
+	space SaturatedSpace
+	cond  ConditionalTransport
+	aux   AuxiliaryDensity
+	n     int
+	xi, z []float64
+	th, u []float64
+}
+
+// SaturatedSpace is a transdimensional target laid out on a saturated
+// space of dimension MaxDim, as CTRJ needs: Concat writes ξ = c_k(θ, u)
+// and Split takes it apart. ppl.Space is one.
+type SaturatedSpace interface {
+	TransdimensionalTarget
+	MaxDim() int
+	Concat(k int, theta, u, xi []float64) error
+	Split(k int, xi, theta, u []float64) error
 }
 
 // NewConditionalFlowMoves returns base (nil: none) followed by n flow moves
-// from the conditional transport cond on the saturated layout active (as in
-// CTRJConfig) with auxiliary density aux (nil: the standard normal). They
-// keep scratch space and use cond: each goroutine needs its own.
-func NewConditionalFlowMoves(base WithinModelKernel, target TransdimensionalTarget, cond ConditionalTransport, active [][]bool, aux AuxiliaryDensity, n int) (*ConditionalFlowMoves, error) {
+// from the conditional transport cond on space, with auxiliary density aux
+// (nil: the standard normal). They keep scratch space and use cond: each
+// goroutine needs its own.
+func NewConditionalFlowMoves(base WithinModelKernel, space SaturatedSpace, cond ConditionalTransport, aux AuxiliaryDensity, n int) *ConditionalFlowMoves {
 	if aux == nil {
 		aux = NormalAux{SD: 1}
 	}
-	m := cond.MaxDim()
-	if len(active) != target.NumModels() {
-		return nil, fmt.Errorf("kernels: %d active masks for %d models", len(active), target.NumModels())
-	}
-	for k, a := range active {
-		on := 0
-		for _, v := range a {
-			if v {
-				on++
-			}
-		}
-		if len(a) != m || on != target.ModelDim(k) {
-			return nil, fmt.Errorf("kernels: active mask %d has length %d with %d active, want %d with %d", k, len(a), on, m, target.ModelDim(k))
-		}
-	}
-	return &ConditionalFlowMoves{base: base, target: target, cond: cond, active: active, aux: aux, n: n,
-		xi: make([]float64, m), z: make([]float64, m), th: make([]float64, m), u: make([]float64, m)}, nil
+	m := space.MaxDim()
+	return &ConditionalFlowMoves{base: base, space: space, cond: cond, aux: aux, n: n,
+		xi: make([]float64, m), z: make([]float64, m), th: make([]float64, m), u: make([]float64, m)}
 }
 
 // Step implements WithinModelKernel.
@@ -177,7 +204,7 @@ func (f *ConditionalFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logD
 	if f.base != nil {
 		logDensity, moved = f.base.Step(rng, k, theta, logDensity)
 	}
-	nk, m := len(theta), len(f.xi)
+	nk, m := len(theta), f.space.MaxDim()
 	u, th := f.u[:m-nk], f.th[:nk]
 	for range f.n {
 		logNu := 0.0
@@ -185,7 +212,9 @@ func (f *ConditionalFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logD
 			u[i] = f.aux.Rand(rng)
 			logNu += f.aux.LogProb(u[i])
 		}
-		saturate(f.active[k], theta, u, f.xi)
+		if f.space.Concat(k, theta, u, f.xi) != nil {
+			return logDensity, moved
+		}
 		ldF, err := f.cond.Forward(k, f.xi, f.z)
 		if err != nil || !rjFinite(ldF) {
 			return logDensity, moved
@@ -197,12 +226,14 @@ func (f *ConditionalFlowMoves) Step(rng *rand.Rand, k int, theta []float64, logD
 			continue
 		}
 		logQ1 := logDefensive(f.z) - ldI
-		split(f.active[k], f.xi, th, u)
+		if f.space.Split(k, f.xi, th, u) != nil {
+			continue
+		}
 		logNu1 := 0.0
 		for _, v := range u {
 			logNu1 += f.aux.LogProb(v)
 		}
-		lp, err := f.target.LogDensity(k, th)
+		lp, err := f.space.LogDensity(k, th)
 		if err != nil || !rjFinite(lp) || !rjFinite(logNu1) {
 			continue
 		}
@@ -237,62 +268,25 @@ func (f *ProposalMoves) Step(rng *rand.Rand, k int, theta []float64, logDensity 
 	if f.base != nil {
 		logDensity, moved = f.base.Step(rng, k, theta, logDensity)
 	}
-	q := f.props[k]
 	if len(theta) == 0 {
 		return logDensity, moved
 	}
 	if cap(f.th) < len(theta) {
 		f.th = make([]float64, len(theta))
 	}
-	th := f.th[:len(theta)]
-	for range f.n {
-		logQ, err := q.LogDensity(theta)
-		if err != nil || !rjFinite(logQ) {
-			return logDensity, moved
-		}
-		if q.Sample(rng, th) != nil {
-			continue
-		}
-		logQ1, err := q.LogDensity(th)
-		if err != nil || !rjFinite(logQ1) {
-			continue
-		}
-		lp, err := f.target.LogDensity(k, th)
-		if err != nil || !rjFinite(lp) {
-			continue
-		}
-		if logA := (lp - logQ1) - (logDensity - logQ); mhAccept(rng, logA) {
-			copy(theta, th)
-			logDensity, moved = lp, true
-		}
-	}
-	return logDensity, moved
+	return independenceMoves(rng, f.target, f, k, theta, f.th[:len(theta)], logDensity, f.n, moved)
 }
 
-// saturate writes θ into the active coordinates of ξ and u into the others.
-func saturate(active []bool, theta, u, xi []float64) {
-	j, a := 0, 0
-	for i, on := range active {
-		if on {
-			xi[i] = theta[j]
-			j++
-		} else {
-			xi[i] = u[a]
-			a++
-		}
-	}
+func (f *ProposalMoves) logQ(k int, theta []float64) (float64, bool) {
+	l, err := f.props[k].LogDensity(theta)
+	return l, err == nil && rjFinite(l)
 }
 
-// split is saturate's inverse.
-func split(active []bool, xi, theta, u []float64) {
-	j, a := 0, 0
-	for i, on := range active {
-		if on {
-			theta[j] = xi[i]
-			j++
-		} else {
-			u[a] = xi[i]
-			a++
-		}
+func (f *ProposalMoves) propose(rng *rand.Rand, k int, th []float64) (float64, bool) {
+	q := f.props[k]
+	if q.Sample(rng, th) != nil {
+		return 0, false
 	}
+	l, err := q.LogDensity(th)
+	return l, err == nil && rjFinite(l)
 }
