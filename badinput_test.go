@@ -140,11 +140,3 @@ func TestRunCancelledInTransport(t *testing.T) {
 		t.Errorf("%d training steps ran after the cancel (of %d in all)", after, steps)
 	}
 }
-
-func ones(n int) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = 1
-	}
-	return v
-}

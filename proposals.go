@@ -93,7 +93,10 @@ func (f *Fitted) Save(w io.Writer) error {
 // per-model family, else nil. It is the run's own copy: clone it before
 // using it beside the run.
 func (f *Fitted) Transport(k int) kernels.Transport {
-	if t, ok := f.Proposals.(interface{ Transport(int) kernels.Transport }); ok {
+	if f == nil {
+		return nil
+	}
+	if t, ok := f.Proposals.(interface{ Transport(int) kernels.Transport }); ok && k >= 0 && k < len(f.Labels) {
 		return t.Transport(k)
 	}
 	return nil
@@ -102,6 +105,9 @@ func (f *Fitted) Transport(k int) kernels.Transport {
 // Conditional returns the conditional flow of the Conditional family (or of
 // a loaded conditional set), else nil.
 func (f *Fitted) Conditional() *flows.ConditionalRQMA {
+	if f == nil {
+		return nil
+	}
 	if c, ok := f.Proposals.(interface{ Flow() *flows.ConditionalRQMA }); ok {
 		return c.Flow()
 	}
