@@ -2,7 +2,6 @@ package trj_test
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"sync/atomic"
@@ -26,17 +25,9 @@ func TestIndependenceExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("\n%s", res)
-	for k, p := range exact {
-		c := res.Chain[k]
-		if !c.Mixed || math.Abs(c.P-p) > 4*c.MCSE {
-			t.Errorf("model %s: chains %.4f ± %.4f, exact %.4f", res.Labels[k], c.P, c.MCSE, p)
-		}
-		b, se := res.Bridge.Normalized[k], res.Bridge.NormalizedSE[k]
-		if math.Abs(b-p) > 4*se {
-			t.Errorf("model %s: bridge %.4f ± %.4f, exact %.4f", res.Labels[k], b, se, p)
-		}
-		if r := res.Transports[k]; r.Kind != "independence" || !(r.Quality.ESSFraction > 0.2) {
+	checkExact(t, res, exact)
+	for k, r := range res.Transports {
+		if r.Kind != "independence" || !(r.Quality.ESSFraction > 0.2) {
 			t.Errorf("model %s: transport report %+v", res.Labels[k], r)
 		}
 	}

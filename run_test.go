@@ -33,6 +33,13 @@ func TestRunExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkExact(t, res, exact)
+}
+
+// checkExact checks every model's chain and bridge estimates within 4
+// reported standard errors of the exact probabilities.
+func checkExact(t *testing.T, res *trj.Result, exact []float64) {
+	t.Helper()
 	t.Logf("\n%s", res)
 	for k, p := range exact {
 		c := res.Chain[k]

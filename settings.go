@@ -195,51 +195,34 @@ func (s *Settings) withDefaults(numModels int) Settings {
 		d = *s
 	}
 	p := &d.Pilot
-	if p.Chains == 0 {
-		p.Chains = 4
-	}
-	if p.Warmup == 0 {
-		p.Warmup = 1000
-	}
-	if p.Draws == 0 {
-		p.Draws = 1000
-	}
-	if p.Runs == 0 {
-		p.Runs = 40
-	}
-	if p.Refresh == 0 {
-		p.Refresh = 10
-	}
-	if d.Bridge.Proposals == 0 {
-		d.Bridge.Proposals = 1
-	}
+	orDefault(&p.Chains, 4)
+	orDefault(&p.Warmup, 1000)
+	orDefault(&p.Draws, 1000)
+	orDefault(&p.Runs, 40)
+	orDefault(&p.Refresh, 10)
+	orDefault(&d.Bridge.Proposals, 1)
 	if d.Proposals == nil {
 		d.Proposals = &AutoTransports{}
 	}
 	c := &d.Chains
-	if c.Chains == 0 {
-		c.Chains = 8
-	}
-	if c.Steps == 0 {
-		c.Steps = 5000
-	}
-	if c.Warmup == 0 {
-		c.Warmup = c.Steps / 10
-	}
-	if c.MaxSteps == 0 {
-		c.MaxSteps = 10 * c.Steps
-	}
+	orDefault(&c.Chains, 8)
+	orDefault(&c.Steps, 5000)
+	orDefault(&c.Warmup, c.Steps/10)
+	orDefault(&c.MaxSteps, 10*c.Steps)
 	c.MaxSteps = max(c.MaxSteps, c.Steps)
 	c.Warmup = max(c.Warmup, 0)
-	if c.JumpFloor == 0 {
-		c.JumpFloor = 0.1 / float64(max(numModels, 1))
-	}
-	if c.FlowMoves == 0 {
-		c.FlowMoves = 1
-	}
+	orDefault(&c.JumpFloor, 0.1/float64(max(numModels, 1)))
+	orDefault(&c.FlowMoves, 1)
 	c.FlowMoves = max(c.FlowMoves, 0)
-	c.withinDefaults()
+	orDefault(&c.RWScale, defaultRWScale)
 	return d
+}
+
+// orDefault sets *v to def when it is zero (unset).
+func orDefault[T int | float64](v *T, def T) {
+	if *v == 0 {
+		*v = def
+	}
 }
 
 func (s *Settings) validate(numModels int) error {

@@ -38,14 +38,6 @@ func (w WithinKind) String() string {
 // and Gilks 1997), divided by the dimension in Σ_k.
 const defaultRWScale = 2.38 * 2.38
 
-// withinDefaults fills the defaults of the chain settings' within-model and
-// fixed-jump fields.
-func (c *ChainSettings) withinDefaults() {
-	if c.RWScale == 0 {
-		c.RWScale = defaultRWScale
-	}
-}
-
 // validateWithin checks the within-model and fixed-jump fields.
 func (c *ChainSettings) validateWithin(numModels int) error {
 	switch {
