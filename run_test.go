@@ -270,3 +270,38 @@ func identitySym(n int) *mat.SymDense {
 	}
 	return m
 }
+
+// TestSavedConditional saves a conditional flow and runs CTRJ again from the
+// saved set: the same bridge estimate.
+func TestSavedConditional(t *testing.T) {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := smallSettings(6)
+	s.Chains.Steps = 500
+	train := flows.ConditionalTrainOptions()
+	train.Iterations = 20
+	s.Proposals = &trj.Conditional{Train: &train}
+	first, fitted, err := trj.RunFitted(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := fitted.Save(&buf); err != nil || fitted.Conditional() == nil || fitted.Transport(0) != nil {
+		t.Fatalf("saving the conditional flow: %v", err)
+	}
+	s.Proposals = &trj.LoadedTransports{From: &buf}
+	again, err := trj.Run(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Algorithm != "CTRJ" || again.Algorithm != "CTRJ" || again.Transports[0].Kind != "loaded" {
+		t.Errorf("algorithms %s and %s, loaded report %+v", first.Algorithm, again.Algorithm, again.Transports[0])
+	}
+	for k := range first.Labels {
+		if first.Bridge.Normalized[k] != again.Bridge.Normalized[k] {
+			t.Errorf("model %d: bridge %v with the fitted flow, %v with the saved one", k, first.Bridge.Normalized[k], again.Bridge.Normalized[k])
+		}
+	}
+}
