@@ -228,22 +228,6 @@ func (r *runner) chains(probs []float64) error {
 	return err
 }
 
-// withinKernel is one NUTS kernel per model with the pilot's adaptation,
-// over the chain's own model clones.
-func withinKernel(space *ppl.Space, pilots []*pilot) (kernels.WithinModelKernel, error) {
-	nuts := make([]*kernels.NUTS, len(pilots))
-	for k, p := range pilots {
-		m, err := space.Model(k)
-		if err != nil {
-			return nil, err
-		}
-		if nuts[k], err = kernels.NewNUTS(m.Clone(), p.StepSize, p.Metric); err != nil {
-			return nil, err
-		}
-	}
-	return kernels.NewNUTSWithin(nuts)
-}
-
 // defaultStart draws chain c's model from the bridge estimate and θ from
 // that model's evaluation draws.
 func defaultStart(probs []float64, pilots []*pilot) func(int, *rand.Rand) (int, []float64, error) {

@@ -98,3 +98,19 @@ func (s *Settings) withinFactory(space *ppl.Space, pilots []*pilot) (func() (ker
 		return kernels.NewModelRandomWalk(space.Clone(), cov)
 	}, nil
 }
+
+// withinKernel is one NUTS kernel per model with the pilot's adaptation,
+// over the chain's own model clones.
+func withinKernel(space *ppl.Space, pilots []*pilot) (kernels.WithinModelKernel, error) {
+	nuts := make([]*kernels.NUTS, len(pilots))
+	for k, p := range pilots {
+		m, err := space.Model(k)
+		if err != nil {
+			return nil, err
+		}
+		if nuts[k], err = kernels.NewNUTS(m.Clone(), p.StepSize, p.Metric); err != nil {
+			return nil, err
+		}
+	}
+	return kernels.NewNUTSWithin(nuts)
+}
