@@ -15,7 +15,7 @@ import (
 // flows.SaveSet set) instead of fitting: per-model transports run TRJ, a
 // conditional flow CTRJ. The set must match the space.
 type LoadedTransports struct {
-	// From is the set.
+	// From is the set; Fit reads it to the end, so a value serves one run.
 	From io.Reader
 	// Builders rebuild user-written flows (flows.GraphFlow), by model
 	// label; nil when the set has none.
