@@ -38,16 +38,6 @@ func TestRunBadInput(t *testing.T) {
 		}
 		wrongDim[k] = a
 	}
-	// A transport without a Clone method cannot serve several goroutines.
-	noClone := make([]kernels.Transport, space.NumModels())
-	for k := range noClone {
-		d := space.ModelDim(k)
-		a, err := flows.NewAffine(make([]float64, d), mat.NewDiagDense(d, ones(d)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		noClone[k] = struct{ kernels.Transport }{a}
-	}
 	for _, c := range []struct {
 		name  string
 		space *ppl.Space
@@ -60,18 +50,14 @@ func TestRunBadInput(t *testing.T) {
 		{"unknown pilot", space, &trj.Settings{Pilot: trj.PilotSettings{Method: 9}}, "pilot method"},
 		{"too few SMC runs", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.PilotSMC, Runs: 2}}, "SMC runs"},
 		{"given draws missing", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.PilotGiven}}, "given for 0 models"},
-		{"user transports missing", space, &trj.Settings{Transport: trj.TransportSettings{Kind: trj.TransportUser}}, "user transports"},
-		{"conditional without CTRJ", space, &trj.Settings{Transport: trj.TransportSettings{Kind: trj.TransportConditional}}, "CTRJ"},
+		{"user transports missing", space, &trj.Settings{Pilot: trj.PilotSettings{Warmup: 100, Draws: 100}, Proposals: &trj.UserTransports{}}, "user transports"},
 		{"jump floor", space, &trj.Settings{Chains: trj.ChainSettings{JumpFloor: 0.5}}, "jump floor"},
 		{"steps", space, &trj.Settings{Chains: trj.ChainSettings{Steps: -5}}, "steps"},
 		{"one bridge group", space, &trj.Settings{Bridge: trj.BridgeSettings{Groups: 1}}, "bridge groups"},
 		{"unwritable output", space, &trj.Settings{OutputDir: "/proc/no/such/dir"}, "output folder"},
 		{"user transport of the wrong dimension", space, &trj.Settings{
 			Pilot:     trj.PilotSettings{Warmup: 100, Draws: 100},
-			Transport: trj.TransportSettings{Kind: trj.TransportUser, User: wrongDim}}, "dimension 5"},
-		{"user transport without Clone", space, &trj.Settings{
-			Pilot:     trj.PilotSettings{Warmup: 100, Draws: 100},
-			Transport: trj.TransportSettings{Kind: trj.TransportUser, User: noClone}}, "no Clone method"},
+			Proposals: &trj.UserTransports{New: func(k int) (kernels.Transport, error) { return wrongDim[k], nil }}}, "dimension 5"},
 	} {
 		_, err := trj.Run(context.Background(), c.space, c.s)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -119,7 +105,6 @@ func TestRunCancelledInTransport(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := smallSettings(1)
-	s.Transport.Kind = trj.TransportRQMA
 	train := flows.DefaultTrainOptions()
 	var mu sync.Mutex
 	steps, after := 0, 0
@@ -136,15 +121,15 @@ func TestRunCancelledInTransport(t *testing.T) {
 			cancel()
 		}
 	}
-	s.Transport.Train = &train
-	res, err := trj.Run(ctx, space, s)
+	s.Proposals = &trj.RQMATransports{Train: &train}
+	res, fitted, err := trj.RunFitted(ctx, space, s)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if res == nil || res.Complete || len(res.Pilots) != space.NumModels() || res.Bridge != nil || res.Chains != nil {
+	if res == nil || res.Complete || fitted == nil || len(fitted.Pilots) != space.NumModels() || res.Bridge != nil || res.Chains != nil {
 		t.Fatalf("run cancelled in the transport stage: %+v", res)
 	}
-	for k, p := range res.Pilots {
+	for k, p := range fitted.Pilots {
 		if p == nil {
 			t.Errorf("pilot %d missing", k)
 		}
@@ -154,12 +139,4 @@ func TestRunCancelledInTransport(t *testing.T) {
 	if after > space.NumModels()-1 {
 		t.Errorf("%d training steps ran after the cancel (of %d in all)", after, steps)
 	}
-}
-
-func ones(n int) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = 1
-	}
-	return v
 }

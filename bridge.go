@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/trjgo/trj/internal/parallel"
 	"github.com/trjgo/trj/kernels"
 )
@@ -177,114 +175,40 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 			b.PerGroup[g], b.PerGroupOK[g] = e, true
 		}
 	}
-	b.AcceptESS, b.MinAcceptESS, b.MinFrom, b.MinTo = acceptESS(records, K)
+	b.AcceptESS, b.MinAcceptESS, b.MinFrom, b.MinTo = kernels.AcceptESS(records, K)
 	b.Unreliable = b.MinAcceptESS < ReliableAcceptESS
-	if bal, err := balance(full, jump); err == nil {
-		bl := make([]kernels.BridgeEstimate, G)
+	if bal, err := full.Balance(jump); err == nil {
+		bl := make([][]float64, G)
 		for g := range G {
-			if bl[g].Raw, err = balance(loo[g], jump); err != nil {
+			if bl[g], err = loo[g].Balance(jump); err != nil {
 				break
 			}
 		}
 		if err == nil {
 			b.Balance, b.BalanceSE = bal, make([]float64, K)
 			for k := range K {
-				b.BalanceSE[k] = jackknifeSE(bl, func(e kernels.BridgeEstimate) float64 { return e.Raw[k] })
+				b.BalanceSE[k] = kernels.JackknifeSE(column(bl, k))
 			}
 		}
 	}
+	raw, norm := make([][]float64, G), make([][]float64, G)
+	for g, e := range loo {
+		raw[g], norm[g] = e.Raw, e.Normalized
+	}
 	for k := range K {
-		b.RawSE[k] = jackknifeSE(loo, func(e kernels.BridgeEstimate) float64 { return e.Raw[k] })
-		b.NormalizedSE[k] = jackknifeSE(loo, func(e kernels.BridgeEstimate) float64 { return e.Normalized[k] })
+		b.RawSE[k] = kernels.JackknifeSE(column(raw, k))
+		b.NormalizedSE[k] = kernels.JackknifeSE(column(norm, k))
 	}
 	return b, nil
 }
 
-// balance returns the stationary distribution π of P[k][k'] =
-// jump[k][k']·MeanAccept[k][k'] (k' ≠ k; the diagonal holds the rest): it
-// solves π(P − I) = 0 with Σπ = 1, which needs no diagonal, and fails when
-// the solution is not a finite distribution (models cut off from others).
-func balance(e kernels.BridgeEstimate, jump [][]float64) ([]float64, error) {
-	K := len(jump)
-	// A = (P − I)ᵀ with its last row replaced by ones, A·π = e_K.
-	a := mat.NewDense(K, K, nil)
-	for k := range K {
-		for i := range K {
-			if i == k {
-				continue
-			}
-			v := 0.0
-			if i < len(e.MeanAccept[k]) && !math.IsNaN(e.MeanAccept[k][i]) {
-				v = jump[k][i] * e.MeanAccept[k][i]
-			}
-			a.Set(i, k, v)
-			a.Set(k, k, a.At(k, k)-v)
-		}
+// column returns x[g][k] for every g.
+func column(x [][]float64, k int) []float64 {
+	out := make([]float64, len(x))
+	for g, row := range x {
+		out[g] = row[k]
 	}
-	for k := range K {
-		a.Set(K-1, k, 1)
-	}
-	rhs := mat.NewVecDense(K, nil)
-	rhs.SetVec(K-1, 1)
-	var pi mat.VecDense
-	if err := pi.SolveVec(a, rhs); err != nil {
-		return nil, fmt.Errorf("balance: %w", err)
-	}
-	out := make([]float64, K)
-	for k := range out {
-		v := pi.AtVec(k)
-		if !(v > 0 && v < 1+1e-9) {
-			return nil, fmt.Errorf("balance: model %d has stationary probability %v", k, v)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
-// acceptESS returns (Σα)²/Σα² for every pair of models over the records of
-// all groups, and its smallest off-diagonal value with its pair.
-func acceptESS(records [][]kernels.JumpRecord, K int) (ess [][]float64, least float64, from, to int) {
-	sum, sq := make([]float64, K*K), make([]float64, K*K)
-	for _, rs := range records {
-		for _, r := range rs {
-			sum[r.From*K+r.To] += r.AcceptProb
-			sq[r.From*K+r.To] += r.AcceptProb * r.AcceptProb
-		}
-	}
-	ess = make([][]float64, K)
-	least = math.Inf(1)
-	for k := range K {
-		ess[k] = make([]float64, K)
-		for kp := range K {
-			if kp == k {
-				continue
-			}
-			if s := sq[k*K+kp]; s > 0 {
-				ess[k][kp] = sum[k*K+kp] * sum[k*K+kp] / s
-			}
-			if ess[k][kp] < least {
-				least, from, to = ess[k][kp], k, kp
-			}
-		}
-	}
-	return ess, least, from, to
-}
-
-// jackknifeSE is the delete-one jackknife standard error
-// √((G−1)/G · Σ_g (θ_{−g} − θ̄)²).
-func jackknifeSE(loo []kernels.BridgeEstimate, f func(kernels.BridgeEstimate) float64) float64 {
-	G := float64(len(loo))
-	var mean float64
-	for _, e := range loo {
-		mean += f(e)
-	}
-	mean /= G
-	var ss float64
-	for _, e := range loo {
-		d := f(e) - mean
-		ss += d * d
-	}
-	return math.Sqrt((G - 1) / G * ss)
+	return out
 }
 
 // jumpMatrix is j_k(k') ∝ max(π̂(k'), floor), the same row for every k.

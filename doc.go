@@ -13,10 +13,14 @@
 //
 // Run's stages follow Davies, Salomone, Sutton and Drovandi (2023),
 // "Transport reversible jump proposals": pilot draws of every model (NUTS,
-// SMC or the user's own), a transport per model fitted to half of them
-// (affine or RQMA flows, chosen per model by held-out fit, a conditional
-// flow for CTRJ, or the user's kernels.Transport values), the bridge
-// estimate from the other half, and TRJ or CTRJ chains whose jump
-// probabilities are the bridge estimate. Settings has one field per stage;
-// nil settings take defaults chosen by measurement.
+// SMC or the user's own), a family of between-model proposals fitted to half
+// of them (Settings.Proposals: by default a transport per model, affine or
+// RQMA flows chosen per model by held-out fit; or a conditional flow for
+// CTRJ, the user's kernels.Transport values, independent auxiliaries,
+// classic independence proposals, or a family of the user's own, any value
+// of the Proposals interface), the bridge estimate from the other half, and
+// TRJ or CTRJ chains whose jump probabilities are the bridge estimate.
+// Settings has one field per stage; nil settings take defaults chosen by
+// measurement. RunFitted also returns what a run fitted (Fitted), for later
+// runs to reuse.
 package trj

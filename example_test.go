@@ -1,6 +1,7 @@
 package trj_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log"
@@ -35,4 +36,30 @@ func ExampleRun() {
 
 	// Output:
 	// most probable: 100 (chains), 100 (bridge)
+}
+
+// A run with another family of proposals, whose pilots and fitted flows a
+// second run reuses: here RQMA flows for every model, saved, then loaded
+// for a run with another seed for its chains.
+func ExampleRunFitted() {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	_, fitted, err := trj.RunFitted(ctx, space, &trj.Settings{Seed: 1, Proposals: &trj.RQMATransports{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var set bytes.Buffer
+	if err := fitted.Save(&set); err != nil {
+		log.Fatal(err)
+	}
+	res, err := trj.Run(ctx, space, &trj.Settings{Seed: 2,
+		Pilot:     trj.PilotSettings{From: fitted},
+		Proposals: &trj.LoadedTransports{From: &set}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(res)
 }

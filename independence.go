@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 
@@ -16,7 +17,7 @@ import (
 )
 
 // IndependenceFunc fits model k's independence proposal q_k(θ_k) to its
-// unconstrained training draws (TransportSettings.Independence).
+// unconstrained training draws (Independence.Proposal).
 type IndependenceFunc func(k int, train [][]float64) (kernels.IndependenceProposal, error)
 
 // NormalIndependence is the default independence proposal: the normal
@@ -61,46 +62,35 @@ func (q *normalProposal) Clone() kernels.IndependenceProposal {
 	return &normalProposal{a: q.a.Clone(), z: make([]float64, len(q.z))}
 }
 
-// validateIndependence checks the settings of independence proposals.
-func (s *Settings) validateIndependence() error {
-	t := s.Transport
-	if t.Kind != TransportIndependence {
-		if t.Independence != nil {
-			return fmt.Errorf("trj: Transport.Independence is set but Transport.Kind is %v: set Kind to TransportIndependence", t.Kind)
-		}
-		return nil
-	}
-	switch {
-	case s.Chains.Algorithm != TRJ:
-		return errors.New("trj: independence proposals run with the TRJ algorithm (Chains.Algorithm), not CTRJ")
-	case s.Chains.Permutations != nil:
-		return errors.New("trj: Chains.Permutations map transports' reference coordinates: independence proposals have none")
-	case t.Load != nil:
-		return errors.New("trj: independence proposals are fitted to the pilot, not loaded: unset Transport.Load")
-	}
-	return nil
+// Independence is classic reversible jump (e.g. Lopes and West 2004): a
+// jump to model k' proposes θ' ~ q_{k'} independently of the current state,
+// q_k fitted to model k's training draws by Fit (kernels.IndependenceRJ).
+type Independence struct {
+	// Proposal fits model k's proposal (NormalIndependence when nil). It is
+	// called once per model, and again for every goroutine that needs its
+	// own copy (the bridge's groups, the chains) unless the proposal has a
+	// Clone method returning a kernels.IndependenceProposal; so it must
+	// give the same proposal for the same draws, and it may be called from
+	// several goroutines at once (it must not change the draws).
+	Proposal IndependenceFunc
 }
 
-// independenceSet is one fitted independence proposal per model, and how to
-// give every goroutine its own.
-type independenceSet struct {
-	fit   IndependenceFunc
-	props []kernels.IndependenceProposal
-	train [][][]float64
-}
+// Name implements Proposals.
+func (ind *Independence) Name() string { return "independence" }
 
-// fitIndependence fits every model's independence proposal, in parallel,
+// Fit implements Proposals: it fits every model's proposal, in parallel,
 // and reports its quality on the evaluation draws.
-func fitIndependence(ctx context.Context, s *Settings, space *ppl.Space, pilots []*pilot, reports []TransportReport) (*independenceSet, error) {
-	fit := s.Transport.Independence
+func (ind *Independence) Fit(ctx context.Context, d *FitData) (FittedProposals, error) {
+	fit := ind.Proposal
 	if fit == nil {
 		fit = NormalIndependence
 	}
+	space := d.Space
 	K := space.NumModels()
-	set := &independenceSet{fit: fit, props: make([]kernels.IndependenceProposal, K), train: make([][][]float64, K)}
+	set := &independenceSet{space: space, fit: fit, props: make([]kernels.IndependenceProposal, K), train: make([][][]float64, K), reports: make([]TransportReport, K)}
 	err := parallel.For(ctx, K, func(ctx context.Context, k int) error {
-		set.train[k] = pilots[k].Train
-		q, err := fit(k, pilots[k].Train)
+		set.train[k] = d.Pilots[k].Train
+		q, err := fit(k, d.Pilots[k].Train)
 		if err != nil {
 			return fmt.Errorf("trj: independence proposal of model %q: %w", space.ModelLabel(k), err)
 		}
@@ -114,12 +104,12 @@ func fitIndependence(ctx context.Context, s *Settings, space *ppl.Space, pilots 
 		if err != nil {
 			return err
 		}
-		qual, err := assessIndependence(q, pilots[k].EvalDraws(), m.Clone().LogDensity, subSeed(s.Seed, "assess", k))
+		qual, err := assessIndependence(q, d.Pilots[k].EvalDraws(), m.Clone().LogDensity, d.Seed("assess", k))
 		if err != nil {
 			return fmt.Errorf("trj: independence proposal of model %q: %w", space.ModelLabel(k), err)
 		}
 		set.props[k] = q
-		reports[k] = TransportReport{Kind: "independence", Quality: qual}
+		set.reports[k] = TransportReport{Kind: "independence", Quality: qual}
 		return nil
 	})
 	if err != nil {
@@ -128,13 +118,47 @@ func fitIndependence(ctx context.Context, s *Settings, space *ppl.Space, pilots 
 	return set, nil
 }
 
+// independenceSet is one fitted independence proposal per model, and how to
+// give every goroutine its own.
+type independenceSet struct {
+	space   *ppl.Space
+	fit     IndependenceFunc
+	props   []kernels.IndependenceProposal
+	train   [][][]float64
+	reports []TransportReport
+}
+
+func (set *independenceSet) Algorithm() string          { return "TRJ" }
+func (set *independenceSet) Reports() []TransportReport { return set.reports }
+
+// Save implements FittedProposals: independence proposals are not saved.
+func (set *independenceSet) Save(io.Writer) error {
+	return errors.New("trj: independence proposals are fitted to the pilot, not saved")
+}
+
+// Kernel implements FittedProposals: kernels.IndependenceRJ, with flowMoves
+// independence moves from q_k.
+func (set *independenceSet) Kernel(jump [][]float64, within kernels.WithinModelKernel, flowMoves int) (kernels.RJKernel, error) {
+	space := set.space.Clone()
+	props, err := set.proposals()
+	if err != nil {
+		return nil, err
+	}
+	if flowMoves > 0 {
+		within = kernels.NewProposalMoves(within, space, props, flowMoves)
+	}
+	return kernels.NewIndependenceRJ(kernels.IndependenceRJConfig{Target: space, Proposals: props, Jump: jump, Within: within, Alternate: true})
+}
+
 // proposals returns a copy of every proposal for one goroutine: its Clone
 // when it has one, else a new fit to the same training draws.
 func (set *independenceSet) proposals() ([]kernels.IndependenceProposal, error) {
 	out := make([]kernels.IndependenceProposal, len(set.props))
 	for k, q := range set.props {
-		if c, ok := reflectClone(q).(kernels.IndependenceProposal); ok {
-			out[k] = c
+		if c, ok := q.(interface {
+			Clone() kernels.IndependenceProposal
+		}); ok {
+			out[k] = c.Clone()
 			continue
 		}
 		c, err := set.fit(k, set.train[k])

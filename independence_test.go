@@ -2,7 +2,6 @@ package trj_test
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"sync/atomic"
@@ -21,27 +20,19 @@ func TestIndependenceExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := smallSettings(1)
-	s.Transport.Kind = trj.TransportIndependence
-	res, err := trj.Run(context.Background(), space, s)
+	s.Proposals = &trj.Independence{}
+	res, fitted, err := trj.RunFitted(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("\n%s", res)
-	for k, p := range exact {
-		c := res.Chain[k]
-		if !c.Mixed || math.Abs(c.P-p) > 4*c.MCSE {
-			t.Errorf("model %s: chains %.4f ± %.4f, exact %.4f", res.Labels[k], c.P, c.MCSE, p)
-		}
-		b, se := res.Bridge.Normalized[k], res.Bridge.NormalizedSE[k]
-		if math.Abs(b-p) > 4*se {
-			t.Errorf("model %s: bridge %.4f ± %.4f, exact %.4f", res.Labels[k], b, se, p)
-		}
-		if r := res.Transports[k]; r.Kind != "independence" || !(r.Quality.ESSFraction > 0.2) {
+	checkExact(t, res, exact)
+	for k, r := range res.Transports {
+		if r.Kind != "independence" || !(r.Quality.ESSFraction > 0.2) {
 			t.Errorf("model %s: transport report %+v", res.Labels[k], r)
 		}
 	}
-	if res.Transport != "independence" || res.FittedTransport(0) != nil {
-		t.Errorf("result says transport %q, fitted transport %v", res.Transport, res.FittedTransport(0))
+	if res.Transport != "independence" || fitted.Transport(0) != nil {
+		t.Errorf("result says transport %q, fitted transport %v", res.Transport, fitted.Transport(0))
 	}
 	if a, n := res.Acceptance(0); n == 0 || !(a > 0.1) {
 		t.Errorf("jump acceptance from model 0: %.3f of %d", a, n)
@@ -61,17 +52,17 @@ func TestIndependenceUser(t *testing.T) {
 	}
 	s := smallSettings(2)
 	s.Chains.Steps = 500
-	s.Transport.Kind = trj.TransportIndependence
+	s.Proposals = &trj.Independence{}
 	want, err := trj.Run(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var calls atomic.Int64
-	s.Transport.Independence = func(k int, train [][]float64) (kernels.IndependenceProposal, error) {
+	s.Proposals = &trj.Independence{Proposal: func(k int, train [][]float64) (kernels.IndependenceProposal, error) {
 		calls.Add(1)
 		q, err := trj.NormalIndependence(k, train)
 		return noClone{q}, err
-	}
+	}}
 	got, err := trj.Run(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)
@@ -106,32 +97,16 @@ func TestIndependenceBadSettings(t *testing.T) {
 		set  func(*trj.Settings)
 		want string
 	}{
-		{"func without kind", func(s *trj.Settings) { s.Transport.Independence = trj.NormalIndependence }, "set Kind to TransportIndependence"},
-		{"CTRJ", func(s *trj.Settings) {
-			s.Transport.Kind = trj.TransportIndependence
-			s.Chains.Algorithm = trj.CTRJ
-		}, "TRJ algorithm"},
-		{"permutations", func(s *trj.Settings) {
-			s.Transport.Kind = trj.TransportIndependence
-			s.Chains.Permutations = make([][][]int, 8)
-		}, "Permutations"},
-		{"load", func(s *trj.Settings) {
-			s.Transport.Kind = trj.TransportIndependence
-			s.Transport.Load = strings.NewReader("")
-		}, "Transport.Load"},
-		{"dimension", func(s *trj.Settings) {
-			s.Transport.Kind = trj.TransportIndependence
-			s.Transport.Independence = fit
-		}, "has dimension 99"},
+		{"dimension", func(s *trj.Settings) { s.Proposals = &trj.Independence{Proposal: fit} }, "has dimension 99"},
 	} {
 		s := smallSettings(1)
 		s.Pilot.Warmup, s.Pilot.Draws = 50, 50
 		c.set(s)
-		res, err := trj.Run(context.Background(), space, s)
+		_, fitted, err := trj.RunFitted(context.Background(), space, s)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
-		if c.name == "dimension" && (res == nil || res.Pilots == nil) {
+		if c.name == "dimension" && (fitted == nil || fitted.Pilots == nil) {
 			t.Errorf("%s: the pilots are lost", c.name)
 		}
 	}

@@ -27,8 +27,8 @@ func fingerprint(space *ppl.Space, s *Settings) string {
 		}
 		w(smc)
 	}
-	w(s.Transport.Kind, s.Transport.AutoESS, s.Transport.RQMA != nil, s.Transport.Train != nil, s.Bridge.Groups, s.Bridge.Proposals)
-	w(s.Chains.Algorithm, s.Chains.Chains, s.Chains.Steps, s.Chains.Warmup, s.Chains.JumpFloor, s.Chains.Start != nil, s.Chains.Jump, s.Chains.Within, s.Chains.RWScale, s.Chains.FlowMoves, s.Chains.MaxSteps)
+	w(fmt.Sprintf("%T", s.Proposals), s.Proposals.Name(), s.Bridge.Groups, s.Bridge.Proposals)
+	w(s.Chains.Chains, s.Chains.Steps, s.Chains.Warmup, s.Chains.JumpFloor, s.Chains.Start != nil, s.Chains.Jump, s.Chains.Within, s.Chains.RWScale, s.Chains.FlowMoves, s.Chains.MaxSteps)
 	rng := stream(0, "fingerprint", 0)
 	for k := range space.NumModels() {
 		lp, _ := space.LogPrior(k)

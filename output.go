@@ -93,7 +93,7 @@ type drawWriter struct {
 	width   int
 }
 
-func (o *output) drawWriter(space *ppl.Space, s *Settings) (*drawWriter, error) {
+func (o *output) drawWriter(space *ppl.Space, s *Settings, algorithm string) (*drawWriter, error) {
 	K := space.NumModels()
 	w := &drawWriter{index: make([][]int, K)}
 	var names []string
@@ -116,7 +116,7 @@ func (o *output) drawWriter(space *ppl.Space, s *Settings) (*drawWriter, error) 
 	w.width = len(names)
 	layout := draws.Layout{Params: names, Transdimensional: true}
 	config := []draws.Setting{
-		{Key: "method", Value: "transdimensional (" + s.Chains.Algorithm.String() + ")"},
+		{Key: "method", Value: "transdimensional (" + algorithm + ")"},
 		{Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
 		{Key: "num_samples", Value: strconv.Itoa(s.Chains.Steps)},
 		{Key: "num_warmup", Value: strconv.Itoa(s.Chains.Warmup)},

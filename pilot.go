@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -44,7 +43,7 @@ func runPilot(ctx context.Context, s *Settings, space *ppl.Space, k int, progres
 		return nil, err
 	}
 	if from := s.Pilot.From; from != nil {
-		if len(from.Pilots) != space.NumModels() || from.Pilots[k] == nil {
+		if len(from.Pilots) != space.NumModels() || from.Pilots[k] == nil || len(from.Labels) != space.NumModels() {
 			return nil, fmt.Errorf("Pilot.From has no pilot for model %d", k)
 		}
 		if from.Labels[k] != space.ModelLabel(k) || from.Dims[k] != m.Dim() {
@@ -155,31 +154,21 @@ func temperedFactory(s *Settings, m ppl.Model, k int) (func(int) (kernels.Temper
 	if s.Pilot.Tempered != nil {
 		return func(int) (kernels.TemperedModel, error) { return s.Pilot.Tempered(k) }, nil
 	}
-	// ppl models offer Tempered() (T, error) with T a kernels.TemperedModel
-	// that has Clone() T: found by reflection so that any model type with
-	// the same shape works too.
-	meth := reflect.ValueOf(m).MethodByName("Tempered")
-	if !meth.IsValid() || meth.Type().NumIn() != 0 || meth.Type().NumOut() != 2 {
+	t, ok := m.(Temperer)
+	if !ok {
 		return nil, fmt.Errorf("model %d (%T) has no tempered form for SMC: set Pilot.Tempered", k, m)
 	}
-	out := meth.Call(nil)
-	if err, _ := out[1].Interface().(error); err != nil {
+	tm, err := t.Tempered()
+	if err != nil {
 		return nil, fmt.Errorf("model %d: tempered form: %w", k, err)
 	}
-	if _, ok := out[0].Interface().(kernels.TemperedModel); !ok {
-		return nil, fmt.Errorf("model %d: its Tempered method does not give a kernels.TemperedModel", k)
-	}
-	clone := out[0].MethodByName("Clone")
-	if !clone.IsValid() || clone.Type().NumIn() != 0 || clone.Type().NumOut() != 1 {
-		return nil, fmt.Errorf("model %d: its tempered form has no Clone method", k)
-	}
-	return func(int) (kernels.TemperedModel, error) {
-		c, ok := clone.Call(nil)[0].Interface().(kernels.TemperedModel)
-		if !ok {
-			return nil, fmt.Errorf("model %d: Clone of its tempered form is not a kernels.TemperedModel", k)
-		}
-		return c, nil
-	}, nil
+	return func(int) (kernels.TemperedModel, error) { return tm.Clone(), nil }, nil
+}
+
+// Temperer is a model with a tempered form for SMC pilots; *ppl.GraphModel
+// is one.
+type Temperer interface {
+	Tempered() (*ppl.TemperedModel, error)
 }
 
 func givenPilot(s *Settings, m ppl.Model, k int) (*pilot, error) {

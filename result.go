@@ -11,7 +11,6 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/diag"
@@ -59,11 +58,7 @@ type Result struct {
 	Timings []StageTime
 	// Chains holds the chains' model paths and jump counts (what Merge
 	// combines).
-	Chains      *kernels.RJSampleResult `json:",omitempty"`
-	transports  []kernels.Transport
-	conditional *flows.ConditionalRQMA
-	// Pilots are the pilot draws of every model, for Settings.Pilot.From.
-	Pilots []*Pilot `json:"-"`
+	Chains *kernels.RJSampleResult `json:",omitempty"`
 	// Fingerprint identifies the models, data and settings (but not the
 	// shard) of the run: shards of one run share it.
 	Fingerprint string
@@ -149,11 +144,8 @@ func newResult(space *ppl.Space, s *Settings) *Result {
 	K := space.NumModels()
 	r := &Result{
 		Labels: make([]string, K), Dims: make([]int, K), Prior: make([]float64, K),
-		Seed: s.Seed, Pilot: s.Pilot.Method.String(), Transport: s.Transport.Kind.String(), Algorithm: s.Chains.Algorithm.String(),
+		Seed: s.Seed, Pilot: s.Pilot.Method.String(), Transport: s.Proposals.Name(),
 		Transports: make([]TransportReport, K), NumChains: s.Chains.Chains,
-	}
-	if s.Chains.Algorithm == CTRJ && s.Transport.Kind != TransportConditional {
-		r.Transport = "identity"
 	}
 	if s.Pilot.From != nil {
 		r.Pilot = s.Pilot.From.Pilot + " (reused)"
@@ -397,17 +389,3 @@ func ReadResult(r io.Reader) (*Result, error) {
 	}
 	return &res, nil
 }
-
-// FittedTransport returns the transport fitted to (or loaded for) model k, nil for
-// CTRJ runs, whose transport is ConditionalTransport's. It is the run's own
-// copy: clone it (its Clone method) before using it beside the run.
-func (r *Result) FittedTransport(k int) kernels.Transport {
-	if k < 0 || k >= len(r.transports) {
-		return nil
-	}
-	return r.transports[k]
-}
-
-// ConditionalTransport returns the conditional flow of a CTRJ run with
-// TransportConditional, else nil.
-func (r *Result) ConditionalTransport() *flows.ConditionalRQMA { return r.conditional }

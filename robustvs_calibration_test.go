@@ -69,18 +69,18 @@ func TestRobustVSCalibration(t *testing.T) {
 	runs, marked := map[string]int{}, map[string]int{}
 	var ze []float64
 	for seed := first; seed < first+uint64(n); seed++ {
-		var pilots *trj.Result
+		var pilots *trj.Fitted
 		for _, kind := range kinds {
 			space, s, err := robustvs.Settings(d, kind, robustvsConfig(seed), pilots)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := trj.Run(context.Background(), space, s)
+			res, fitted, err := trj.RunFitted(context.Background(), space, s)
 			if err != nil {
 				t.Fatalf("seed %d, %s: %v", seed, kind, err)
 			}
 			if pilots == nil {
-				pilots = res
+				pilots = fitted
 				for k, p := range exact {
 					ze = append(ze, (res.Evidence.P[k]-p)/res.Evidence.SE[k])
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/kernels"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -32,6 +33,13 @@ func TestRunExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkExact(t, res, exact)
+}
+
+// checkExact checks every model's chain and bridge estimates within 4
+// reported standard errors of the exact probabilities.
+func checkExact(t *testing.T, res *trj.Result, exact []float64) {
+	t.Helper()
 	t.Logf("\n%s", res)
 	for k, p := range exact {
 		c := res.Chain[k]
@@ -103,21 +111,20 @@ func TestSavedTransports(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := smallSettings(5)
-	s.Transport.Kind = trj.TransportRQMA
 	train := flows.DefaultTrainOptions()
 	train.Iterations = 30
-	s.Transport.Train = &train
-	first, err := trj.Run(context.Background(), space, s)
+	s.Proposals = &trj.RQMATransports{Train: &train}
+	first, fitted, err := trj.RunFitted(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := first.SaveTransports(&buf); err != nil {
+	if err := fitted.Save(&buf); err != nil {
 		t.Fatal(err)
 	}
 	saved := buf.Bytes()
 	s2 := smallSettings(5)
-	s2.Transport.Load = bytes.NewReader(saved)
+	s2.Proposals = &trj.LoadedTransports{From: bytes.NewReader(saved)}
 	again, err := trj.Run(context.Background(), space, s2)
 	if err != nil {
 		t.Fatal(err)
@@ -128,13 +135,21 @@ func TestSavedTransports(t *testing.T) {
 		}
 	}
 	// A set saved for other models is refused, naming the model.
-	bad := bytes.Replace(saved, []byte(`"Label":"100"`), []byte(`"Label":"xyz"`), 1)
+	set, err := flows.LoadSet(bytes.NewReader(saved), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set[1].Model = "xyz"
+	var bad bytes.Buffer
+	if err := flows.SaveSet(&bad, set); err != nil {
+		t.Fatal(err)
+	}
 	s3 := smallSettings(5)
-	s3.Transport.Load = bytes.NewReader(bad)
+	s3.Proposals = &trj.LoadedTransports{From: &bad}
 	if _, err := trj.Run(context.Background(), space, s3); err == nil || !strings.Contains(err.Error(), `"xyz"`) {
 		t.Errorf("loading a set for other models: err = %v", err)
 	}
-	s3.Transport.Load = strings.NewReader("trj transport set v9\n[]\n")
+	s3.Proposals = &trj.LoadedTransports{From: strings.NewReader("trj transport set v9\n[]\n")}
 	if _, err := trj.Run(context.Background(), space, s3); err == nil || !strings.Contains(err.Error(), "version") {
 		t.Errorf("loading a set of another version: err = %v", err)
 	}
@@ -200,7 +215,6 @@ type noInverse struct{ *flows.Affine }
 func (n noInverse) Inverse([]float64, []float64) (float64, error) {
 	return 0, errors.New("no inverse")
 }
-func (n noInverse) Clone() noInverse { return n }
 
 // TestBridgeFailureKeepsChains checks that a bridge estimate that cannot
 // be made (no proposal into model 0 is accepted) is reported and the
@@ -212,19 +226,21 @@ func TestBridgeFailureKeepsChains(t *testing.T) {
 	}
 	s := smallSettings(4)
 	s.Chains.Steps = 200
-	s.Transport.Kind = trj.TransportUser
+	var user []*flows.Affine
 	for k := range space.NumModels() {
 		n := space.ModelDim(k)
 		a, err := flows.NewAffine(make([]float64, n), identitySym(n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k == 0 {
-			s.Transport.User = append(s.Transport.User, noInverse{a})
-		} else {
-			s.Transport.User = append(s.Transport.User, a)
-		}
+		user = append(user, a)
 	}
+	s.Proposals = &trj.UserTransports{New: func(k int) (kernels.Transport, error) {
+		if k == 0 {
+			return noInverse{user[0].Clone()}, nil
+		}
+		return user[k].Clone(), nil
+	}}
 	res, err := trj.Run(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)
@@ -253,4 +269,39 @@ func identitySym(n int) *mat.SymDense {
 		m.SetSym(i, i, 1)
 	}
 	return m
+}
+
+// TestSavedConditional saves a conditional flow and runs CTRJ again from the
+// saved set: the same bridge estimate.
+func TestSavedConditional(t *testing.T) {
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := smallSettings(6)
+	s.Chains.Steps = 500
+	train := flows.ConditionalTrainOptions()
+	train.Iterations = 20
+	s.Proposals = &trj.Conditional{Train: &train}
+	first, fitted, err := trj.RunFitted(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := fitted.Save(&buf); err != nil || fitted.Conditional() == nil || fitted.Transport(0) != nil {
+		t.Fatalf("saving the conditional flow: %v", err)
+	}
+	s.Proposals = &trj.LoadedTransports{From: &buf}
+	again, err := trj.Run(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Algorithm != "CTRJ" || again.Algorithm != "CTRJ" || again.Transports[0].Kind != "loaded" {
+		t.Errorf("algorithms %s and %s, loaded report %+v", first.Algorithm, again.Algorithm, again.Transports[0])
+	}
+	for k := range first.Labels {
+		if first.Bridge.Normalized[k] != again.Bridge.Normalized[k] {
+			t.Errorf("model %d: bridge %v with the fitted flow, %v with the saved one", k, first.Bridge.Normalized[k], again.Bridge.Normalized[k])
+		}
+	}
 }

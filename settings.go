@@ -2,10 +2,8 @@ package trj
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
 
-	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 )
 
@@ -17,8 +15,10 @@ type Settings struct {
 	Seed uint64
 	// Pilot configures the pilot draws of each model.
 	Pilot PilotSettings
-	// Transport configures the transports T_k.
-	Transport TransportSettings
+	// Proposals is the family of between-model proposals: fitted to the
+	// pilots, it makes the bridge estimate's proposals and the chains'
+	// jumps (AutoTransports when nil).
+	Proposals Proposals
 	// Bridge configures the bridge estimate.
 	Bridge BridgeSettings
 	// Chains configures the transdimensional chains.
@@ -96,93 +96,18 @@ type PilotSettings struct {
 	// runs cannot reveal; these moves shrink that bias.
 	Refresh int
 	// Tempered, when non-nil, gives model k's tempered form for SMC; by
-	// default a model that has a Tempered method (ppl models) provides it.
+	// default a model that is a Temperer (ppl models) provides it.
 	Tempered func(k int) (kernels.TemperedModel, error)
-	// From, when non-nil, reuses the pilots of an earlier Run on the same
-	// space (its Result): draws, NUTS adaptation and SMC evidence. Method
-	// and the other pilot fields are then ignored.
-	From *Result
+	// From, when non-nil, reuses the pilots of an earlier run on the same
+	// space (what RunFitted returned): draws, NUTS adaptation and SMC
+	// evidence. Method and the other pilot fields are then ignored.
+	From *Fitted
 	// Draws gives, for PilotGiven, each model's unconstrained draws:
 	// Given[k][g] is group g of model k's draws (groups are independent,
 	// such as separate chains); the first half of the groups train, the
 	// second half evaluate. Every model needs the same even number of
 	// groups, at least 2.
 	Given [][][][]float64
-}
-
-// TransportKind selects the transports.
-type TransportKind int
-
-const (
-	// TransportAuto fits an affine map to each model and replaces it by an
-	// RQMA flow only where the affine map's importance ESS fraction falls
-	// below TransportSettings.AutoESS and the flow's held-out
-	// log-likelihood is higher (the default).
-	TransportAuto TransportKind = iota
-	// TransportAffine fits z = L⁻¹(θ − μ) to each model.
-	TransportAffine
-	// TransportRQMA trains the paper's RQMA flow for each model.
-	TransportRQMA
-	// TransportConditional trains one conditional RQMA flow on the
-	// saturated space of all models (used with CTRJ).
-	TransportConditional
-	// TransportUser uses TransportSettings.User.
-	TransportUser
-	// TransportIndependence proposes θ' ~ q_{k'} independently of the
-	// current state (classic RJMCMC, e.g. Lopes and West 2004), q_k fitted
-	// to model k's training draws by TransportSettings.Independence; for
-	// the bridge and the chains of the TRJ algorithm (kernels.IndependenceRJ).
-	TransportIndependence
-)
-
-// String names the kind.
-func (k TransportKind) String() string {
-	switch k {
-	case TransportAuto:
-		return "auto"
-	case TransportAffine:
-		return "affine"
-	case TransportRQMA:
-		return "RQMA"
-	case TransportConditional:
-		return "conditional RQMA"
-	case TransportUser:
-		return "user"
-	case TransportIndependence:
-		return "independence"
-	}
-	return fmt.Sprintf("TransportKind(%d)", int(k))
-}
-
-// TransportSettings configures the transport stage.
-type TransportSettings struct {
-	// Kind is TransportAuto (default), TransportAffine, TransportRQMA,
-	// TransportConditional, TransportUser or TransportIndependence.
-	Kind TransportKind
-	// User holds one transport per model for TransportUser. The bridge's
-	// groups and the chains run in parallel, so each transport needs a
-	// Clone method (returning any type that is a kernels.Transport), which
-	// gives every goroutine its own copy.
-	User []kernels.Transport
-	// Load, when non-nil, reads a transport set written by
-	// Result.Transports.Save instead of fitting; it must match the space.
-	Load io.Reader
-	// RQMA is the flow configuration (flows.PaperRQMAConfig when nil).
-	RQMA *flows.RQMAConfig
-	// Train configures flow training (flows.DefaultTrainOptions, or
-	// flows.ConditionalTrainOptions for TransportConditional, when nil).
-	Train *flows.TrainOptions
-	// AutoESS is the importance ESS fraction below which TransportAuto
-	// tries an RQMA flow (0.5).
-	AutoESS float64
-	// Independence fits model k's proposal for TransportIndependence to its
-	// unconstrained training draws (NormalIndependence when nil). It is
-	// called once per model, and again for every goroutine that needs its
-	// own copy (the bridge's groups, the chains) unless the proposal has a
-	// Clone method returning a kernels.IndependenceProposal; so it must give
-	// the same proposal for the same draws, and it may be called from
-	// several goroutines at once (it must not change the draws).
-	Independence IndependenceFunc
 }
 
 // BridgeSettings configures the bridge estimate.
@@ -201,35 +126,8 @@ type BridgeSettings struct {
 	Proposals int
 }
 
-// Algorithm selects the transdimensional kernel of the chains.
-type Algorithm int
-
-const (
-	// TRJ is Algorithm 1 of the paper (the default).
-	TRJ Algorithm = iota
-	// CTRJ is Algorithm 2 on the space's saturated layout; it takes the
-	// conditional transport when TransportSettings.Kind is
-	// TransportConditional, else the identity on the saturated space (the
-	// independent-auxiliary proposal of Brooks, Giudici and Roberts 2003
-	// when ChainSettings.Aux is the prior).
-	CTRJ
-)
-
-// String names the algorithm.
-func (a Algorithm) String() string {
-	switch a {
-	case TRJ:
-		return "TRJ"
-	case CTRJ:
-		return "CTRJ"
-	}
-	return fmt.Sprintf("Algorithm(%d)", int(a))
-}
-
 // ChainSettings configures the transdimensional chains.
 type ChainSettings struct {
-	// Algorithm is TRJ (default) or CTRJ.
-	Algorithm Algorithm
 	// Chains is the number of chains (8), run in parallel: with fewer, the
 	// indicators' ESS, and so the MCSE, can miss slow switching between
 	// the modes of a multimodal model (measured on robust variable
@@ -271,9 +169,10 @@ type ChainSettings struct {
 	// FlowMoves is the number of independence Metropolis–Hastings moves
 	// made after each within-model move (1; negative: none), each
 	// proposing θ' = T_k⁻¹(z), z ~ N(0, I), from the model's own
-	// transport (TRJ), from the conditional transport with fresh
-	// auxiliaries (CTRJ; none without a conditional transport), or from
-	// q_k (independence proposals). They move a chain between the modes of
+	// transport (per-model transports), from the conditional transport
+	// with fresh auxiliaries (Conditional; none with IndependentAux), or
+	// from q_k (Independence): each family makes its own (see
+	// FittedProposals.Kernel). They move a chain between the modes of
 	// a multimodal posterior, which NUTS cannot: without them a chain
 	// changed mode only by leaving the model and coming back, and on the
 	// multimodal robust variable-selection example the indicators kept a
@@ -284,11 +183,6 @@ type ChainSettings struct {
 	// sojourns, and with N(0, I) alone their MCSEs under-covered (z sd
 	// 1.42 over 10 seeds against 0.97 with the wider reference).
 	FlowMoves int
-	// Permutations is TRJ's map h̄ (see kernels.TRJConfig); nil is the
-	// identity.
-	Permutations [][][]int
-	// Aux is CTRJ's auxiliary density ν (the standard normal when nil).
-	Aux kernels.AuxiliaryDensity
 	// Start, when non-nil, gives chain c's initial model and unconstrained
 	// θ; by default the model is drawn from the bridge estimate and θ from
 	// its evaluation draws.
@@ -301,51 +195,34 @@ func (s *Settings) withDefaults(numModels int) Settings {
 		d = *s
 	}
 	p := &d.Pilot
-	if p.Chains == 0 {
-		p.Chains = 4
-	}
-	if p.Warmup == 0 {
-		p.Warmup = 1000
-	}
-	if p.Draws == 0 {
-		p.Draws = 1000
-	}
-	if p.Runs == 0 {
-		p.Runs = 40
-	}
-	if p.Refresh == 0 {
-		p.Refresh = 10
-	}
-	if d.Bridge.Proposals == 0 {
-		d.Bridge.Proposals = 1
-	}
-	if d.Transport.AutoESS == 0 {
-		d.Transport.AutoESS = 0.5
+	orDefault(&p.Chains, 4)
+	orDefault(&p.Warmup, 1000)
+	orDefault(&p.Draws, 1000)
+	orDefault(&p.Runs, 40)
+	orDefault(&p.Refresh, 10)
+	orDefault(&d.Bridge.Proposals, 1)
+	if d.Proposals == nil {
+		d.Proposals = &AutoTransports{}
 	}
 	c := &d.Chains
-	if c.Chains == 0 {
-		c.Chains = 8
-	}
-	if c.Steps == 0 {
-		c.Steps = 5000
-	}
-	if c.Warmup == 0 {
-		c.Warmup = c.Steps / 10
-	}
-	if c.MaxSteps == 0 {
-		c.MaxSteps = 10 * c.Steps
-	}
+	orDefault(&c.Chains, 8)
+	orDefault(&c.Steps, 5000)
+	orDefault(&c.Warmup, c.Steps/10)
+	orDefault(&c.MaxSteps, 10*c.Steps)
 	c.MaxSteps = max(c.MaxSteps, c.Steps)
 	c.Warmup = max(c.Warmup, 0)
-	if c.JumpFloor == 0 {
-		c.JumpFloor = 0.1 / float64(max(numModels, 1))
-	}
-	if c.FlowMoves == 0 {
-		c.FlowMoves = 1
-	}
+	orDefault(&c.JumpFloor, 0.1/float64(max(numModels, 1)))
+	orDefault(&c.FlowMoves, 1)
 	c.FlowMoves = max(c.FlowMoves, 0)
-	c.withinDefaults()
+	orDefault(&c.RWScale, defaultRWScale)
 	return d
+}
+
+// orDefault sets *v to def when it is zero (unset).
+func orDefault[T int | float64](v *T, def T) {
+	if *v == 0 {
+		*v = def
+	}
 }
 
 func (s *Settings) validate(numModels int) error {
@@ -362,21 +239,8 @@ func (s *Settings) validate(numModels int) error {
 	case p.Method == PilotGiven && len(p.Given) != numModels:
 		return fmt.Errorf("trj: pilot draws given for %d models, the space has %d", len(p.Given), numModels)
 	}
-	t := s.Transport
-	switch {
-	case t.Kind < TransportAuto || t.Kind > TransportIndependence:
-		return fmt.Errorf("trj: unknown transport kind %d", int(t.Kind))
-	case t.Kind == TransportUser && len(t.User) != numModels:
-		return fmt.Errorf("trj: %d user transports for %d models", len(t.User), numModels)
-	case t.Kind == TransportConditional && s.Chains.Algorithm != CTRJ:
-		return fmt.Errorf("trj: the conditional transport needs the CTRJ algorithm (Chains.Algorithm)")
-	case !(t.AutoESS > 0 && t.AutoESS <= 1):
-		return fmt.Errorf("trj: AutoESS %v outside (0, 1]", t.AutoESS)
-	}
 	c := s.Chains
 	switch {
-	case c.Algorithm < TRJ || c.Algorithm > CTRJ:
-		return fmt.Errorf("trj: unknown algorithm %d", int(c.Algorithm))
 	case c.Chains < 1:
 		return fmt.Errorf("trj: %d chains", c.Chains)
 	case c.Steps < 4:
@@ -387,9 +251,6 @@ func (s *Settings) validate(numModels int) error {
 		return fmt.Errorf("trj: %d bridge proposals per evaluation draw: need at least 1", s.Bridge.Proposals)
 	case s.Bridge.Groups < 0 || s.Bridge.Groups == 1:
 		return fmt.Errorf("trj: %d bridge groups: need at least 2", s.Bridge.Groups)
-	}
-	if err := s.validateIndependence(); err != nil {
-		return err
 	}
 	return c.validateWithin(numModels)
 }

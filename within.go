@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -40,14 +37,6 @@ func (w WithinKind) String() string {
 // defaultRWScale is the classic 2.38² random-walk scaling (Roberts, Gelman
 // and Gilks 1997), divided by the dimension in Σ_k.
 const defaultRWScale = 2.38 * 2.38
-
-// withinDefaults fills the defaults of the chain settings' within-model and
-// fixed-jump fields.
-func (c *ChainSettings) withinDefaults() {
-	if c.RWScale == 0 {
-		c.RWScale = defaultRWScale
-	}
-}
 
 // validateWithin checks the within-model and fixed-jump fields.
 func (c *ChainSettings) validateWithin(numModels int) error {
@@ -97,7 +86,11 @@ func (s *Settings) withinFactory(space *ppl.Space, pilots []*pilot) (func() (ker
 	if s.Chains.Within == WithinNUTS {
 		return func() (kernels.WithinModelKernel, error) { return withinKernel(space, pilots) }, nil
 	}
-	cov, err := rwCovariances(pilots, s.Chains.RWScale)
+	train := make([][][]float64, len(pilots))
+	for k, p := range pilots {
+		train[k] = p.Train
+	}
+	cov, err := kernels.RandomWalkCovariances(train, s.Chains.RWScale)
 	if err != nil {
 		return nil, err
 	}
@@ -106,32 +99,18 @@ func (s *Settings) withinFactory(space *ppl.Space, pilots []*pilot) (func() (ker
 	}, nil
 }
 
-// rwCovariances returns Σ_k = scale/n_k · Cov(training draws of model k).
-func rwCovariances(pilots []*pilot, scale float64) ([]mat.Symmetric, error) {
-	out := make([]mat.Symmetric, len(pilots))
+// withinKernel is one NUTS kernel per model with the pilot's adaptation,
+// over the chain's own model clones.
+func withinKernel(space *ppl.Space, pilots []*pilot) (kernels.WithinModelKernel, error) {
+	nuts := make([]*kernels.NUTS, len(pilots))
 	for k, p := range pilots {
-		if len(p.Train) == 0 {
-			return nil, fmt.Errorf("trj: model %d has no training draws for the random walk's covariance", k)
+		m, err := space.Model(k)
+		if err != nil {
+			return nil, err
 		}
-		n := len(p.Train[0])
-		if n == 0 {
-			continue // a model of dimension 0 never moves
+		if nuts[k], err = kernels.NewNUTS(m.Clone(), p.StepSize, p.Metric); err != nil {
+			return nil, err
 		}
-		if len(p.Train) <= n {
-			return nil, fmt.Errorf("trj: model %d: %d training draws cannot give the random walk a %d×%d covariance", k, len(p.Train), n, n)
-		}
-		m := mat.NewDense(len(p.Train), n, nil)
-		for i, row := range p.Train {
-			m.SetRow(i, row)
-		}
-		var cov mat.SymDense
-		stat.CovarianceMatrix(&cov, m, nil)
-		cov.ScaleSym(scale/float64(n), &cov)
-		var ch mat.Cholesky
-		if !ch.Factorize(&cov) || ch.Cond() > 1e12 {
-			return nil, fmt.Errorf("trj: model %d: the covariance of its training draws is singular: the random walk cannot use it", k)
-		}
-		out[k] = &cov
 	}
-	return out, nil
+	return kernels.NewNUTSWithin(nuts)
 }

@@ -59,10 +59,10 @@ func TestFixedJumpRandomWalk(t *testing.T) {
 	s := &trj.Settings{
 		Seed:      1,
 		Pilot:     trj.PilotSettings{Method: trj.PilotGiven, Given: given},
-		Transport: trj.TransportSettings{Kind: trj.TransportAffine},
+		Proposals: &trj.AffineTransports{},
 		Chains:    trj.ChainSettings{Chains: 4, Steps: 2000, Jump: []float64{0.3, 0.7}, Within: trj.WithinRandomWalk},
 	}
-	res, err := trj.Run(context.Background(), space, s)
+	res, fitted, err := trj.RunFitted(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestFixedJumpRandomWalk(t *testing.T) {
 		if a, n := res.Acceptance(k); n == 0 || a < 0.9 {
 			t.Errorf("model %d: jump acceptance %.3f of %d", k, a, n)
 		}
-		if res.Pilots[k].Metric != nil {
+		if fitted.Pilots[k].Metric != nil {
 			t.Errorf("model %d: a NUTS kernel was adapted for a random-walk run", k)
 		}
 	}
@@ -100,7 +100,7 @@ func TestWithinSettingsErrors(t *testing.T) {
 		"rw scale":      {func(c *trj.ChainSettings) { c.RWScale = -1 }, "random-walk scale -1"},
 		"rw scale +Inf": {func(c *trj.ChainSettings) { c.RWScale = math.Inf(1) }, "random-walk scale +Inf"},
 	} {
-		s := &trj.Settings{Pilot: trj.PilotSettings{Method: trj.PilotGiven, Given: given}, Transport: trj.TransportSettings{Kind: trj.TransportAffine}}
+		s := &trj.Settings{Pilot: trj.PilotSettings{Method: trj.PilotGiven, Given: given}, Proposals: &trj.AffineTransports{}}
 		c.mod(&s.Chains)
 		_, err := trj.Run(context.Background(), space, s)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

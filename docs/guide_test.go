@@ -221,7 +221,7 @@ func subsetRegression(x [][]float64, y []float64, indicator []int) (*ppl.GraphMo
 // in every model) with SMC pilots, which also estimate every model's
 // evidence, and prints the table; then CTRJ with one conditional flow on the
 // saturated space, reusing the pilots, whose transport it saves for later
-// runs (Settings.Transport.Load).
+// runs (trj.LoadedTransports).
 func selectPredictors(ctx context.Context, w, saved io.Writer, x [][]float64, y []float64) (trjRes, ctrjRes *trj.Result, err error) {
 	var models []ppl.Model
 	var indicators [][]int
@@ -241,17 +241,18 @@ func selectPredictors(ctx context.Context, w, saved io.Writer, x [][]float64, y 
 	if err != nil {
 		return nil, nil, err
 	}
-	if trjRes, err = trj.Run(ctx, space, &trj.Settings{Seed: 1, Pilot: trj.PilotSettings{Method: trj.PilotSMC}}); err != nil {
+	trjRes, pilots, err := trj.RunFitted(ctx, space, &trj.Settings{Seed: 1, Pilot: trj.PilotSettings{Method: trj.PilotSMC}})
+	if err != nil {
 		return nil, nil, err
 	}
 	fmt.Fprint(w, trjRes)
-	ctrjRes, err = trj.Run(ctx, space, &trj.Settings{Seed: 1, Pilot: trj.PilotSettings{From: trjRes},
-		Transport: trj.TransportSettings{Kind: trj.TransportConditional}, Chains: trj.ChainSettings{Algorithm: trj.CTRJ}})
+	ctrjRes, flow, err := trj.RunFitted(ctx, space, &trj.Settings{Seed: 1, Pilot: trj.PilotSettings{From: pilots},
+		Proposals: &trj.Conditional{}})
 	if err != nil {
 		return nil, nil, err
 	}
 	fmt.Fprint(w, ctrjRes)
-	return trjRes, ctrjRes, ctrjRes.SaveTransports(saved)
+	return trjRes, ctrjRes, flow.Save(saved)
 }
 
 // endsnippet:select

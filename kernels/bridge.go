@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // JumpProposer makes one between-model proposal from a given point without
@@ -265,4 +267,101 @@ func (e BridgeEstimate) ReferenceProbabilities(j int) ([]float64, error) {
 		return out, fmt.Errorf("%w: some bridges into model %d are undefined", ErrNoJumps, j)
 	}
 	return out, nil
+}
+
+// Balance returns the balance estimate of the model probabilities from the
+// same proposals as e: the stationary distribution π of the model-to-model
+// matrix P[k][k'] = jump[k][k']·MeanAccept[k][k'] (k' ≠ k; the diagonal
+// holds the rest), which the RJ kernel's detailed balance makes the
+// posterior in the limit (jump is the matrix the proposals were made
+// with). It solves π(P − I) = 0 with Σπ = 1, which needs no diagonal, and
+// fails when the solution is not a finite distribution (models cut off
+// from the others).
+func (e BridgeEstimate) Balance(jump [][]float64) ([]float64, error) {
+	K := len(jump)
+	// A = (P − I)ᵀ with its last row replaced by ones, A·π = e_K.
+	a := mat.NewDense(K, K, nil)
+	for k := range K {
+		for i := range K {
+			if i == k {
+				continue
+			}
+			v := 0.0
+			if i < len(e.MeanAccept[k]) && !math.IsNaN(e.MeanAccept[k][i]) {
+				v = jump[k][i] * e.MeanAccept[k][i]
+			}
+			a.Set(i, k, v)
+			a.Set(k, k, a.At(k, k)-v)
+		}
+	}
+	for k := range K {
+		a.Set(K-1, k, 1)
+	}
+	rhs := mat.NewVecDense(K, nil)
+	rhs.SetVec(K-1, 1)
+	var pi mat.VecDense
+	if err := pi.SolveVec(a, rhs); err != nil {
+		return nil, fmt.Errorf("kernels: balance: %w", err)
+	}
+	out := make([]float64, K)
+	for k := range out {
+		v := pi.AtVec(k)
+		if !(v > 0 && v < 1+1e-9) {
+			return nil, fmt.Errorf("kernels: balance: model %d has stationary probability %v", k, v)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// AcceptESS returns the effective number of accepted proposals (Σα)²/Σα²
+// over the acceptance probabilities α of the proposals k → k' in records
+// (of all groups), for every pair of K models (0 on the diagonal and where
+// none was accepted), and its smallest off-diagonal value with its pair.
+// The relative standard error of the mean acceptance is about
+// ESS^(−1/2): a bridge estimate resting on a few accepted proposals is
+// skewed and its standard error too small.
+func AcceptESS(records [][]JumpRecord, K int) (ess [][]float64, least float64, from, to int) {
+	sum, sq := make([]float64, K*K), make([]float64, K*K)
+	for _, rs := range records {
+		for _, r := range rs {
+			sum[r.From*K+r.To] += r.AcceptProb
+			sq[r.From*K+r.To] += r.AcceptProb * r.AcceptProb
+		}
+	}
+	ess = make([][]float64, K)
+	least = math.Inf(1)
+	for k := range K {
+		ess[k] = make([]float64, K)
+		for kp := range K {
+			if kp == k {
+				continue
+			}
+			if s := sq[k*K+kp]; s > 0 {
+				ess[k][kp] = sum[k*K+kp] * sum[k*K+kp] / s
+			}
+			if ess[k][kp] < least {
+				least, from, to = ess[k][kp], k, kp
+			}
+		}
+	}
+	return ess, least, from, to
+}
+
+// JackknifeSE is the delete-one jackknife standard error
+// √((G−1)/G · Σ_g (θ_{−g} − θ̄)²) of an estimate θ from its values loo[g]
+// = θ_{−g} computed without group g, for each of G groups.
+func JackknifeSE(loo []float64) float64 {
+	G := float64(len(loo))
+	var mean float64
+	for _, v := range loo {
+		mean += v
+	}
+	mean /= G
+	var ss float64
+	for _, v := range loo {
+		d := v - mean
+		ss += d * d
+	}
+	return math.Sqrt((G - 1) / G * ss)
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj/internal/parallel"
+	"github.com/trjgo/trj/internal/seed"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl/diag"
 )
@@ -19,12 +19,12 @@ import (
 // experiment run with seed. Distinct (stage, i) pairs give independent PCG
 // streams, and the same triple always gives the same stream, so replicates
 // are reproducible whatever order they run in.
-func Stream(seed uint64, stage string, i int) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(stage))
-	// Mix the index in with a large odd multiplier so that consecutive
-	// replicates land far apart in the second PCG word.
-	return rand.New(rand.NewPCG(seed, h.Sum64()^(uint64(i)+1)*0x9e3779b97f4a7c15))
+//
+// Its second PCG word is seed.Key(stage, i) alone, not trj's derived seed
+// (seed.Derive, which also mixes the run's seed in): kept so that the
+// experiments' published numbers stay the same.
+func Stream(s uint64, stage string, i int) *rand.Rand {
+	return rand.New(rand.NewPCG(s, seed.Key(stage, i)))
 }
 
 // Parallel calls f(ctx, i) for i = 0, …, n−1 on at most GOMAXPROCS

@@ -28,13 +28,13 @@ func TestDiagChains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := trj.Run(ctx, space, set)
+	first, fitted, err := trj.RunFitted(ctx, space, set)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("seed 1, default jumps %v:\n%s", first.Jump, first)
 	var saved bytes.Buffer
-	if err := first.SaveTransports(&saved); err != nil {
+	if err := fitted.Save(&saved); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []struct {
@@ -43,8 +43,8 @@ func TestDiagChains(t *testing.T) {
 	}{{2, nil}, {3, nil}, {2, []float64{0.5, 0.5}}, {3, []float64{0.5, 0.5}}} {
 		s := *set
 		s.Seed = v.seed
-		s.Pilot.From = first
-		s.Transport.Load = bytes.NewReader(saved.Bytes())
+		s.Pilot.From = fitted
+		s.Proposals = &trj.LoadedTransports{From: bytes.NewReader(saved.Bytes()), Permutations: set.Proposals.(*trj.RQMATransports).Permutations}
 		s.Chains.Jump = v.jump
 		r, err := trj.Run(ctx, space, &s)
 		if err != nil {

@@ -51,7 +51,7 @@
 // independence proposal q_k(θ) = N(β; μ_β, 2B) Π IG(Λ_ii; 18, 18υ_i²),
 // its Gaussian part on the loadings themselves (draws with β_jj ≤ 0 are
 // outside the support and rejected), run as trj's independence
-// proposals (trj.TransportIndependence).
+// proposals (trj.Independence).
 //
 // # Experiment
 //

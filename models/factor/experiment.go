@@ -188,7 +188,7 @@ type Result struct {
 // Alignment, or the Lopes–West independence proposals; chains of
 // Chains × Steps steps, each a jump then the random walk
 // N(0, RWScale/n_k·Σ̂_k), started at pilot draws with no warm-up.
-func Settings(y *mat.Dense, kind string, cfg Config, from *trj.Result) (*ppl.Space, *trj.Settings, error) {
+func Settings(y *mat.Dense, kind string, cfg Config, from *trj.Fitted) (*ppl.Space, *trj.Settings, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -221,22 +221,19 @@ func Settings(y *mat.Dense, kind string, cfg Config, from *trj.Result) (*ppl.Spa
 		Chains: trj.ChainSettings{Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Within: trj.WithinRandomWalk, RWScale: cfg.RWScale,
 			MaxSteps: cfg.Steps, FlowMoves: -1},
 	}
+	perms := [][][]int{{nil, Alignment(lays[0], lays[1])}, {nil, nil}}
 	switch kind {
 	case experiment.ProposalAffine:
-		s.Transport.Kind = trj.TransportAffine
+		s.Proposals = &trj.AffineTransports{Permutations: perms}
 	case experiment.ProposalRQMA:
 		rq, tr := cfg.RQMA, cfg.Train
-		s.Transport = trj.TransportSettings{Kind: trj.TransportRQMA, RQMA: &rq, Train: &tr}
+		s.Proposals = &trj.RQMATransports{RQMA: &rq, Train: &tr, Permutations: perms}
 	case experiment.ProposalLopesWest:
-		s.Transport = trj.TransportSettings{Kind: trj.TransportIndependence,
-			Independence: func(k int, train [][]float64) (kernels.IndependenceProposal, error) {
-				return newLopesWest(train, lays[k])
-			}}
+		s.Proposals = &trj.Independence{Proposal: func(k int, train [][]float64) (kernels.IndependenceProposal, error) {
+			return newLopesWest(train, lays[k])
+		}}
 	default:
 		return nil, nil, fmt.Errorf("factor: unknown proposal type %q", kind)
-	}
-	if kind != experiment.ProposalLopesWest {
-		s.Chains.Permutations = [][][]int{{nil, Alignment(lays[0], lays[1])}, {nil, nil}}
 	}
 	return space, s, nil
 }
@@ -273,21 +270,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Result.Truth = map[string]experiment.Float{"2": Truth2, "3": 1 - Truth2}
 	l2, l3 := NewLayout(p, 2), NewLayout(p, 3)
-	var first *trj.Result
+	var first *trj.Fitted
 	for _, kind := range cfg.Proposals {
 		space, set, err := Settings(y, kind, cfg, first)
 		if err != nil {
 			return res, err
 		}
 		cfg.Progress.Logf("factor: %s", kind)
-		r, err := trj.Run(ctx, space, set)
+		r, fitted, err := trj.RunFitted(ctx, space, set)
 		if err != nil {
 			return res, fmt.Errorf("factor: %s: %w", kind, err)
 		}
 		res.Runs[kind] = r
 		if first == nil {
-			first = r
-			pl := r.Pilots
+			first = fitted
+			pl := fitted.Pilots
 			w := [2]float64{modeWeight(l2, pl[0].Train), modeWeight(l2, pl[0].EvalDraws())}
 			cfg.Progress.Logf("2-factor pilot: weight of the mode with positive factor-2 loadings %.3f (training draws), %.3f (evaluation draws)", w[0], w[1])
 			res.Settings = map[string]any{
@@ -315,7 +312,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				}
 			}
 		}
-		pr, running, err := summarize(r, labels)
+		pr, running, err := summarize(r, fitted.Pilots, labels)
 		if err != nil {
 			return res, err
 		}
@@ -328,7 +325,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.Progress.Logf("factor: %s: bridge estimate over all groups π(2) = %.4f ± %.4f (jackknife)", kind, r.Bridge.Normalized[0], r.Bridge.NormalizedSE[0])
 		if cfg.ScatterSources > 0 {
 			src := first.Pilots[0].EvalDraws()[:len(res.Source)]
-			prop, err := proposeScatter(kind, r, experiment.Stream(cfg.Seed, "scatter-"+kind, 0), src, l2, l3)
+			prop, err := proposeScatter(kind, fitted, experiment.Stream(cfg.Seed, "scatter-"+kind, 0), src, l2, l3)
 			if err != nil {
 				return res, err
 			}
@@ -341,7 +338,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 // summarize turns one trj.Run result into the experiment's ProposalResult
 // and each chain's running estimate of π(model 0).
-func summarize(r *trj.Result, labels []string) (*experiment.ProposalResult, [][]float64, error) {
+func summarize(r *trj.Result, pilots []*trj.Pilot, labels []string) (*experiment.ProposalResult, [][]float64, error) {
 	var runs []*experiment.ChainRun
 	for _, c := range r.Chains.Chains {
 		cr := &experiment.ChainRun{Models: c.Models, NumModels: len(labels)}
@@ -372,8 +369,8 @@ func summarize(r *trj.Result, labels []string) (*experiment.ProposalResult, [][]
 	}
 	pr.Bridge = experiment.SummarizeBridge(groups, labels)
 	pr.Bridge.Failed = len(r.Bridge.PerGroupOK) - len(groups)
-	if len(r.Pilots) > 0 && len(r.Pilots[0].Eval) > 0 {
-		pr.Bridge.EvalDraws = len(r.Pilots[0].Eval[0])
+	if len(pilots) > 0 && len(pilots[0].Eval) > 0 {
+		pr.Bridge.EvalDraws = len(pilots[0].Eval[0])
 	}
 	for _, t := range r.Timings {
 		switch t.Stage {
@@ -420,7 +417,7 @@ func loadingsRow(lay Layout, u []float64) []float64 {
 // model (TRJ: T₃⁻¹(h̄(T₂(θ), u)) with u ~ N(0, I); Lopes–West: a draw of q₃
 // fitted to the 3-factor training draws, which ignores θ) and returns the
 // proposals' loadings rows.
-func proposeScatter(kind string, r *trj.Result, rng *rand.Rand, src [][]float64, l2, l3 Layout) ([][]float64, error) {
+func proposeScatter(kind string, r *trj.Fitted, rng *rand.Rand, src [][]float64, l2, l3 Layout) ([][]float64, error) {
 	th := make([]float64, l3.Dim())
 	var out [][]float64
 	if kind == experiment.ProposalLopesWest {
@@ -435,7 +432,7 @@ func proposeScatter(kind string, r *trj.Result, rng *rand.Rand, src [][]float64,
 		}
 		return out, nil
 	}
-	t2, t3 := r.FittedTransport(0), r.FittedTransport(1)
+	t2, t3 := r.Transport(0), r.Transport(1)
 	if t2 == nil || t3 == nil {
 		return nil, fmt.Errorf("factor: %s run has no fitted transports", kind)
 	}

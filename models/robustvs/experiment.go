@@ -165,7 +165,7 @@ func Labels() []string {
 // earlier result whose pilots are reused, or nil), TRJ with affine or RQMA
 // flows and the map h̄ of Permutations, CTRJ with one conditional RQMA flow,
 // or CTRJ with the identity map and ν = N(0, PriorSD²) (indep-aux).
-func Settings(d *Data, kind string, cfg Config, from *trj.Result) (*ppl.Space, *trj.Settings, error) {
+func Settings(d *Data, kind string, cfg Config, from *trj.Fitted) (*ppl.Space, *trj.Settings, error) {
 	runs := 2 * cfg.BridgeReplicates
 	smc := cfg.SMC
 	smc.Particles = max(cfg.PilotDraws/runs, 20)
@@ -173,17 +173,13 @@ func Settings(d *Data, kind string, cfg Config, from *trj.Result) (*ppl.Space, *
 	var opts []SpaceOption
 	switch kind {
 	case experiment.ProposalAffine:
-		s.Transport.Kind = trj.TransportAffine
-		s.Chains.Permutations = Permutations(indicators)
+		s.Proposals = &trj.AffineTransports{Permutations: Permutations(indicators)}
 	case experiment.ProposalRQMA:
-		s.Transport = trj.TransportSettings{Kind: trj.TransportRQMA, RQMA: &cfg.RQMA, Train: &cfg.Train}
-		s.Chains.Permutations = Permutations(indicators)
+		s.Proposals = &trj.RQMATransports{RQMA: &cfg.RQMA, Train: &cfg.Train, Permutations: Permutations(indicators)}
 	case experiment.ProposalCRQMA:
-		s.Transport = trj.TransportSettings{Kind: trj.TransportConditional, RQMA: &cfg.CRQMA, Train: &cfg.CTrain}
-		s.Chains.Algorithm = trj.CTRJ
+		s.Proposals = &trj.Conditional{RQMA: &cfg.CRQMA, Train: &cfg.CTrain}
 	case experiment.ProposalIndepAux:
-		s.Chains.Algorithm = trj.CTRJ
-		s.Chains.Aux = kernels.NormalAux{SD: PriorSD}
+		s.Proposals = &trj.IndependentAux{Aux: kernels.NormalAux{SD: PriorSD}}
 		opts = append(opts, ppl.WithAuxiliaryScale(PriorSD))
 	default:
 		return nil, nil, fmt.Errorf("robustvs: unknown proposal type %q", kind)
@@ -220,7 +216,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for k, l := range labels {
 		res.Result.Truth[l] = experiment.Float(truth[k])
 	}
-	var first *trj.Result
+	var first *trj.Fitted
 	src, dst := 1, 3
 	for _, kind := range cfg.Proposals {
 		space, set, err := Settings(d, kind, cfg, first)
@@ -228,13 +224,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		cfg.Progress.Logf("robustvs: %s", kind)
-		r, err := trj.Run(ctx, space, set)
+		r, fitted, err := trj.RunFitted(ctx, space, set)
 		if err != nil {
 			return nil, fmt.Errorf("robustvs: %s: %w", kind, err)
 		}
 		if first == nil {
-			first = r
-			p := r.Pilots
+			first = fitted
+			p := fitted.Pilots
 			res.Settings = map[string]any{
 				"data": dataName, "pilot_draws": cfg.PilotDraws, "smc_runs": 2 * cfg.BridgeReplicates,
 				"train_draws": len(p[0].Train), "eval_draws": len(p[0].EvalDraws()), "bridge_groups": cfg.BridgeReplicates,
@@ -283,7 +279,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		b := experiment.SummarizeBridge(groups, labels)
-		b.EvalDraws = len(r.Pilots[0].Eval[0])
+		b.EvalDraws = len(fitted.Pilots[0].Eval[0])
 		pr := &experiment.ProposalResult{
 			ModelProbabilities: map[string]experiment.Float{}, Stderr: map[string]experiment.Float{},
 			Estimator: "bridge", Bridge: b, Seconds: map[string]experiment.Float{},
@@ -319,7 +315,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			switch kind {
 			case experiment.ProposalAffine, experiment.ProposalRQMA:
 				for k := range labels {
-					switch t := r.FittedTransport(k).(type) {
+					switch t := fitted.Transport(k).(type) {
 					case *flows.Affine:
 						ps.affine = append(ps.affine, t)
 					case *flows.RQMA:
@@ -327,7 +323,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 					}
 				}
 			case experiment.ProposalCRQMA:
-				ps.crqma = r.ConditionalTransport()
+				ps.crqma = fitted.Conditional()
 			}
 			prop, err := ps.proposeScatter(space, experiment.Stream(cfg.Seed, "scatter-"+kind, 0), res.Source, src, dst)
 			if err != nil {

@@ -283,15 +283,13 @@ func (t *Target) Settings(kind string, cfg Config, given [][][][]float64) (*trj.
 	}
 	switch kind {
 	case experiment.ProposalExact:
-		s.Transport.Kind = trj.TransportUser
-		for _, tr := range t.Transports() {
-			s.Transport.User = append(s.Transport.User, tr)
-		}
+		exact := t.Transports()
+		s.Proposals = &trj.UserTransports{New: func(k int) (kernels.Transport, error) { return exact[k].Clone(), nil }}
 	case experiment.ProposalAffine:
-		s.Transport.Kind = trj.TransportAffine
+		s.Proposals = &trj.AffineTransports{}
 	case experiment.ProposalRQMA:
 		train := cfg.Train
-		s.Transport = trj.TransportSettings{Kind: trj.TransportRQMA, RQMA: &cfg.RQMA, Train: &train}
+		s.Proposals = &trj.RQMATransports{RQMA: &cfg.RQMA, Train: &train}
 	default:
 		return nil, fmt.Errorf("sas: unknown proposal type %q", kind)
 	}
@@ -389,10 +387,12 @@ func (t *Target) Run(ctx context.Context, cfg Config) (*Result, error) {
 		bars := newBars(cfg.Progress, kind, nc)
 		if kind == experiment.ProposalRQMA {
 			bars.train = cfg.Progress.Stage("train "+kind, t.NumModels()*cfg.Train.Iterations)
-			s.Transport.Train.Progress = func(flows.Progress) { bars.train.Add(1) }
+			if rq, ok := s.Proposals.(*trj.RQMATransports); ok {
+				rq.Train.Progress = func(flows.Progress) { bars.train.Add(1) }
+			}
 		}
 		s.Progress = bars.report
-		r, err := trj.Run(ctx, space, s)
+		r, fitted, err := trj.RunFitted(ctx, space, s)
 		bars.done()
 		if err != nil {
 			return res, fmt.Errorf("sas: %s: %w", kind, err)
@@ -427,7 +427,7 @@ func (t *Target) Run(ctx context.Context, cfg Config) (*Result, error) {
 		if cfg.ScatterSources > 0 && cfg.ScatterAux > 0 {
 			tr := make([]kernels.Transport, t.NumModels())
 			for k := range tr {
-				tr[k] = cloneTransport(r.FittedTransport(k))
+				tr[k] = cloneTransport(fitted.Transport(k))
 			}
 			src, prop, err := t.ProposalScatter(tr, cfg.ScatterSources, cfg.ScatterAux)
 			if err != nil {
@@ -441,7 +441,7 @@ func (t *Target) Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // cloneTransport returns a copy of a fitted transport for this goroutine
-// (Result.FittedTransport hands out the run's own).
+// (Fitted.Transport hands out the run's own).
 func cloneTransport(t kernels.Transport) kernels.Transport {
 	switch t := t.(type) {
 	case *Transport:

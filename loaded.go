@@ -1,0 +1,76 @@
+package trj
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/kernels"
+)
+
+// LoadedTransports reads a transport set written by Fitted.Save (a
+// flows.SaveSet set) instead of fitting: per-model transports run TRJ, a
+// conditional flow CTRJ. The set must match the space.
+type LoadedTransports struct {
+	// From is the set; Fit reads it to the end, so a value serves one run.
+	From io.Reader
+	// Builders rebuild user-written flows (flows.GraphFlow), by model
+	// label; nil when the set has none.
+	Builders map[string]flows.Builder
+	// Permutations is TRJ's map h̄ for per-model transports (see
+	// kernels.TRJConfig).
+	Permutations [][][]int
+	// Aux is CTRJ's auxiliary density for a conditional flow (the standard
+	// normal when nil).
+	Aux kernels.AuxiliaryDensity
+}
+
+// Name implements Proposals.
+func (l *LoadedTransports) Name() string { return "loaded" }
+
+// oldSetMagic opens the transport sets of trj before they were flows sets.
+const oldSetMagic = "trj transport set v"
+
+// Fit implements Proposals.
+func (l *LoadedTransports) Fit(_ context.Context, d *FitData) (FittedProposals, error) {
+	if l.From == nil {
+		return nil, fmt.Errorf("trj: loaded transports: From is nil")
+	}
+	br := bufio.NewReader(l.From)
+	if head, _ := br.Peek(len(oldSetMagic) + 8); strings.HasPrefix(string(head), oldSetMagic) {
+		v, _, _ := strings.Cut(string(head), "\n")
+		return nil, fmt.Errorf("trj: the transport set is of the old format %q: this trj reads flows sets (set version %d), written by Fitted.Save: fit the transports again", v, flows.SetVersion)
+	}
+	set, err := flows.LoadSet(br, l.Builders)
+	if err != nil {
+		return nil, fmt.Errorf("trj: loading transports: %w", err)
+	}
+	space := d.Space
+	if len(set) == 1 && set[0].Model == conditionalLabel {
+		c, ok := set[0].Flow.(*flows.ConditionalRQMA)
+		if !ok || c.MaxDim() != space.MaxDim() || c.NumModels() != space.NumModels() {
+			return nil, fmt.Errorf("trj: the saved conditional transport does not fit the space (%d models, saturated dimension %d)", space.NumModels(), space.MaxDim())
+		}
+		return newCTRJFit(space, c, l.Aux, "loaded"), nil
+	}
+	K := space.NumModels()
+	if len(set) != K {
+		return nil, fmt.Errorf("trj: the transport set has %d transports, the space has %d models", len(set), K)
+	}
+	p := &perModel{space: space, ts: make([]kernels.Transport, K), reports: make([]TransportReport, K), perms: l.Permutations}
+	for k, e := range set {
+		if e.Model != space.ModelLabel(k) || e.Dim != space.ModelDim(k) {
+			return nil, fmt.Errorf("trj: saved transport %d is for model %q of dimension %d, the space's model %d is %q of dimension %d", k, e.Model, e.Dim, k, space.ModelLabel(k), space.ModelDim(k))
+		}
+		t, ok := e.Flow.(kernels.Transport)
+		if !ok {
+			return nil, fmt.Errorf("trj: saved transport of model %q is not a transport", e.Model)
+		}
+		p.ts[k], p.reports[k] = t, TransportReport{Kind: "loaded"}
+	}
+	p.clone = func(k int) (kernels.Transport, error) { return cloneFlow(p.ts[k]) }
+	return p, nil
+}
