@@ -139,7 +139,7 @@ func TestSampleRuntimeErrors(t *testing.T) {
 		{[]string{"-model", "normal2", "-data", "/nonexistent/data.json"}, "nonexistent"},
 		{[]string{"-model", "normal2", "-sampler", "smc"}, `sampler "smc" is not available`},
 		{[]string{"-model", "normal2", "-sampler", "rwm"}, "rwm on normal2: diverged everywhere"},
-		{[]string{"-model", "normal2", "-o", "/nonexistent/dir/out.csv", "-quiet"}, "nonexistent"},
+		{[]string{"-model", "normal2", "-o", "/dev/null/dir/out.csv", "-quiet"}, "cannot create the folder of /dev/null/dir/out_1.csv"},
 	} {
 		code, _, errs := runArgs(append([]string{"sample"}, tc.args...)...)
 		if code != exitFail || !strings.Contains(errs, tc.msg) {
