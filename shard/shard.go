@@ -159,7 +159,7 @@ func fromEnv(n int, getenv func(string) string) (int, error) {
 					}
 				}
 				if tasks != n || hi-lo+1 != n {
-					return 0, fmt.Errorf("the Slurm array is %s for %d shards; submit the shards as --array=1-%d, or give a single shard as i/%d (a rerun of shard i alone: --array=i with -shard i/%d)",
+					return 0, fmt.Errorf("the Slurm array has %s for %d shards; submit the shards as --array=1-%d, or give a single shard as i/%d (a rerun of shard i alone: --array=i with -shard i/%d)",
 						describeArray(lo, hi, tasks), n, n, n, n)
 				}
 			}
@@ -181,5 +181,5 @@ func describeArray(lo, hi, tasks int) string {
 	case tasks == hi-lo+1:
 		return fmt.Sprintf("%d tasks (ids %d-%d)", tasks, lo, hi)
 	}
-	return fmt.Sprintf("%d tasks with ids from %d to %d, not consecutive", tasks, lo, hi)
+	return fmt.Sprintf("%d tasks (ids from %d to %d, with gaps)", tasks, lo, hi)
 }

@@ -212,6 +212,15 @@ for c in 1 2 3 4; do same draws/diamonds_$c.csv whole/diamonds_$c.csv; done
 "$trj" summary draws/diamonds_*.csv >sharded.txt
 "$trj" summary whole/diamonds_*.csv >whole.txt
 same sharded.txt whole.txt
+# Arrays that cannot say which shards their tasks are: refused at once,
+# naming their tasks and ids.
+say "trj sample: arrays of one task and with a gap are refused"
+jid=$(sbatch --array=3 sample.sbatch "${trial[@]}" | submitted)
+want_state=FAILED wait_jobs "$jid"
+grep -h 'has 1 task (id 3) for 4 shards' logs/sample_"$jid"_3.out
+jid=$(sbatch --array=1,2,3,5 sample.sbatch "${trial[@]}" | submitted)
+want_state=FAILED wait_jobs "$jid"
+grep -h 'has 4 tasks (ids from 1 to 5, with gaps) for 4 shards' logs/sample_"$jid"_5.out
 
 # 2. trj run sas in three shards with a dependent merge job (trj by $TRJ).
 say "trj run sas: 3 shards and a merge job"
