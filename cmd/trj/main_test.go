@@ -233,3 +233,15 @@ func TestProgressConcurrent(t *testing.T) {
 		t.Errorf("no warm-up line:\n%s", buf.String())
 	}
 }
+
+// skipInRacePass skips a long end-to-end test that runs a single
+// goroutine's work (or work the package's other tests already run
+// concurrently) when the tests run with -race -short, CI's race pass: the
+// race detector slows it 5-10x and finds nothing there to check, and CI's
+// first pass runs it in full without -race. why says what it runs.
+func skipInRacePass(t *testing.T, why string) {
+	t.Helper()
+	if raceDetector && testing.Short() {
+		t.Skip("skipped with -race -short (run without -race): " + why)
+	}
+}

@@ -246,7 +246,7 @@ func TestRunChecksOutputsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
-		{"sas", "-quiet", "-out", dir, "-json", filepath.Join(dir, "missing", "r.json")},
+		{"sas", "-quiet", "-out", dir, "-json", filepath.Join(file, "r.json")},
 		{"sas", "-quiet", "-out", filepath.Join(file, "sub")},
 	} {
 		var called bool
