@@ -47,7 +47,8 @@ func scaleScripts(t *testing.T, doc string) map[string]string {
 
 // TestScaleScripts checks that the Slurm scripts of scale.md are whole
 // scripts that sbatch accepts and that CI runs: each starts with a #!
-// line, runs trj as ${TRJ:-trj}, is valid bash and is one of the scripts
+// line, runs trj as ${TRJ:-trj}, has Slurm cancel a job whose dependency
+// failed (--kill-on-invalid-dep=yes), is valid bash and is one of the scripts
 // .ci/slurm/run.sh submits (and it submits no other); a bash block with
 // #SBATCH lines is a marked script.
 func TestScaleScripts(t *testing.T) {
@@ -85,6 +86,10 @@ func TestScaleScripts(t *testing.T) {
 		for _, line := range strings.Split(body, "\n") {
 			if !strings.HasPrefix(strings.TrimSpace(line), "#") && bareTRJ.MatchString(line) {
 				t.Errorf("scale.md: script %s runs a bare trj, not ${TRJ:-trj}: %s", name, line)
+			}
+			// A job waiting for shards that failed would stay pending.
+			if strings.Contains(line, "--dependency=") && !strings.Contains(line, "--kill-on-invalid-dep=yes") {
+				t.Errorf("scale.md: script %s: a dependent job without --kill-on-invalid-dep=yes: %s", name, line)
 			}
 		}
 		if bash, err := exec.LookPath("bash"); err == nil {
