@@ -46,9 +46,9 @@ cleanup() {
   # given time to end, before the daemons are stopped.
   if [ -n "${SLURM_CONF:-}" ] && [ -n "$(squeue -h -o %i 2>/dev/null)" ]; then
     scancel --user="$(id -un)" 2>/dev/null || true
-    for _ in $(seq 30); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 1; done
+    for _ in $(seq 15); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 1; done
   fi
-  for _ in $(seq 30); do [ -z "$(find "$tmp"/spool -type s 2>/dev/null)" ] && break; sleep 1; done
+  for _ in $(seq 15); do [ -z "$(find "$tmp"/spool -type s 2>/dev/null)" ] && break; sleep 1; done
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   if [ "$status" != 0 ]; then
@@ -109,9 +109,12 @@ MinJobAge=3600
 $node State=UNKNOWN
 PartitionName=ci Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
-slurmctld -D -i >"$tmp"/slurmctld.out 2>&1 &
+# In sessions of their own: timeout(1) signals its whole process group,
+# and the controller must outlive this script's TERM to cancel the jobs
+# left (cleanup). setsid execs the daemon in place, so $! is its pid.
+setsid slurmctld -D -i >"$tmp"/slurmctld.out 2>&1 &
 pids+=($!)
-slurmd -D >"$tmp"/slurmd.out 2>&1 &
+setsid slurmd -D >"$tmp"/slurmd.out 2>&1 &
 pids+=($!)
 for i in $(seq 300); do
   state=$(sinfo -h -n "$host" -o %T 2>/dev/null || true)
