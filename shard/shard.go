@@ -159,8 +159,8 @@ func fromEnv(n int, getenv func(string) string) (int, error) {
 					}
 				}
 				if tasks != n || hi-lo+1 != n {
-					return 0, fmt.Errorf("the Slurm array has %s for %d shards; submit the shards as --array=1-%d, or give a single shard as i/%d (a rerun of shard i alone: --array=i with -shard i/%d)",
-						describeArray(lo, hi, tasks), n, n, n, n)
+					return 0, fmt.Errorf("the Slurm array has %s for %d shards; submit the shards as --array=1-%d, or run one shard alone (a rerun) with --array=i and the shard given as i/%d",
+						describeArray(lo, hi, tasks), n, n, n)
 				}
 			}
 		}

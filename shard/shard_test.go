@@ -55,7 +55,7 @@ func TestParseEnv(t *testing.T) {
 		{"4", env(SlurmTaskEnv, "1", SlurmMinEnv, "1", SlurmMaxEnv, "3"), "has 3 tasks (ids 1-3) for 4 shards; submit the shards as --array=1-4"},
 		// sbatch --array=3 with the array's own -shard 4: one task.
 		{"4", env(SlurmTaskEnv, "3", SlurmMinEnv, "3", SlurmMaxEnv, "3", SlurmCountEnv, "1"), "has 1 task (id 3) for 4 shards"},
-		{"4", env(SlurmTaskEnv, "3", SlurmMinEnv, "3", SlurmMaxEnv, "3", SlurmCountEnv, "1"), "--array=i with -shard i/4"},
+		{"4", env(SlurmTaskEnv, "3", SlurmMinEnv, "3", SlurmMaxEnv, "3", SlurmCountEnv, "1"), "--array=i and the shard given as i/4"},
 		// --array=1,2,3,5: four tasks, ids from 1 to 5.
 		{"4", env(SlurmTaskEnv, "5", SlurmMinEnv, "1", SlurmMaxEnv, "5", SlurmCountEnv, "4"), "has 4 tasks (ids from 1 to 5, with gaps) for"},
 		{"5", env(SlurmTaskEnv, "5", SlurmMinEnv, "1", SlurmMaxEnv, "5", SlurmCountEnv, "4"), "has 4 tasks (ids from 1 to 5, with gaps) for"},
