@@ -11,13 +11,14 @@ import (
 // Environment variables from which Parse takes a shard's index when only
 // the count is given.
 const (
-	// SlurmTaskEnv is a Slurm job array task's id; the array's first and
-	// last ids and its step are in SlurmMinEnv, SlurmMaxEnv and
-	// SlurmStepEnv.
-	SlurmTaskEnv = "SLURM_ARRAY_TASK_ID"
-	SlurmMinEnv  = "SLURM_ARRAY_TASK_MIN"
-	SlurmMaxEnv  = "SLURM_ARRAY_TASK_MAX"
-	SlurmStepEnv = "SLURM_ARRAY_TASK_STEP"
+	// SlurmTaskEnv is a Slurm job array task's id; the array's lowest and
+	// highest ids, its number of tasks and its step are in SlurmMinEnv,
+	// SlurmMaxEnv, SlurmCountEnv and SlurmStepEnv.
+	SlurmTaskEnv  = "SLURM_ARRAY_TASK_ID"
+	SlurmMinEnv   = "SLURM_ARRAY_TASK_MIN"
+	SlurmMaxEnv   = "SLURM_ARRAY_TASK_MAX"
+	SlurmCountEnv = "SLURM_ARRAY_TASK_COUNT"
+	SlurmStepEnv  = "SLURM_ARRAY_TASK_STEP"
 	// IndexedJobEnv is a Kubernetes Indexed Job pod's 0-based index.
 	IndexedJobEnv = "JOB_COMPLETION_INDEX"
 )
@@ -73,7 +74,11 @@ func (s Shard) Check(total int, what string) error {
 // i taken from the scheduler's environment: JOB_COMPLETION_INDEX + 1 in a
 // Kubernetes Indexed Job, or SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN + 1
 // in a Slurm job array (the task id itself when the minimum is unset),
-// whose n task ids must be consecutive (--array=1-n or --array=0-(n-1)).
+// which must be n tasks with consecutive ids (--array=1-n or
+// --array=0-(n-1)). Any other array is refused, as its tasks could not
+// say which shards they are: an array of one task rerunning shard i, or
+// of the ids 1,2,3,5, gives the shard as "i/n", which ignores the
+// environment.
 func Parse(arg string) (Shard, error) { return ParseEnv(arg, os.Getenv) }
 
 // ParseEnv is Parse with the environment read through getenv.
@@ -147,8 +152,15 @@ func fromEnv(n int, getenv func(string) string) (int, error) {
 				if err != nil {
 					return 0, err
 				}
-				if hi-lo+1 != n {
-					return 0, fmt.Errorf("the Slurm array has ids %d-%d, %d tasks for %d shards; submit it with --array=1-%d", lo, hi, hi-lo+1, n, n)
+				tasks := hi - lo + 1
+				if getenv(SlurmCountEnv) != "" {
+					if tasks, err = envInt(SlurmCountEnv); err != nil {
+						return 0, err
+					}
+				}
+				if tasks != n || hi-lo+1 != n {
+					return 0, fmt.Errorf("the Slurm array has %s for %d shards; submit the shards as --array=1-%d, or run one shard alone (a rerun) with --array=i and the shard given as i/%d",
+						describeArray(lo, hi, tasks), n, n, n)
 				}
 			}
 		}
@@ -159,4 +171,15 @@ func fromEnv(n int, getenv func(string) string) (int, error) {
 		return 0, fmt.Errorf("shard index %d from the environment is outside 1 … %d", i, n)
 	}
 	return i, nil
+}
+
+// describeArray describes a Slurm array of tasks with ids lo … hi.
+func describeArray(lo, hi, tasks int) string {
+	switch {
+	case tasks == 1 && lo == hi:
+		return fmt.Sprintf("1 task (id %d)", lo)
+	case tasks == hi-lo+1:
+		return fmt.Sprintf("%d tasks (ids %d-%d)", tasks, lo, hi)
+	}
+	return fmt.Sprintf("%d tasks (ids from %d to %d, with gaps)", tasks, lo, hi)
 }

@@ -28,6 +28,10 @@ func TestParseEnv(t *testing.T) {
 		{"3", env(SlurmTaskEnv, "0", SlurmMinEnv, "0", SlurmMaxEnv, "2"), Shard{1, 3}},
 		{"3", env(SlurmTaskEnv, "7", SlurmMinEnv, "5", SlurmMaxEnv, "7"), Shard{3, 3}},
 		{"3", env(SlurmTaskEnv, "2", SlurmStepEnv, "1"), Shard{2, 3}},
+		{"3", env(SlurmTaskEnv, "2", SlurmMinEnv, "1", SlurmMaxEnv, "3", SlurmCountEnv, "3"), Shard{2, 3}},
+		// A rerun of shard 3 alone (sbatch --array=3 … -shard 3/4): i/n
+		// wins over the one-task array.
+		{"3/4", env(SlurmTaskEnv, "3", SlurmMinEnv, "3", SlurmMaxEnv, "3", SlurmCountEnv, "1"), Shard{3, 4}},
 	} {
 		got, err := ParseEnv(c.arg, c.env)
 		if err != nil || got != c.want {
@@ -48,7 +52,14 @@ func TestParseEnv(t *testing.T) {
 		{"4", env(IndexedJobEnv, "4"), "outside 1 … 4"},
 		{"4", env(SlurmTaskEnv, "0"), "outside 1 … 4"},
 		{"4", env(SlurmTaskEnv, "one"), "not an integer"},
-		{"4", env(SlurmTaskEnv, "1", SlurmMinEnv, "1", SlurmMaxEnv, "3"), "--array=1-4"},
+		{"4", env(SlurmTaskEnv, "1", SlurmMinEnv, "1", SlurmMaxEnv, "3"), "has 3 tasks (ids 1-3) for 4 shards; submit the shards as --array=1-4"},
+		// sbatch --array=3 with the array's own -shard 4: one task.
+		{"4", env(SlurmTaskEnv, "3", SlurmMinEnv, "3", SlurmMaxEnv, "3", SlurmCountEnv, "1"), "has 1 task (id 3) for 4 shards"},
+		{"4", env(SlurmTaskEnv, "3", SlurmMinEnv, "3", SlurmMaxEnv, "3", SlurmCountEnv, "1"), "--array=i and the shard given as i/4"},
+		// --array=1,2,3,5: four tasks, ids from 1 to 5.
+		{"4", env(SlurmTaskEnv, "5", SlurmMinEnv, "1", SlurmMaxEnv, "5", SlurmCountEnv, "4"), "has 4 tasks (ids from 1 to 5, with gaps) for"},
+		{"5", env(SlurmTaskEnv, "5", SlurmMinEnv, "1", SlurmMaxEnv, "5", SlurmCountEnv, "4"), "has 4 tasks (ids from 1 to 5, with gaps) for"},
+		{"4", env(SlurmTaskEnv, "1", SlurmMinEnv, "1", SlurmMaxEnv, "4", SlurmCountEnv, "four"), "not an integer"},
 		{"4", env(SlurmTaskEnv, "1", IndexedJobEnv, "0"), "both"},
 		{"4", env(SlurmTaskEnv, "1", SlurmStepEnv, "2"), "steps by 2"},
 	} {

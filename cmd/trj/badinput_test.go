@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/trjgo/trj/ppl/draws"
 )
 
 // TestBadInputsCLI is the command line's bad-input suite: each case must
@@ -43,7 +45,8 @@ func TestBadInputsCLI(t *testing.T) {
 		{"draws beyond memory", sample("-draws", "1000000000000"), exitFail, "run too large", ""},
 		{"chains beyond memory", sample("-chains", "100000000"), exitFail, "100000000 chains", ""},
 		{"warm-up overflowing an int", sample("-warmup", "9223372036854775807"), exitUsage, "more iterations", ""},
-		{"-o in a missing folder", sample("-o", filepath.Join(dir, "missing", "x.csv")), exitFail, "-o: cannot write", ""},
+		{"-o in a new folder", sample("-o", filepath.Join(dir, "new", "x.csv")), exitOK, "", "lp__"},
+		{"-o under a file", sample("-o", filepath.Join(good, "x.csv")), exitFail, "-o: cannot create the folder", ""},
 		{"-o a folder", sample("-chains", "1", "-o", dir), exitFail, "-o: cannot write", ""},
 		{"no chains", sample("-chains", "0"), exitUsage, "-chains 0", ""},
 		{"no draws", sample("-draws", "0"), exitUsage, "-draws 0", ""},
@@ -68,7 +71,7 @@ func TestBadInputsCLI(t *testing.T) {
 		{"summary of a CSV with a byte-order mark", []string{"summary", bom}, exitOK, "", "lp__"},
 		{"run with one replicate chain", []string{"run", "sas", "-chains", "1"}, exitUsage, "at least 2 replicate chains", ""},
 		{"run with one step", []string{"run", "sas", "-steps", "1"}, exitUsage, "at least 2 steps", ""},
-		{"run with -json in a missing folder", []string{"run", "sas", "-quiet", "-out", dir, "-json", filepath.Join(dir, "no", "r.json")}, exitFail, "-json: cannot write", ""},
+		{"run with -json under a file", []string{"run", "sas", "-quiet", "-out", dir, "-json", filepath.Join(good, "r.json")}, exitFail, "-json: cannot create the folder", ""},
 		{"run with -out under a file", []string{"run", "sas", "-quiet", "-out", filepath.Join(good, "figs")}, exitFail, "-out: cannot create", ""},
 		{"run of an unknown experiment", []string{"run", "nope"}, exitUsage, `unknown experiment "nope"`, ""},
 		{"unknown command", []string{"smaple"}, exitUsage, `unknown command "smaple"`, ""},
@@ -83,6 +86,12 @@ func TestBadInputsCLI(t *testing.T) {
 		}
 		if code != exitOK && m.evals.Load() != 0 {
 			t.Errorf("%s: %d gradient evaluations before refusing", c.name, m.evals.Load())
+		}
+	}
+	// -o in a folder that did not exist: trj made it and wrote every chain.
+	for _, f := range draws.ChainFileNames(filepath.Join(dir, "new", "x.csv"), 4) {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("-o in a new folder: %v", err)
 		}
 	}
 }

@@ -29,7 +29,8 @@
 // -sampler smc, -draws is the number of particles, reported as one chain,
 // and the log evidence is printed.
 //
-// Output paths (-o, -json, -out) are checked writable before any work.
+// Output paths (-o, -json, -out) are checked writable before any work,
+// and their folders created when missing.
 // sample writes each draw as it is made, as CmdStan does: every file is
 // valid CSV at any moment, holds every draw but those of the last second,
 // and carries CmdStan's adaptation block (step size, inverse metric) after

@@ -15,6 +15,7 @@ import (
 // an empty working directory with $TRJ_DATA unset: each runs on the data
 // built into trj, and the output says so.
 func TestSampleEveryModelFromEmptyDir(t *testing.T) {
+	skipInRacePass(t, "one chain of every gallery model, one after another")
 	t.Setenv(dataDirEnv, "")
 	t.Chdir(t.TempDir())
 	for _, e := range models.All() {
@@ -36,6 +37,7 @@ func TestSampleEveryModelFromEmptyDir(t *testing.T) {
 // TestModelsLists checks that "trj models" gives each model's name,
 // dimension, data size and description.
 func TestModelsLists(t *testing.T) {
+	skipInRacePass(t, "builds every gallery model, one after another")
 	code, stdout, stderr := runDefault("models")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)

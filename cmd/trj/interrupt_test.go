@@ -182,9 +182,14 @@ func TestSampleInterruptKeepsDraws(t *testing.T) {
 // fail before any gradient is computed.
 func TestSampleChecksOutputFirst(t *testing.T) {
 	m := &normalModel{n: 2, evals: new(atomic.Int64)}
+	// A folder under a file cannot be created.
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"sample", "-model", "normal", "-o", filepath.Join(t.TempDir(), "missing", "x.csv")}, &out, &errb, interruptBackend(m))
-	if code != exitFail || !strings.Contains(errb.String(), "missing") || m.evals.Load() != 0 {
+	code := run(context.Background(), []string{"sample", "-model", "normal", "-o", filepath.Join(file, "x.csv")}, &out, &errb, interruptBackend(m))
+	if code != exitFail || !strings.Contains(errb.String(), "cannot create the folder") || m.evals.Load() != 0 {
 		t.Errorf("code %d, %d gradient evaluations, stderr %q", code, m.evals.Load(), errb.String())
 	}
 }

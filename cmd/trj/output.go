@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -18,8 +19,13 @@ const exitInterrupted = 130
 
 // checkWritable reports whether a file can be written at path, without
 // changing what is there: an existing file is opened for writing (not
-// truncated), a missing one is created and removed.
+// truncated), a missing one is created and removed. The file's folder is
+// created when missing, as a batch job's first write into a fresh
+// directory (draws/, trj-out/sas/) needs it.
 func checkWritable(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("cannot create the folder of %s: %w", path, err)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err == nil {
 		return f.Close()

@@ -166,6 +166,21 @@ func TestRunSASShardsMerge(t *testing.T) {
 	}
 }
 
+// TestRunSASShardDefaultFile runs a shard of "trj run sas" without -o in
+// a fresh directory, as the first task of a Slurm array does: it creates
+// trj-out/sas and writes its partial file there.
+func TestRunSASShardDefaultFile(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, _, stderr := runArgs("run", "sas", "-quiet", "-steps", "20", "-chains", "2", "-train-draws", "100",
+		"-eval-draws", "50", "-bridge-reps", "2", "-train-iters", "5", "-scatter-sources", "2", "-shard", "2/2")
+	if code != exitOK {
+		t.Fatalf("shard 2/2 without -o: code %d, %s", code, stderr)
+	}
+	if _, err := readPartial(filepath.Join("trj-out", "sas", "shard_2_of_2.json")); err != nil {
+		t.Error(err)
+	}
+}
+
 // fakeExperiments holds one experiment, "fake", that cancels ctx after
 // finishing its first stage and returns that stage's result with ctx's
 // error, as an experiment interrupted by SIGINT does.
@@ -231,7 +246,7 @@ func TestRunChecksOutputsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
-		{"sas", "-quiet", "-out", dir, "-json", filepath.Join(dir, "missing", "r.json")},
+		{"sas", "-quiet", "-out", dir, "-json", filepath.Join(file, "r.json")},
 		{"sas", "-quiet", "-out", filepath.Join(file, "sub")},
 	} {
 		var called bool
