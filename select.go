@@ -307,14 +307,14 @@ func (e *selEntry) LogEvidence() float64         { return e.lap.LogEvidence }
 // the model, whatever path the chain took), and keeps them in a bounded
 // least-recently-used cache.
 type selTarget struct {
-	sp      *ppl.SelectionSpace
-	kind    SelectProposal
-	base    []float64 // the empty model's mode: always-in then shared coordinates
-	global  *flows.Laplace
-	gcov    *mat.SymDense
-	order   *list.List
-	items   map[string]*list.Element
-	fails   int
+	sp     *ppl.SelectionSpace
+	kind   SelectProposal
+	base   []float64 // the empty model's mode: always-in then shared coordinates
+	global *flows.Laplace
+	gcov   *mat.SymDense
+	order  *list.List
+	items  map[string]*list.Element
+	fails  int
 }
 
 func newSelTarget(sp *ppl.SelectionSpace, kind SelectProposal) (*selTarget, error) {
