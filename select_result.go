@@ -67,9 +67,9 @@ type SelectResult struct {
 	// Visited is the number of distinct models visited in the kept steps
 	// (summed over chains' distinct sets, counted once).
 	Visited int
-	// Built is the number of models built by all chains (each chain builds
-	// what it proposes, on first use and after eviction from its cache);
-	// Flagged counts the Laplace fits that did not converge or had to be
+	// Built is the number of models built (the chains share the models
+	// they build; a model is built again only after eviction from the
+	// cache); Flagged counts the Laplace fits that did not converge or had to be
 	// regularised (their transports are still valid, only poorer).
 	Built, Flagged int
 	// Moves counts the jumps proposed and accepted by kind; Within the
@@ -105,13 +105,6 @@ func newSelectResult(sp *ppl.SelectionSpace, s *SelectSettings, chains []int, ru
 	n := math.MaxInt
 	for _, c := range done {
 		n = min(n, len(c.ids))
-	}
-	for _, c := range runs {
-		if c == nil {
-			continue
-		}
-		r.Built += c.builds
-		r.Flagged += c.fails
 	}
 	mv := [4]string{"none", "add", "drop", "swap"}
 	for m := 1; m < 4; m++ {
@@ -221,10 +214,14 @@ func newSelectResult(sp *ppl.SelectionSpace, s *SelectSettings, chains []int, ru
 			r.Top[i].Renormalised = sumP * math.Exp(lz[i]-maxL) / sumL
 		}
 	}
-	if r.Flagged > 0 {
-		r.LaplaceWarning = fmt.Sprintf("%d Laplace fits did not converge or had an indefinite Hessian; their jumps are still exact but may mix slowly", r.Flagged)
-	}
 	return r
+}
+
+func (r *SelectResult) setFlagged(n int) {
+	r.Flagged = n
+	if n > 0 {
+		r.LaplaceWarning = fmt.Sprintf("%d Laplace fits did not converge or had an indefinite Hessian; their jumps are still exact but may mix slowly", n)
+	}
 }
 
 func b2f(b bool) float64 {

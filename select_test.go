@@ -80,3 +80,43 @@ func TestSelectExactNIG(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectCalibration checks the reported MCSEs over seeds: the
+// z-scores (PIP − exact)/MCSE of the terms with exact PIP in (0.02, 0.98)
+// over 10 seeds have a standard deviation in [0.7, 1.4].
+func TestSelectCalibration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical test over 10 seeds")
+	}
+	X, y := selectData(80, 12, 1)
+	want := exactPIPs(t, X, y)
+	sp, err := glmselect.Gaussian(X, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zs []float64
+	for seed := uint64(101); seed < 111; seed++ {
+		res, err := Select(context.Background(), sp, &SelectSettings{Seed: seed, Steps: 3000, Warmup: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, e := range res.PIP {
+			if want[j] > 0.02 && want[j] < 0.98 {
+				zs = append(zs, (e.P-want[j])/e.MCSE)
+			}
+		}
+	}
+	var m, ss float64
+	for _, z := range zs {
+		m += z
+	}
+	m /= float64(len(zs))
+	for _, z := range zs {
+		ss += (z - m) * (z - m)
+	}
+	sd := math.Sqrt(ss / float64(len(zs)-1))
+	t.Logf("%d z-scores: mean %.3f, sd %.3f", len(zs), m, sd)
+	if sd < 0.7 || sd > 1.4 {
+		t.Errorf("sd of the z-scores %.3f, want in [0.7, 1.4]", sd)
+	}
+}
