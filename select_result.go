@@ -2,6 +2,7 @@ package trj
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/figures"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/diag"
 )
@@ -413,4 +415,45 @@ func (r *SelectResult) RunningPIP(j int) []float64 {
 		out[t] = sum / float64((t+1)*len(r.runs))
 	}
 	return out
+}
+
+// WriteRunningFigure draws each chain's running inclusion probability of
+// the given terms (default: the six whose PIP is nearest ½, the hardest to
+// estimate), one panel per term, to path (".png" or ".svg"). It needs the
+// chains of this run (a result read back from JSON has none).
+func (r *SelectResult) WriteRunningFigure(path string, terms ...int) error {
+	if len(r.runs) == 0 {
+		return errors.New("trj: no chains to draw")
+	}
+	if len(terms) == 0 {
+		order := make([]int, len(r.PIP))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool {
+			return math.Abs(r.PIP[order[a]].P-0.5) < math.Abs(r.PIP[order[b]].P-0.5)
+		})
+		terms = order[:min(6, len(order))]
+	}
+	series := map[string][][]float64{}
+	var names []string
+	for _, j := range terms {
+		if j < 0 || j >= len(r.Names) {
+			return fmt.Errorf("trj: term %d out of range [0, %d)", j, len(r.Names))
+		}
+		name := fmt.Sprintf("%s (PIP %.3f ± %.3f)", r.Names[j], r.PIP[j].P, r.PIP[j].MCSE)
+		names = append(names, name)
+		for _, c := range r.runs {
+			run := make([]float64, len(c.ids))
+			var n float64
+			for i, id := range c.ids {
+				n += b2f(c.models[id].Has(j))
+				run[i] = n / float64(i+1)
+			}
+			series[name] = append(series[name], run)
+		}
+	}
+	_, err := figures.RunningEstimates(path, "Running inclusion probabilities", series, math.NaN(),
+		figures.WithOrder(names...), figures.WithYLabel("running PIP"), figures.WithXLabel("kept step"))
+	return err
 }

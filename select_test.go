@@ -231,6 +231,9 @@ func TestSelectDeterministicOutputs(t *testing.T) {
 	if got := sum / 1200; math.Abs(got-a.PIP[0].P) > 1e-12 {
 		t.Errorf("indicator column mean %v, PIP %v", got, a.PIP[0].P)
 	}
+	if err := a.WriteRunningFigure(filepath.Join(dir, "running.png")); err != nil {
+		t.Errorf("running figure: %v", err)
+	}
 	var buf bytes.Buffer
 	if err := a.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
