@@ -104,7 +104,8 @@ func TestSelectMeasureP20(t *testing.T) {
 	}
 	s.Informed = os.Getenv("TRJ_SELECT_INFORMED") != ""
 	var zs []float64
-	for seed := 1; seed <= seeds; seed++ {
+	first := envInt("TRJ_SELECT_SEED0", 1)
+	for seed := first; seed < first+seeds; seed++ {
 		s.Seed = uint64(seed)
 		c0, w0 := cpuSeconds(), time.Now()
 		res, err := Select(context.Background(), sp, s)
@@ -127,9 +128,16 @@ func TestSelectMeasureP20(t *testing.T) {
 		for _, m := range res.Moves {
 			acc += fmt.Sprintf(" %s %.3f", m.Move, float64(m.Accepted)/math.Max(1, float64(m.Proposed)))
 		}
+		zline := ""
+		for j, e := range res.PIP {
+			if e.MCSE > 0 && want[j] > 0.001 && want[j] < 0.999 {
+				zline += fmt.Sprintf(" %.3f", (e.P-want[j])/e.MCSE)
+			}
+		}
+		t.Logf("%s seed %d z-scores:%s", mode, seed, zline)
 		t.Logf("%s seed %d: max|err| %.4f max|z| %.2f minESS %.0f (%.0f/cpu-s) wall %.1fs cpu %.1fs visited %d built %d flagged %d accept%s within %.3f",
 			mode, seed, maxErr, maxZ, minESS, minESS/cpu, wall, cpu, res.Visited, res.Built, res.Flagged, acc, float64(res.Within.Accepted)/float64(res.Within.Proposed))
-		if seed == 1 && os.Getenv("TRJ_SELECT_PRINT") != "" {
+		if seed == first && os.Getenv("TRJ_SELECT_PRINT") != "" {
 			t.Log(res)
 		}
 	}
