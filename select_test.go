@@ -209,6 +209,24 @@ func TestSelectDeterministicOutputs(t *testing.T) {
 	if err != nil || c.Steps != 400 || len(c.Chains) != 1 {
 		t.Fatalf("shard: %v, %d steps", err, c.Steps)
 	}
+	// Merging the shards {0, 2} and {1} gives the pooled PIPs.
+	s.Shard = []int{0, 2}
+	c02, err := Select(context.Background(), sp, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := MergeSelect(c02, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range m.PIP {
+		if math.Abs(m.PIP[j].P-a.PIP[j].P) > 1e-12 {
+			t.Errorf("merged PIP %d: %v, whole run %v", j, m.PIP[j].P, a.PIP[j].P)
+		}
+	}
+	if _, err := MergeSelect(c, c); err == nil {
+		t.Error("merging a shard with itself: no error")
+	}
 	// CmdStan CSV: one file per chain, indicator columns matching the
 	// chain's models.
 	d, _, err := draws.ReadFiles(filepath.Join(dir, "select-0.csv"), filepath.Join(dir, "select-1.csv"), filepath.Join(dir, "select-2.csv"))
@@ -240,6 +258,10 @@ func TestSelectDeterministicOutputs(t *testing.T) {
 	}
 	if buf.Len() > 20000 {
 		t.Errorf("JSON of %d bytes", buf.Len())
+	}
+	back, err := ReadSelectResult(&buf)
+	if err != nil || back.PIP[3] != a.PIP[3] || !back.Top[0].Terms.Equal(a.Top[0].Terms) {
+		t.Errorf("JSON round trip: %v", err)
 	}
 	if s := a.String(); !strings.Contains(s, "Posterior inclusion probabilities") || !strings.Contains(s, "Top") {
 		t.Errorf("table:\n%s", s)
