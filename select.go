@@ -528,13 +528,12 @@ func (d identityTransport) Inverse(z, theta []float64) (float64, error) {
 
 // selectCSV writes one chain's kept steps in CmdStan's CSV layout.
 type selectCSV struct {
-	f     *os.File
-	w     *draws.CSVWriter
-	p, A  int
-	S     int
-	row   []float64
-	diag  []float64
-	total int
+	f    *os.File
+	w    *draws.CSVWriter
+	p, A int
+	S    int
+	row  []float64
+	diag []float64
 }
 
 func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *SelectSettings, chain int) (*selectCSV, error) {
