@@ -1,0 +1,560 @@
+package ppl
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Terms is a set of candidate terms {0, …, P−1} of a variable selection, a
+// bitset (one bit per term, so P may be in the hundreds). A Terms is a value:
+// With and Without return new sets and never change the receiver. The zero
+// Terms is the empty set over no terms.
+type Terms struct {
+	w []uint64
+	p int
+}
+
+// NewTerms returns the set of the given terms out of p candidates. It fails
+// when p < 1 or an index is outside [0, p).
+func NewTerms(p int, idx ...int) (Terms, error) {
+	if p < 1 {
+		return Terms{}, fmt.Errorf("ppl: a selection needs at least one candidate term, got p = %d", p)
+	}
+	t := Terms{w: make([]uint64, (p+63)/64), p: p}
+	for _, i := range idx {
+		if i < 0 || i >= p {
+			return Terms{}, fmt.Errorf("ppl: term index %d out of range [0, %d)", i, p)
+		}
+		t.w[i/64] |= 1 << (i % 64)
+	}
+	return t, nil
+}
+
+// TermsFromIndicators returns the set whose members are the i with
+// v[i] ≠ 0 (an indicator vector of 0s and 1s; any other value is an
+// error), out of p = len(v) candidates.
+func TermsFromIndicators(v []int) (Terms, error) {
+	t, err := NewTerms(len(v))
+	if err != nil {
+		return Terms{}, err
+	}
+	for i, x := range v {
+		switch x {
+		case 0:
+		case 1:
+			t.w[i/64] |= 1 << (i % 64)
+		default:
+			return Terms{}, fmt.Errorf("ppl: indicator %d is %d, want 0 or 1", i, x)
+		}
+	}
+	return t, nil
+}
+
+// ParseTerms reads a set written by String ("{1,4,7}", braces optional)
+// out of p candidates.
+func ParseTerms(p int, s string) (Terms, error) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
+	var idx []int
+	if strings.TrimSpace(s) != "" {
+		for _, f := range strings.Split(s, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return Terms{}, fmt.Errorf("ppl: term set %q: %q is not a term index", s, f)
+			}
+			idx = append(idx, i)
+		}
+	}
+	return NewTerms(p, idx...)
+}
+
+// P is the number of candidate terms.
+func (t Terms) P() int { return t.p }
+
+// Has reports whether term i is in the set (false for i out of range).
+func (t Terms) Has(i int) bool {
+	if i < 0 || i >= t.p {
+		return false
+	}
+	return t.w[i/64]&(1<<(i%64)) != 0
+}
+
+// With returns the set with term i added. It panics when i is out of
+// range, a programming error like an index out of range.
+func (t Terms) With(i int) Terms {
+	t.check(i)
+	c := t.clone()
+	c.w[i/64] |= 1 << (i % 64)
+	return c
+}
+
+// Without returns the set with term i removed. It panics when i is out of
+// range.
+func (t Terms) Without(i int) Terms {
+	t.check(i)
+	c := t.clone()
+	c.w[i/64] &^= 1 << (i % 64)
+	return c
+}
+
+func (t Terms) check(i int) {
+	if i < 0 || i >= t.p {
+		panic(fmt.Sprintf("ppl: term index %d out of range [0, %d)", i, t.p))
+	}
+}
+
+func (t Terms) clone() Terms {
+	return Terms{w: append([]uint64(nil), t.w...), p: t.p}
+}
+
+// Count is the number of terms in the set (the model size).
+func (t Terms) Count() int {
+	n := 0
+	for _, w := range t.w {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// Indices returns the members in increasing order.
+func (t Terms) Indices() []int {
+	out := make([]int, 0, t.Count())
+	for k, w := range t.w {
+		for w != 0 {
+			b := bits.TrailingZeros64(w)
+			out = append(out, k*64+b)
+			w &^= 1 << b
+		}
+	}
+	return out
+}
+
+// Indicators returns the 0/1 indicator vector of length P.
+func (t Terms) Indicators() []int {
+	v := make([]int, t.p)
+	for _, i := range t.Indices() {
+		v[i] = 1
+	}
+	return v
+}
+
+// Rank is the number of members smaller than i: the position of term i's
+// coordinate among the model's term coordinates when i is a member.
+func (t Terms) Rank(i int) int {
+	n := 0
+	for k := 0; k < len(t.w) && k*64 < i; k++ {
+		w := t.w[k]
+		if i < (k+1)*64 {
+			w &= (1 << (i % 64)) - 1
+		}
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// Equal reports whether t and u are the same set over the same candidates.
+func (t Terms) Equal(u Terms) bool {
+	if t.p != u.p {
+		return false
+	}
+	for k := range t.w {
+		if t.w[k] != u.w[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// Key returns a compact string identifying the set among sets over the
+// same P, for use as a map key.
+func (t Terms) Key() string {
+	b := make([]byte, 8*len(t.w))
+	for k, w := range t.w {
+		for j := range 8 {
+			b[8*k+j] = byte(w >> (8 * j))
+		}
+	}
+	return string(b)
+}
+
+// String writes the members in increasing order, "{1,4,7}"; "{}" is the
+// empty set.
+func (t Terms) String() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for j, i := range t.Indices() {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(i))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// ModelPrior is a prior over the models of a selection.
+type ModelPrior interface {
+	// LogModelPrior returns log p(γ), normalised over the 2^P sets.
+	LogModelPrior(t Terms) float64
+	// String names the prior.
+	String() string
+}
+
+// BetaBinomial is the prior under which the model size is beta-binomial
+// with parameters A and B, every model of one size equally likely:
+// p(γ) = B(|γ| + A, P − |γ| + B) / B(A, B). A = B = 1 (the default of
+// SelectionSpace, as in R's BAS and BMS) makes every model size equally
+// likely, which guards against multiplicity.
+type BetaBinomial struct{ A, B float64 }
+
+// LogModelPrior returns log p(γ).
+func (q BetaBinomial) LogModelPrior(t Terms) float64 {
+	k, p := float64(t.Count()), float64(t.P())
+	return lbeta(k+q.A, p-k+q.B) - lbeta(q.A, q.B)
+}
+
+func (q BetaBinomial) String() string { return fmt.Sprintf("beta-binomial(%g, %g)", q.A, q.B) }
+
+// Bernoulli is the prior under which each term is in independently with
+// probability Q.
+type Bernoulli struct{ Q float64 }
+
+// LogModelPrior returns log p(γ).
+func (q Bernoulli) LogModelPrior(t Terms) float64 {
+	k, p := float64(t.Count()), float64(t.P())
+	return k*math.Log(q.Q) + (p-k)*math.Log1p(-q.Q)
+}
+
+func (q Bernoulli) String() string { return fmt.Sprintf("Bernoulli(%g)", q.Q) }
+
+// UniformModels is the prior giving each of the 2^P models probability
+// 2^−P (Bernoulli(1/2)).
+type UniformModels struct{}
+
+// LogModelPrior returns log p(γ) = −P log 2.
+func (UniformModels) LogModelPrior(t Terms) float64 { return -float64(t.P()) * math.Ln2 }
+
+func (UniformModels) String() string { return "uniform" }
+
+func lbeta(a, b float64) float64 {
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	return la + lb - lab
+}
+
+// BuildFunc declares the model with the given active terms on a fresh
+// Builder: first the parameters every model has (the always-in ones), then
+// one coordinate per active term in increasing term index, then the
+// parameters shared by all models (WithSelectionShared), and the
+// likelihood. It may be called from several goroutines at once (one per
+// chain), each with its own Builder, so it must not modify shared state.
+type BuildFunc func(b *Builder, terms Terms) error
+
+// SelectionSpace is the model space of a variable selection: 2^P models,
+// one per set of active terms, each built by a BuildFunc only when first
+// needed and kept in a bounded least-recently-used cache, so memory grows
+// with the models visited and never with 2^P.
+//
+// Model γ's unconstrained vector is laid out as (always-in coordinates,
+// one coordinate per active term in increasing term index, shared
+// coordinates); Slot gives a term's position. NewSelectionSpace builds the
+// empty model to learn the number of always-in coordinates, and every
+// later model must have dimension Always() + |γ| + Shared().
+//
+// A SelectionSpace is not safe for concurrent use: Clone gives each chain
+// its own cache, so that which models are built, and so every number, does
+// not depend on scheduling.
+type SelectionSpace struct {
+	p      int
+	build  BuildFunc
+	names  []string
+	shared int
+	always int
+	prior  ModelPrior
+	bound  int
+	ready  bool // the empty model was built: always is known
+	cache  *lru
+	builds int
+	hits   int
+}
+
+// SelectionOption configures NewSelectionSpace.
+type SelectionOption func(*SelectionSpace) error
+
+// WithSelectionShared declares that the last n coordinates of every
+// model are parameters shared by all models (a noise scale, say), carried
+// across jumps.
+func WithSelectionShared(n int) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if n < 0 {
+			return fmt.Errorf("ppl: %d shared parameters", n)
+		}
+		s.shared = n
+		return nil
+	}
+}
+
+// WithTermNames names the P terms (the default is x1, …, xP).
+func WithTermNames(names ...string) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if len(names) != s.p {
+			return fmt.Errorf("ppl: %d term names for %d terms", len(names), s.p)
+		}
+		seen := map[string]bool{}
+		for i, n := range names {
+			if n == "" {
+				return fmt.Errorf("ppl: term name %d is empty", i)
+			}
+			if seen[n] {
+				return fmt.Errorf("ppl: duplicate term name %q", n)
+			}
+			seen[n] = true
+		}
+		s.names = append([]string(nil), names...)
+		return nil
+	}
+}
+
+// WithModelPrior sets the prior over models (the default is
+// BetaBinomial{1, 1}).
+func WithModelPrior(q ModelPrior) SelectionOption {
+	return func(s *SelectionSpace) error {
+		switch q := q.(type) {
+		case nil:
+			return errors.New("ppl: nil model prior")
+		case BetaBinomial:
+			if !(q.A > 0 && q.B > 0) || math.IsInf(q.A, 0) || math.IsInf(q.B, 0) {
+				return fmt.Errorf("ppl: beta-binomial model prior needs finite A, B > 0, got %g, %g", q.A, q.B)
+			}
+		case Bernoulli:
+			if !(q.Q > 0 && q.Q < 1) {
+				return fmt.Errorf("ppl: Bernoulli model prior needs 0 < Q < 1, got %g", q.Q)
+			}
+		}
+		s.prior = q
+		return nil
+	}
+}
+
+// DefaultModelCache is the default bound on the models a SelectionSpace
+// (each clone) keeps compiled.
+const DefaultModelCache = 2048
+
+// WithModelCache bounds the number of compiled models each clone keeps
+// (least recently used first out); n ≥ 2.
+func WithModelCache(n int) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if n < 2 {
+			return fmt.Errorf("ppl: model cache of %d models, want at least 2", n)
+		}
+		s.bound = n
+		return nil
+	}
+}
+
+// NewSelectionSpace returns the space of the 2^p models built by build. It
+// builds the empty model to check the build function, and fails when p < 1,
+// build is nil or the empty model cannot be built.
+func NewSelectionSpace(p int, build BuildFunc, opts ...SelectionOption) (*SelectionSpace, error) {
+	if p < 1 {
+		return nil, fmt.Errorf("ppl: a selection needs at least one candidate term, got p = %d", p)
+	}
+	if build == nil {
+		return nil, errors.New("ppl: nil build function")
+	}
+	s := &SelectionSpace{p: p, build: build, prior: BetaBinomial{1, 1}, bound: DefaultModelCache}
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("ppl: selection option %d is nil", i)
+		}
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	if s.names == nil {
+		s.names = make([]string, p)
+		for i := range s.names {
+			s.names[i] = "x" + strconv.Itoa(i+1)
+		}
+	}
+	s.cache = newLRU(s.bound)
+	empty, _ := NewTerms(p)
+	m, err := s.buildModel(empty)
+	if err != nil {
+		return nil, fmt.Errorf("ppl: building the empty model: %w", err)
+	}
+	s.always = m.Dim() - s.shared
+	if s.always < 0 {
+		return nil, fmt.Errorf("ppl: the empty model has dimension %d, fewer than the %d shared parameters", m.Dim(), s.shared)
+	}
+	s.ready = true
+	s.cache.put(empty.Key(), m)
+	return s, nil
+}
+
+// P is the number of candidate terms.
+func (s *SelectionSpace) P() int { return s.p }
+
+// Always is the number of coordinates every model has before the terms'.
+func (s *SelectionSpace) Always() int { return s.always }
+
+// Shared is the number of shared coordinates, last in every model.
+func (s *SelectionSpace) Shared() int { return s.shared }
+
+// Names returns the term names. The caller must not modify the slice.
+func (s *SelectionSpace) Names() []string { return s.names }
+
+// Prior returns the prior over models.
+func (s *SelectionSpace) Prior() ModelPrior { return s.prior }
+
+// CacheBound is the bound on the models each clone keeps compiled.
+func (s *SelectionSpace) CacheBound() int { return s.bound }
+
+// Dim is the unconstrained dimension of model t.
+func (s *SelectionSpace) Dim(t Terms) int { return s.always + t.Count() + s.shared }
+
+// Slot returns the position of term i's coordinate in the unconstrained
+// vector of a model with terms t ∪ {i}.
+func (s *SelectionSpace) Slot(t Terms, i int) int { return s.always + t.Rank(i) }
+
+// Check returns an error when t is not a set over this space's terms.
+func (s *SelectionSpace) Check(t Terms) error {
+	if t.p != s.p {
+		return fmt.Errorf("ppl: a term set over %d terms for a space of %d", t.p, s.p)
+	}
+	return nil
+}
+
+// LogPrior returns log p(γ) under the space's model prior.
+func (s *SelectionSpace) LogPrior(t Terms) (float64, error) {
+	if err := s.Check(t); err != nil {
+		return math.Inf(-1), err
+	}
+	return s.prior.LogModelPrior(t), nil
+}
+
+// Model returns model t, from the cache or built now (and then cached,
+// evicting the least recently used model beyond the bound).
+func (s *SelectionSpace) Model(t Terms) (*GraphModel, error) {
+	if err := s.Check(t); err != nil {
+		return nil, err
+	}
+	key := t.Key()
+	if m, ok := s.cache.get(key); ok {
+		s.hits++
+		return m, nil
+	}
+	m, err := s.buildModel(t)
+	if err != nil {
+		return nil, err
+	}
+	s.cache.put(key, m)
+	return m, nil
+}
+
+// Build builds model t without the cache.
+func (s *SelectionSpace) Build(t Terms) (*GraphModel, error) {
+	if err := s.Check(t); err != nil {
+		return nil, err
+	}
+	return s.buildModel(t)
+}
+
+func (s *SelectionSpace) buildModel(t Terms) (m *GraphModel, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("ppl: the build function panicked for terms %v: %v", t, r)
+		}
+	}()
+	s.builds++
+	b := NewBuilder()
+	if err := s.build(b, t); err != nil {
+		return nil, fmt.Errorf("ppl: building the model with terms %v: %w", t, err)
+	}
+	m, err = b.Model()
+	if err != nil {
+		return nil, fmt.Errorf("ppl: building the model with terms %v: %w", t, err)
+	}
+	if s.ready { // not the first (empty) model
+		if want := s.always + t.Count() + s.shared; m.Dim() != want {
+			return nil, fmt.Errorf("ppl: the model with terms %v has dimension %d, want %d (%d always-in + %d terms + %d shared): the build function must declare one coordinate per active term",
+				t, m.Dim(), want, s.always, t.Count(), s.shared)
+		}
+	}
+	return m, nil
+}
+
+// Builds and Hits count the models built and the cache hits of Model
+// since this clone was made.
+func (s *SelectionSpace) Builds() int { return s.builds }
+
+// Hits counts Model's cache hits since this clone was made.
+func (s *SelectionSpace) Hits() int { return s.hits }
+
+// Cached is the number of models in the cache.
+func (s *SelectionSpace) Cached() int { return s.cache.len() }
+
+// Clone returns a copy with an empty cache of its own, for another chain.
+func (s *SelectionSpace) Clone() *SelectionSpace {
+	c := *s
+	c.cache = newLRU(s.bound)
+	c.builds, c.hits = 0, 0
+	return &c
+}
+
+// lru is a least-recently-used cache of compiled models.
+type lru struct {
+	mu    sync.Mutex // a clone is used by one chain; the lock only keeps misuse safe
+	bound int
+	order *list.List // front: most recent
+	items map[string]*list.Element
+}
+
+type lruItem struct {
+	key string
+	m   *GraphModel
+}
+
+func newLRU(bound int) *lru {
+	return &lru{bound: bound, order: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *lru) get(key string) (*GraphModel, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[key]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*lruItem).m, true
+}
+
+func (c *lru) put(key string, m *GraphModel) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[key]; ok {
+		e.Value.(*lruItem).m = m
+		c.order.MoveToFront(e)
+		return
+	}
+	c.items[key] = c.order.PushFront(&lruItem{key: key, m: m})
+	for c.order.Len() > c.bound {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.items, last.Value.(*lruItem).key)
+	}
+}
+
+func (c *lru) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
