@@ -41,9 +41,9 @@ var linearBeta = []float64{
 // logisticBeta are the effects of the p = 15 logistic set (intercept
 // -0.3): two strong, three weak, ten null.
 var logisticBeta = []float64{
-	1.0, 0, 0.35, // block {1,2,3}
+	1.0, 0, 0.45, // block {1,2,3}
 	0.6, 0, // block {4,5}
-	0.25, 0, 0, 0, 0.3, 0, 0, 0, 0, 0,
+	0.35, 0, 0, 0, 0.4, 0, 0, 0, 0, 0,
 }
 
 // correlatedDesign draws n rows of p predictors: standard normal columns

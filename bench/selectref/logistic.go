@@ -190,6 +190,10 @@ func (m *logitModel) logEvidenceIS(s isSettings, r *rand.Rand) (isEstimate, erro
 		lnorm += 0.5 * math.Log(pr/(2*math.Pi))
 	}
 	laplace := lmode + lnorm + float64(d)/2*math.Log(2*math.Pi) - halfLogDetP
+	if s.Draws == 0 {
+		// Laplace approximation only (for quick looks, not a reference).
+		return isEstimate{logZ: laplace, laplace: laplace}, nil
+	}
 	nu := s.Nu
 	lg1, _ := math.Lgamma((nu + float64(d)) / 2)
 	lg2, _ := math.Lgamma(nu / 2)

@@ -29,7 +29,7 @@ func main() {
 	doData := flag.Bool("data", false, "write the data sets")
 	doLinear := flag.Bool("linear", false, "compute the exact references of the linear set")
 	doLogistic := flag.Bool("logistic", false, "compute the importance-sampling reference of the logistic set")
-	draws := flag.Int("draws", 1000, "importance draws per model (logistic)")
+	draws := flag.Int("draws", 1000, "importance draws per model (logistic); 0 gives the Laplace approximation, for quick looks only")
 	workers := flag.Int("workers", 2, "goroutines (logistic)")
 	flag.Parse()
 	if !*doData && !*doLinear && !*doLogistic {

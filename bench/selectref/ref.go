@@ -15,12 +15,13 @@ const (
 )
 
 // DefaultNIG is the prior of the linear reference: trj's default for the
-// Gaussian family.
-var DefaultNIG = NIGPrior{G: 10, A: 1, B: 1}
+// Gaussian family (glmselect.DefaultG, DefaultA, DefaultB; a test checks
+// they agree).
+var DefaultNIG = NIGPrior{G: 1, A: 0.01, B: 0.01}
 
 // DefaultLogit is the prior of the logistic reference: trj's default for
-// the logistic family.
-var DefaultLogit = LogitPrior{S0: 10, S: 1}
+// the logistic family (glmselect.DefaultInterceptSD, DefaultPriorSD).
+var DefaultLogit = LogitPrior{S0: 10, S: 2.5}
 
 // Reference is one reference posterior over models as stored in JSON.
 type Reference struct {
