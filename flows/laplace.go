@@ -31,7 +31,7 @@ type Laplace struct {
 	// LogMode is f(μ).
 	LogMode float64
 	// Converged reports whether the mode search met its gradient
-	// tolerance.
+	// tolerance or the Newton decrement fell below 1e-10.
 	Converged bool
 	// Regularised reports whether the Hessian was not positive definite
 	// and its eigenvalues were floored (the transport is still a valid
@@ -51,6 +51,10 @@ type LaplaceSettings struct {
 	// Step is the finite-difference step of the Hessian (default 1e-5).
 	Step float64
 }
+
+// decrementTol is the Newton decrement ∇fᵀH⁻¹∇f/2 below which the mode
+// search stops: the remaining gain in f is below its rounding.
+const decrementTol = 1e-10
 
 // ErrLaplace is returned (wrapped) when a log-density cannot be
 // evaluated at the starting point of a Laplace fit.
@@ -140,6 +144,11 @@ func FitLaplace(f func(x, grad []float64) (float64, error), x0 []float64, s *Lap
 		if !(slope > 0) {
 			copy(dir, g)
 			slope = floats.Dot(g, g)
+		} else if slope < 2*decrementTol {
+			// The Newton decrement: the quadratic model promises an
+			// increase of slope/2, below what f's rounding can show.
+			converged = true
+			break
 		}
 		step, moved := 1.0, false
 		for range 60 {
@@ -154,6 +163,9 @@ func FitLaplace(f func(x, grad []float64) (float64, error), x0 []float64, s *Lap
 			step /= 2
 		}
 		if !moved {
+			// No ascent that f's rounding can show: at the mode when the
+			// Newton decrement is small.
+			converged = slope < 1e-6
 			break
 		}
 	}

@@ -126,7 +126,7 @@ func TestSelectionSpaceBadInput(t *testing.T) {
 		f    func() error
 		want string
 	}{
-		"p = 0": {func() error { _, err := NewSelectionSpace(0, linearBuild(0)); return err }, "p = 0"},
+		"p = 0":     {func() error { _, err := NewSelectionSpace(0, linearBuild(0)); return err }, "p = 0"},
 		"nil build": {func() error { _, err := NewSelectionSpace(3, nil); return err }, "nil build"},
 		"wrong dimension": {func() error {
 			sp, err := NewSelectionSpace(3, func(b *Builder, _ Terms) error { b.Real("beta", 2); return nil })

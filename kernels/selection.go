@@ -1,0 +1,530 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// SelectionModel is one model of a variable selection as SelectionKernel
+// sees it: a log-density on R^Dim whose coordinates are laid out as
+// (always-in, one per active term in increasing term index, shared), and
+// the transports that carry it to the standard normal.
+type SelectionModel interface {
+	// Dim is the unconstrained dimension.
+	Dim() int
+	// LogDensity returns log π_γ(θ), normalised so that its integral is
+	// the model's evidence.
+	LogDensity(theta []float64) (float64, error)
+	// Transport carries the model's posterior to the reference for the
+	// jumps between models.
+	Transport() Transport
+	// Proposal is a transport whose inverse pushes N(0, I) forward to the
+	// within-model independence proposal (and whose reference coordinates
+	// the within-model random walk moves in).
+	Proposal() Transport
+	// LogEvidence approximates log ∫ π_γ, or is NaN when no approximation
+	// is available; informed proposals weigh neighbours by it.
+	LogEvidence() float64
+}
+
+// SelectionTarget is a variable selection's space of 2^P models, each
+// given by its active terms as a strictly increasing list of indices in
+// [0, P). It builds (and may cache) the models.
+type SelectionTarget interface {
+	// NumTerms is P.
+	NumTerms() int
+	// Always is the number of coordinates before the terms' in every
+	// model.
+	Always() int
+	// LogModelPrior returns log p(γ).
+	LogModelPrior(active []int) (float64, error)
+	// Model returns model γ.
+	Model(active []int) (SelectionModel, error)
+}
+
+// SelectionMove names a move of SelectionKernel.
+type SelectionMove uint8
+
+// The moves between models: none (a swap proposed where the model has no
+// term to swap), add or drop one term, swap one active term for an
+// inactive one.
+const (
+	MoveNone SelectionMove = iota
+	MoveAdd
+	MoveDrop
+	MoveSwap
+)
+
+func (m SelectionMove) String() string {
+	switch m {
+	case MoveNone:
+		return "none"
+	case MoveAdd:
+		return "add"
+	case MoveDrop:
+		return "drop"
+	case MoveSwap:
+		return "swap"
+	}
+	return fmt.Sprintf("SelectionMove(%d)", uint8(m))
+}
+
+// SelectionSettings tunes SelectionKernel; zero fields take the defaults.
+type SelectionSettings struct {
+	// SwapProb is the probability of proposing a swap rather than an
+	// add/drop (default 0.5; a negative value disables swaps).
+	SwapProb float64
+	// Informed chooses the term to add or drop with locally balanced
+	// weights √(p(γ')Ẑ(γ')/(p(γ)Ẑ(γ))) from the models' approximate
+	// evidences, instead of uniformly. It builds every neighbour of each
+	// model visited.
+	Informed bool
+	// Independence is the number of within-model independence
+	// Metropolis–Hastings steps from each model's Proposal after every
+	// jump (default 1; negative for none).
+	Independence int
+	// RandomWalk is the number of within-model random-walk steps in the
+	// Proposal's reference coordinates (default 1; negative for none), with
+	// scale RandomWalkScale/√Dim (default 2.38).
+	RandomWalk      int
+	RandomWalkScale float64
+}
+
+// SelectionState is the state of a selection chain: the active terms, the
+// point θ of the model and its log-density.
+type SelectionState struct {
+	Active     []int
+	Theta      []float64
+	LogDensity float64 // log π_γ(θ)
+	LogPrior   float64 // log p(γ)
+	Model      SelectionModel
+}
+
+// SelectionInfo reports one step.
+type SelectionInfo struct {
+	Move SelectionMove
+	// Term is the term added or dropped, or swapped in; Out the term
+	// swapped out (−1 otherwise).
+	Term, Out int
+	// Accepted reports whether the jump was accepted and AcceptProb is
+	// its acceptance probability.
+	Accepted   bool
+	AcceptProb float64
+	// WithinAccepted counts the accepted within-model steps.
+	WithinAccepted, WithinProposed int
+}
+
+// SelectionKernel is the transdimensional kernel over the models of a
+// variable selection (MC3's neighbourhood: add, drop or swap one term),
+// whose jumps carry the continuous parameters through the models'
+// transports: z = T_γ(θ); an added term's coordinate is a fresh N(0, 1)
+// auxiliary inserted at its slot, a dropped term's coordinate is removed
+// (and becomes the reverse move's auxiliary), a swap moves the coordinate
+// from the old term's slot to the new one's; θ' = T_γ'⁻¹(z'). The
+// acceptance probability is
+//
+//	min{1, p(γ')π_γ'(θ') |det J_T_γ(θ)| |det J_T_γ'⁻¹(z')| q / (p(γ)π_γ(θ))}
+//
+// with q the ratio of auxiliary densities (1/φ(u) for an add, φ(u) for a
+// drop) and of the proposal probabilities of the informed choice. Each
+// step ends with the within-model moves. A kernel keeps scratch space: one
+// per chain.
+type SelectionKernel struct {
+	target SelectionTarget
+	set    SelectionSettings
+	p      int
+	z, z2  []float64
+	theta  []float64
+	act    []int
+	w      []float64
+	// informed: the normalising sums of the neighbour weights, by model.
+	wsum map[string]float64
+}
+
+// NewSelectionKernel returns the kernel over target's models.
+func NewSelectionKernel(target SelectionTarget, s *SelectionSettings) (*SelectionKernel, error) {
+	if target == nil {
+		return nil, errors.New("kernels: nil selection target")
+	}
+	p := target.NumTerms()
+	if p < 1 {
+		return nil, fmt.Errorf("kernels: a selection needs at least one term, got %d", p)
+	}
+	var set SelectionSettings
+	if s != nil {
+		set = *s
+	}
+	if set.SwapProb == 0 {
+		set.SwapProb = 0.5
+	}
+	if set.SwapProb < 0 {
+		set.SwapProb = 0
+	}
+	if set.SwapProb >= 1 || math.IsNaN(set.SwapProb) {
+		return nil, fmt.Errorf("kernels: swap probability %v, want below 1", set.SwapProb)
+	}
+	if set.Independence == 0 {
+		set.Independence = 1
+	}
+	if set.RandomWalk == 0 {
+		set.RandomWalk = 1
+	}
+	if set.RandomWalkScale == 0 {
+		set.RandomWalkScale = 2.38
+	}
+	if !(set.RandomWalkScale > 0) || math.IsInf(set.RandomWalkScale, 1) {
+		return nil, fmt.Errorf("kernels: random-walk scale %v", set.RandomWalkScale)
+	}
+	return &SelectionKernel{target: target, set: set, p: p, wsum: map[string]float64{}}, nil
+}
+
+// Init returns the state at model active and point theta (nil: the
+// proposal's centre, the inverse transport of z = 0).
+func (k *SelectionKernel) Init(active []int, theta []float64) (*SelectionState, error) {
+	active = slices.Clone(active)
+	for i, a := range active {
+		if a < 0 || a >= k.p || (i > 0 && a <= active[i-1]) {
+			return nil, fmt.Errorf("kernels: active terms %v are not strictly increasing indices in [0, %d)", active, k.p)
+		}
+	}
+	m, err := k.target.Model(active)
+	if err != nil {
+		return nil, err
+	}
+	lp, err := k.target.LogModelPrior(active)
+	if err != nil {
+		return nil, err
+	}
+	st := &SelectionState{Active: active, Model: m, LogPrior: lp}
+	if theta == nil {
+		st.Theta = make([]float64, m.Dim())
+		if _, err := m.Proposal().Inverse(make([]float64, m.Dim()), st.Theta); err != nil {
+			return nil, err
+		}
+	} else {
+		if len(theta) != m.Dim() {
+			return nil, fmt.Errorf("kernels: initial point of length %d for a model of dimension %d", len(theta), m.Dim())
+		}
+		st.Theta = slices.Clone(theta)
+	}
+	st.LogDensity, err = m.LogDensity(st.Theta)
+	if err != nil {
+		return nil, err
+	}
+	if !finite(st.LogDensity) {
+		return nil, fmt.Errorf("kernels: the log-density at the initial point is %v", st.LogDensity)
+	}
+	return st, nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func (k *SelectionKernel) grow(n int) {
+	if cap(k.z) < n {
+		k.z = make([]float64, n)
+		k.z2 = make([]float64, n)
+		k.theta = make([]float64, n)
+	}
+}
+
+// rank is the number of members of the sorted list a smaller than i.
+func rank(a []int, i int) int {
+	r, _ := slices.BinarySearch(a, i)
+	return r
+}
+
+// Step makes one jump proposal and the within-model moves, updating st in
+// place. It returns an error only when a model cannot be built or its
+// transport fails.
+func (k *SelectionKernel) Step(rng *rand.Rand, st *SelectionState) (SelectionInfo, error) {
+	info, err := k.jump(rng, st)
+	if err != nil {
+		return info, err
+	}
+	a, n, err := k.Within(rng, st)
+	info.WithinAccepted, info.WithinProposed = a, n
+	return info, err
+}
+
+func (k *SelectionKernel) jump(rng *rand.Rand, st *SelectionState) (SelectionInfo, error) {
+	info := SelectionInfo{Term: -1, Out: -1}
+	A := k.target.Always()
+	size := len(st.Active)
+	var newActive []int
+	logQ := 0.0 // log q(reverse)/q(forward) and auxiliary densities
+	if rng.Float64() < k.set.SwapProb {
+		if size == 0 || size == k.p {
+			return info, nil
+		}
+		out := st.Active[rng.IntN(size)]
+		in := rng.IntN(k.p - size)
+		// the in-th inactive term
+		for _, a := range st.Active {
+			if a <= in {
+				in++
+			}
+		}
+		info.Move, info.Term, info.Out = MoveSwap, in, out
+		newActive = make([]int, 0, size)
+		for _, a := range st.Active {
+			if a != out {
+				newActive = append(newActive, a)
+			}
+		}
+		newActive = insertSorted(newActive, in)
+	} else {
+		var j int
+		if k.set.Informed {
+			var lq float64
+			var err error
+			j, lq, err = k.informedChoice(rng, st)
+			if err != nil {
+				return info, err
+			}
+			logQ += lq
+		} else {
+			j = rng.IntN(k.p)
+		}
+		info.Term = j
+		if _, in := slices.BinarySearch(st.Active, j); in {
+			info.Move = MoveDrop
+			newActive = slices.DeleteFunc(slices.Clone(st.Active), func(a int) bool { return a == j })
+		} else {
+			info.Move = MoveAdd
+			newActive = insertSorted(slices.Clone(st.Active), j)
+		}
+	}
+	m2, err := k.target.Model(newActive)
+	if err != nil {
+		return info, err
+	}
+	lp2, err := k.target.LogModelPrior(newActive)
+	if err != nil {
+		return info, err
+	}
+	d, d2 := st.Model.Dim(), m2.Dim()
+	k.grow(max(d, d2))
+	z, z2, theta2 := k.z[:d], k.z2[:d2], k.theta[:d2]
+	ldF, err := st.Model.Transport().Forward(st.Theta, z)
+	if err != nil {
+		return info, err
+	}
+	switch info.Move {
+	case MoveAdd:
+		s := A + rank(st.Active, info.Term)
+		u := rng.NormFloat64()
+		copy(z2[:s], z[:s])
+		z2[s] = u
+		copy(z2[s+1:], z[s:])
+		logQ -= logPhi(u)
+	case MoveDrop:
+		s := A + rank(st.Active, info.Term)
+		u := z[s]
+		copy(z2[:s], z[:s])
+		copy(z2[s:], z[s+1:])
+		logQ += logPhi(u)
+	case MoveSwap:
+		s1 := A + rank(st.Active, info.Out)
+		s2 := A + rank(newActive, info.Term)
+		v := z[s1]
+		tmp := k.z2[:d2]
+		// remove s1, then insert v at s2
+		copy(tmp[:s1], z[:s1])
+		copy(tmp[s1:d-1], z[s1+1:])
+		copy(tmp[s2+1:], tmp[s2:d-1])
+		tmp[s2] = v
+	}
+	ldI, err := m2.Transport().Inverse(z2, theta2)
+	if err != nil {
+		return info, err
+	}
+	ld2, err := m2.LogDensity(theta2)
+	if err != nil || !finite(ld2) {
+		ld2 = math.Inf(-1)
+	}
+	logA := lp2 + ld2 - st.LogPrior - st.LogDensity + ldF + ldI + logQ
+	if math.IsNaN(logA) {
+		logA = math.Inf(-1)
+	}
+	info.AcceptProb = math.Exp(min(0, logA))
+	if logA >= 0 || rng.Float64() < math.Exp(logA) {
+		info.Accepted = true
+		st.Active = newActive
+		st.Model = m2
+		st.Theta = append(st.Theta[:0], theta2...)
+		st.LogDensity = ld2
+		st.LogPrior = lp2
+	}
+	return info, nil
+}
+
+// informedChoice draws the term to flip with probability ∝ the locally
+// balanced weight of its neighbour and returns log q(γ|γ')/q(γ'|γ).
+func (k *SelectionKernel) informedChoice(rng *rand.Rand, st *SelectionState) (int, float64, error) {
+	sum, err := k.neighbourWeights(st.Active, true)
+	if err != nil {
+		return 0, 0, err
+	}
+	u := rng.Float64() * sum
+	j := k.p - 1
+	for i, w := range k.w[:k.p] {
+		if u < w {
+			j = i
+			break
+		}
+		u -= w
+	}
+	wj := k.w[j]
+	var next []int
+	if _, in := slices.BinarySearch(st.Active, j); in {
+		next = slices.DeleteFunc(slices.Clone(st.Active), func(a int) bool { return a == j })
+	} else {
+		next = insertSorted(slices.Clone(st.Active), j)
+	}
+	sum2, err := k.neighbourWeights(next, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	// The reverse weight is 1/wj (the balancing function √r is
+	// symmetric: g(1/r) = g(r)/r).
+	return j, math.Log(1/wj/sum2) - math.Log(wj/sum), nil
+}
+
+// neighbourWeights returns the sum of the flip neighbours' weights of
+// model active, and writes them into k.w when keep is set.
+func (k *SelectionKernel) neighbourWeights(active []int, keep bool) (float64, error) {
+	key := fmt.Sprint(active)
+	if s, ok := k.wsum[key]; ok && !keep {
+		return s, nil
+	}
+	m, err := k.target.Model(active)
+	if err != nil {
+		return 0, err
+	}
+	lp, err := k.target.LogModelPrior(active)
+	if err != nil {
+		return 0, err
+	}
+	base := lp + m.LogEvidence()
+	if cap(k.w) < k.p {
+		k.w = make([]float64, k.p)
+	}
+	w := k.w[:k.p]
+	var sum float64
+	nb := make([]int, 0, len(active)+1)
+	for j := range k.p {
+		nb = nb[:0]
+		if _, in := slices.BinarySearch(active, j); in {
+			for _, a := range active {
+				if a != j {
+					nb = append(nb, a)
+				}
+			}
+		} else {
+			nb = insertSorted(append(nb, active...), j)
+		}
+		mj, err := k.target.Model(nb)
+		if err != nil {
+			return 0, err
+		}
+		lpj, err := k.target.LogModelPrior(nb)
+		if err != nil {
+			return 0, err
+		}
+		r := lpj + mj.LogEvidence() - base
+		// Without evidences the choice is uniform; weights are clamped
+		// so that no neighbour is starved.
+		if !finite(r) {
+			r = 0
+		}
+		w[j] = math.Exp(math.Max(-40, math.Min(40, r/2)))
+		sum += w[j]
+	}
+	if len(k.wsum) > 1<<16 {
+		clear(k.wsum)
+	}
+	k.wsum[key] = sum
+	return sum, nil
+}
+
+func insertSorted(a []int, v int) []int {
+	i, _ := slices.BinarySearch(a, v)
+	return slices.Insert(a, i, v)
+}
+
+func logPhi(u float64) float64 { return -0.5*u*u - 0.5*math.Log(2*math.Pi) }
+
+// Within runs the within-model moves on st: independence MH steps from
+// the model's Proposal, then random-walk steps in its reference
+// coordinates. It returns the accepted and proposed counts.
+func (k *SelectionKernel) Within(rng *rand.Rand, st *SelectionState) (int, int, error) {
+	m := st.Model
+	d := m.Dim()
+	k.grow(d)
+	q := m.Proposal()
+	z, z2, theta2 := k.z[:d], k.z2[:d], k.theta[:d]
+	acc, prop := 0, 0
+	for range max(0, k.set.Independence) {
+		// log w(θ) = log π(θ) − log q(θ), log q(θ) = log φ(T(θ)) + log|J_T(θ)|
+		ld, err := q.Forward(st.Theta, z)
+		if err != nil {
+			return acc, prop, err
+		}
+		logW := st.LogDensity - sumLogPhi(z) - ld
+		for i := range z2 {
+			z2[i] = rng.NormFloat64()
+		}
+		ldInv, err := q.Inverse(z2, theta2)
+		if err != nil {
+			return acc, prop, err
+		}
+		ld2, err := m.LogDensity(theta2)
+		if err != nil || !finite(ld2) {
+			ld2 = math.Inf(-1)
+		}
+		logW2 := ld2 - sumLogPhi(z2) + ldInv
+		prop++
+		if a := logW2 - logW; a >= 0 || rng.Float64() < math.Exp(a) {
+			copy(st.Theta, theta2)
+			st.LogDensity = ld2
+			acc++
+		}
+	}
+	scale := k.set.RandomWalkScale / math.Sqrt(float64(d))
+	for range max(0, k.set.RandomWalk) {
+		ldF, err := q.Forward(st.Theta, z)
+		if err != nil {
+			return acc, prop, err
+		}
+		ldCur := -ldF // log|J_T⁻¹(z)|
+		for i := range z2 {
+			z2[i] = z[i] + scale*rng.NormFloat64()
+		}
+		ldInv, err := q.Inverse(z2, theta2)
+		if err != nil {
+			return acc, prop, err
+		}
+		ld2, err := m.LogDensity(theta2)
+		if err != nil || !finite(ld2) {
+			ld2 = math.Inf(-1)
+		}
+		prop++
+		if a := ld2 + ldInv - st.LogDensity - ldCur; a >= 0 || rng.Float64() < math.Exp(a) {
+			copy(st.Theta, theta2)
+			st.LogDensity = ld2
+			acc++
+		}
+	}
+	return acc, prop, nil
+}
+
+func sumLogPhi(z []float64) float64 {
+	var s float64
+	for _, v := range z {
+		s += v * v
+	}
+	return -0.5*s - 0.5*float64(len(z))*math.Log(2*math.Pi)
+}

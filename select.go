@@ -1,0 +1,550 @@
+package trj
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/parallel"
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/ppl/draws"
+)
+
+// SelectProposal is how Select carries the parameters across a jump.
+type SelectProposal uint8
+
+const (
+	// SelectLaplace (the default) gives each model, on its first visit, the
+	// affine transport of its Laplace approximation (mode by Newton's
+	// method, Hessian by finite differences of the compiled gradient): no
+	// pilot run, and a jump between two nearly Gaussian posteriors is
+	// accepted with about the ratio of their evidences.
+	SelectLaplace SelectProposal = iota
+	// SelectGlobal uses one Laplace approximation of the full model for
+	// every model (the marginal of the model's coordinates), like CTRJ with
+	// an affine flow fitted once: a baseline.
+	SelectGlobal
+	// SelectIdentity jumps with independent N(0, 1) auxiliaries and no
+	// transport (θ itself is the reference coordinate): a baseline.
+	SelectIdentity
+)
+
+func (p SelectProposal) String() string {
+	switch p {
+	case SelectLaplace:
+		return "laplace"
+	case SelectGlobal:
+		return "global"
+	case SelectIdentity:
+		return "identity"
+	}
+	return fmt.Sprintf("SelectProposal(%d)", uint8(p))
+}
+
+// Defaults of SelectSettings.
+const (
+	DefaultSelectChains = 4
+	DefaultSelectWarmup = 1000
+	DefaultSelectSteps  = 25000
+	DefaultSelectTop    = 20
+)
+
+// SelectSettings configures Select. The zero value (or nil) gives the
+// defaults.
+type SelectSettings struct {
+	// Seed seeds every random stream (one per chain).
+	Seed uint64
+	// Chains is the number of chains (default 4), Warmup the steps each
+	// discards first (default 1000) and Steps the kept steps of each
+	// (default 25000).
+	Chains, Warmup, Steps int
+	// Shard, when non-nil, runs only the chains listed (indices in
+	// [0, Chains)), for a run split over processes.
+	Shard []int
+	// Proposal is the jumps' transport (default SelectLaplace).
+	Proposal SelectProposal
+	// Informed chooses the term to add or drop by locally balanced weights
+	// from the models' Laplace evidences (see kernels.SelectionSettings).
+	Informed bool
+	// Kernel tunes the moves (nil: kernels' defaults); its Informed is
+	// overridden by Informed.
+	Kernel *kernels.SelectionSettings
+	// Start is the model the chains start in (default: no terms).
+	Start *ppl.Terms
+	// Top is the number of most visited models reported (default 20).
+	Top int
+	// DrawsDir, when set, receives one CmdStan CSV file per chain
+	// (select-<chain>.csv) with the kept steps: lp__, accept_stat__,
+	// size__, then an indicator column per term (gamma.<name>) and the
+	// unconstrained parameters in the saturated layout (0 for an inactive
+	// term).
+	DrawsDir string
+	// Progress, when set, is called about every 1% of a chain's steps
+	// (from the chains' goroutines, one call at a time).
+	Progress func(SelectProgress)
+}
+
+// SelectProgress reports a chain's progress.
+type SelectProgress struct {
+	Chain, Done, Total int
+	// Visited is the number of distinct models the chain has visited.
+	Visited int
+	Elapsed time.Duration
+}
+
+func (s *SelectSettings) withDefaults() SelectSettings {
+	var o SelectSettings
+	if s != nil {
+		o = *s
+	}
+	if o.Chains == 0 {
+		o.Chains = DefaultSelectChains
+	}
+	if o.Warmup == 0 {
+		o.Warmup = DefaultSelectWarmup
+	}
+	if o.Steps == 0 {
+		o.Steps = DefaultSelectSteps
+	}
+	if o.Top == 0 {
+		o.Top = DefaultSelectTop
+	}
+	return o
+}
+
+func (s *SelectSettings) validate(sp *ppl.SelectionSpace) error {
+	if s.Chains < 1 || s.Steps < 1 || s.Warmup < 0 || s.Top < 1 {
+		return fmt.Errorf("trj: Select needs Chains ≥ 1, Steps ≥ 1, Warmup ≥ 0, Top ≥ 1; got %d, %d, %d, %d", s.Chains, s.Steps, s.Warmup, s.Top)
+	}
+	if s.Proposal > SelectIdentity {
+		return fmt.Errorf("trj: unknown selection proposal %v", s.Proposal)
+	}
+	seen := map[int]bool{}
+	for _, c := range s.Shard {
+		if c < 0 || c >= s.Chains || seen[c] {
+			return fmt.Errorf("trj: shard lists chain %d of %d (or twice)", c, s.Chains)
+		}
+		seen[c] = true
+	}
+	if s.Shard != nil && len(s.Shard) == 0 {
+		return errors.New("trj: empty shard")
+	}
+	if s.Start != nil {
+		if err := sp.Check(*s.Start); err != nil {
+			return fmt.Errorf("trj: start model: %w", err)
+		}
+	}
+	return nil
+}
+
+// Select runs variable selection over the models of sp: chains of the
+// transdimensional selection kernel (add, drop or swap one term, the
+// parameters carried by each model's Laplace transport, then within-model
+// moves), in parallel, each with its own random stream from Seed and its
+// own cache of models built on first visit. It returns each term's
+// posterior inclusion probability ± MCSE and R̂, the most visited models
+// and the expected model size.
+//
+// When ctx is cancelled, Select returns the result of the steps made so
+// far with ctx's error.
+func Select(ctx context.Context, sp *ppl.SelectionSpace, settings *SelectSettings) (*SelectResult, error) {
+	if sp == nil {
+		return nil, errors.New("trj: Select: nil selection space")
+	}
+	s := settings.withDefaults()
+	if err := s.validate(sp); err != nil {
+		return nil, err
+	}
+	chains := s.Shard
+	if chains == nil {
+		chains = make([]int, s.Chains)
+		for i := range chains {
+			chains[i] = i
+		}
+	}
+	if s.DrawsDir != "" {
+		if err := checkDir(s.DrawsDir); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	runs := make([]*selChain, len(chains))
+	var progMu sync.Mutex
+	err := parallel.For(ctx, len(chains), func(ctx context.Context, i int) error {
+		r, err := runSelectChain(ctx, sp, &s, chains[i], start, &progMu)
+		runs[i] = r
+		return err
+	})
+	res := newSelectResult(sp, &s, chains, runs)
+	res.Seconds = time.Since(start).Seconds()
+	if err != nil {
+		if ctx.Err() != nil && res.Steps > 0 {
+			return res, ctx.Err()
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// selChain is what one chain leaves: the model of every kept step (as an
+// index into models) and its counters.
+type selChain struct {
+	chain    int
+	models   []ppl.Terms
+	ids      []int32
+	evidence []float64 // Laplace log evidence of each model in models
+	moves    [4]struct{ proposed, accepted int }
+	within   struct{ proposed, accepted int }
+	builds   int
+	fails    int // Laplace fits that did not converge or were regularised
+}
+
+func runSelectChain(ctx context.Context, sp *ppl.SelectionSpace, s *SelectSettings, chain int, t0 time.Time, progMu *sync.Mutex) (*selChain, error) {
+	rng := stream(s.Seed, "select", chain)
+	tg, err := newSelTarget(sp.Clone(), s.Proposal)
+	if err != nil {
+		return nil, err
+	}
+	ks := kernels.SelectionSettings{}
+	if s.Kernel != nil {
+		ks = *s.Kernel
+	}
+	ks.Informed = s.Informed
+	k, err := kernels.NewSelectionKernel(tg, &ks)
+	if err != nil {
+		return nil, err
+	}
+	var active []int
+	if s.Start != nil {
+		active = s.Start.Indices()
+	}
+	st, err := k.Init(active, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := &selChain{chain: chain, ids: make([]int32, 0, s.Steps)}
+	index := map[string]int32{}
+	var csv *selectCSV
+	if s.DrawsDir != "" {
+		if csv, err = newSelectCSV(s.DrawsDir, sp, s, chain); err != nil {
+			return out, err
+		}
+		defer csv.close()
+	}
+	total := s.Warmup + s.Steps
+	every := max(1, total/100)
+	defer func() { out.builds, out.fails = tg.sp.Builds(), tg.fails }()
+	for i := range total {
+		if i%256 == 0 && ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		info, err := k.Step(rng, st)
+		if err != nil {
+			return out, fmt.Errorf("trj: chain %d step %d: %w", chain, i, err)
+		}
+		if i >= s.Warmup {
+			out.moves[info.Move].proposed++
+			if info.Accepted {
+				out.moves[info.Move].accepted++
+			}
+			out.within.proposed += info.WithinProposed
+			out.within.accepted += info.WithinAccepted
+			e := st.Model.(*selEntry)
+			id, ok := index[e.key]
+			if !ok {
+				id = int32(len(out.models))
+				index[e.key] = id
+				out.models = append(out.models, e.terms)
+				out.evidence = append(out.evidence, e.lap.LogEvidence)
+			}
+			out.ids = append(out.ids, id)
+			if csv != nil {
+				if err := csv.write(st, info, tg.sp); err != nil {
+					return out, err
+				}
+			}
+		}
+		if s.Progress != nil && ((i+1)%every == 0 || i == total-1) {
+			progMu.Lock()
+			s.Progress(SelectProgress{Chain: chain, Done: i + 1, Total: total, Visited: len(out.models), Elapsed: time.Since(t0)})
+			progMu.Unlock()
+		}
+	}
+	return out, nil
+}
+
+// selEntry is one built model with its transports.
+type selEntry struct {
+	key   string
+	terms ppl.Terms
+	model *ppl.GraphModel
+	lap   *flows.Laplace
+	jump  kernels.Transport
+}
+
+func (e *selEntry) Dim() int { return e.model.Dim() }
+func (e *selEntry) LogDensity(theta []float64) (float64, error) {
+	return e.model.LogDensity(theta)
+}
+func (e *selEntry) Transport() kernels.Transport { return e.jump }
+func (e *selEntry) Proposal() kernels.Transport  { return e.lap }
+func (e *selEntry) LogEvidence() float64         { return e.lap.LogEvidence }
+
+// selTarget is one chain's view of a SelectionSpace for the kernel: it
+// builds models on first use, fits their Laplace transports from a start
+// that depends only on the model (so every transport is a fixed function of
+// the model, whatever path the chain took), and keeps them in a bounded
+// least-recently-used cache.
+type selTarget struct {
+	sp     *ppl.SelectionSpace
+	kind   SelectProposal
+	base   []float64 // the empty model's mode: always-in then shared coordinates
+	global *flows.Laplace
+	gcov   *mat.SymDense
+	order  *list.List
+	items  map[string]*list.Element
+	fails  int
+}
+
+func newSelTarget(sp *ppl.SelectionSpace, kind SelectProposal) (*selTarget, error) {
+	t := &selTarget{sp: sp, kind: kind, order: list.New(), items: map[string]*list.Element{}}
+	empty, _ := ppl.NewTerms(sp.P())
+	m, err := sp.Model(empty)
+	if err != nil {
+		return nil, err
+	}
+	x0 := make([]float64, m.Dim())
+	lap, err := flows.FitLaplace(m.LogDensityGrad, x0, nil)
+	if err != nil {
+		return nil, fmt.Errorf("trj: the model without terms: %w", err)
+	}
+	t.base = append([]float64(nil), lap.Mean()...)
+	if kind == SelectGlobal {
+		all := make([]int, sp.P())
+		for i := range all {
+			all[i] = i
+		}
+		full, _ := ppl.NewTerms(sp.P(), all...)
+		e, err := t.build(full)
+		if err != nil {
+			return nil, err
+		}
+		t.global = e.lap
+		t.gcov = e.lap.Covariance()
+	}
+	return t, nil
+}
+
+func (t *selTarget) NumTerms() int { return t.sp.P() }
+func (t *selTarget) Always() int   { return t.sp.Always() }
+
+func (t *selTarget) terms(active []int) (ppl.Terms, error) {
+	return ppl.NewTerms(t.sp.P(), active...)
+}
+
+func (t *selTarget) LogModelPrior(active []int) (float64, error) {
+	tm, err := t.terms(active)
+	if err != nil {
+		return math.Inf(-1), err
+	}
+	return t.sp.LogPrior(tm)
+}
+
+// Model returns model active from the cache or builds it.
+func (t *selTarget) Model(active []int) (kernels.SelectionModel, error) {
+	tm, err := t.terms(active)
+	if err != nil {
+		return nil, err
+	}
+	e, err := t.entry(tm)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (t *selTarget) entry(tm ppl.Terms) (*selEntry, error) {
+	key := tm.Key()
+	if el, ok := t.items[key]; ok {
+		t.order.MoveToFront(el)
+		return el.Value.(*selEntry), nil
+	}
+	e, err := t.build(tm)
+	if err != nil {
+		return nil, err
+	}
+	t.items[key] = t.order.PushFront(e)
+	for t.order.Len() > t.sp.CacheBound() {
+		last := t.order.Back()
+		t.order.Remove(last)
+		delete(t.items, last.Value.(*selEntry).key)
+	}
+	return e, nil
+}
+
+func (t *selTarget) build(tm ppl.Terms) (*selEntry, error) {
+	m, err := t.sp.Build(tm)
+	if err != nil {
+		return nil, err
+	}
+	A, S, d := t.sp.Always(), t.sp.Shared(), m.Dim()
+	x0 := make([]float64, d)
+	copy(x0[:A], t.base[:A])
+	copy(x0[d-S:], t.base[A:])
+	lap, err := flows.FitLaplace(m.LogDensityGrad, x0, nil)
+	if err != nil {
+		// The empty model's mode is not a valid start here; try the
+		// origin before giving up.
+		clear(x0)
+		if lap, err = flows.FitLaplace(m.LogDensityGrad, x0, nil); err != nil {
+			return nil, fmt.Errorf("trj: model %v: %w", tm, err)
+		}
+	}
+	if !lap.Converged || lap.Regularised {
+		t.fails++
+	}
+	e := &selEntry{key: tm.Key(), terms: tm, model: m, lap: lap, jump: lap}
+	switch t.kind {
+	case SelectIdentity:
+		e.jump = identityTransport(d)
+	case SelectGlobal:
+		if t.global != nil {
+			if e.jump, err = t.marginal(tm); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return e, nil
+}
+
+// marginal is the global Laplace approximation's marginal over model tm's
+// coordinates.
+func (t *selTarget) marginal(tm ppl.Terms) (kernels.Transport, error) {
+	A, S, P := t.sp.Always(), t.sp.Shared(), t.sp.P()
+	idx := make([]int, 0, A+tm.Count()+S)
+	for i := range A {
+		idx = append(idx, i)
+	}
+	for _, j := range tm.Indices() {
+		idx = append(idx, A+j)
+	}
+	for i := range S {
+		idx = append(idx, A+P+i)
+	}
+	n := len(idx)
+	cov := mat.NewSymDense(n, nil)
+	mean := make([]float64, n)
+	for a, i := range idx {
+		mean[a] = t.global.Mean()[i]
+		for b := a; b < n; b++ {
+			cov.SetSym(a, b, t.gcov.At(i, idx[b]))
+		}
+	}
+	var ch mat.Cholesky
+	prec := mat.NewSymDense(n, nil)
+	if ch.Factorize(cov) {
+		if err := ch.InverseTo(prec); err != nil {
+			return nil, err
+		}
+	}
+	return flows.NewLaplace(mean, prec)
+}
+
+// identityTransport is z = θ.
+type identityTransport int
+
+func (d identityTransport) Dim() int { return int(d) }
+func (d identityTransport) Forward(theta, z []float64) (float64, error) {
+	copy(z, theta)
+	return 0, nil
+}
+func (d identityTransport) Inverse(z, theta []float64) (float64, error) {
+	copy(theta, z)
+	return 0, nil
+}
+
+// selectCSV writes one chain's kept steps in CmdStan's CSV layout.
+type selectCSV struct {
+	f     *os.File
+	w     *draws.CSVWriter
+	p, A  int
+	S     int
+	row   []float64
+	diag  []float64
+	total int
+}
+
+func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *SelectSettings, chain int) (*selectCSV, error) {
+	P, A, S := sp.P(), sp.Always(), sp.Shared()
+	var names []string
+	for _, n := range sp.Names() {
+		names = append(names, "gamma."+csvName(n))
+	}
+	for i := range A {
+		names = append(names, "always."+strconv.Itoa(i+1))
+	}
+	for _, n := range sp.Names() {
+		names = append(names, "theta."+csvName(n))
+	}
+	for i := range S {
+		names = append(names, "shared."+strconv.Itoa(i+1))
+	}
+	f, err := os.Create(filepath.Join(dir, "select-"+strconv.Itoa(chain)+".csv"))
+	if err != nil {
+		return nil, fmt.Errorf("trj: draws: %w", err)
+	}
+	w, err := draws.NewCSVWriter(f, draws.Layout{Diagnostics: []string{"lp__", "accept_stat__", "size__"}, Params: names}, []draws.Setting{
+		{Key: "method", Value: "select"}, {Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
+		{Key: "chain", Value: strconv.Itoa(chain)}, {Key: "proposal", Value: s.Proposal.String()},
+		{Key: "parameters", Value: "unconstrained"},
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &selectCSV{f: f, w: w, p: P, A: A, S: S, row: make([]float64, len(names)), diag: make([]float64, 3)}, nil
+}
+
+func csvName(n string) string {
+	out := []rune{}
+	for _, r := range n {
+		switch r {
+		case ',', '"', ' ', '\t', '\n':
+			r = '_'
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+func (c *selectCSV) write(st *kernels.SelectionState, info kernels.SelectionInfo, sp *ppl.SelectionSpace) error {
+	P, A, S := c.p, c.A, c.S
+	clear(c.row)
+	for j, a := range st.Active {
+		c.row[a] = 1
+		c.row[P+A+a] = st.Theta[A+j]
+	}
+	copy(c.row[P:P+A], st.Theta[:A])
+	copy(c.row[P+A+P:], st.Theta[len(st.Theta)-S:])
+	c.diag[0], c.diag[1], c.diag[2] = st.LogPrior+st.LogDensity, info.AcceptProb, float64(len(st.Active))
+	return c.w.Write(c.row, c.diag)
+}
+
+func (c *selectCSV) close() error {
+	err := c.w.Flush()
+	if e := c.f.Close(); err == nil {
+		err = e
+	}
+	return err
+}
