@@ -171,3 +171,52 @@ func logStudentsT(t *testing.T, y []float64, sigma *mat.SymDense, nu float64) fl
 	l2, _ := math.Lgamma(nu / 2)
 	return l1 - l2 - n/2*math.Log(nu*math.Pi) - 0.5*ch.LogDet() - (nu+n)/2*math.Log1p(q/nu)
 }
+
+// TestLogisticIS2D checks the importance-sampling evidence of an
+// intercept-and-slope model against a two-dimensional midpoint rule over
+// ±10 posterior standard deviations around the mode.
+func TestLogisticIS2D(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const n = 60
+	m := &logitModel{n: n, d: 2, x: make([]float64, 2*n), y: make([]float64, n), prec: []float64{1.0 / 100, 1.0 / 6.25}}
+	for i := range n {
+		x := r.NormFloat64()
+		m.x[2*i], m.x[2*i+1] = 1, x
+		if r.Float64() < 1/(1+math.Exp(-(0.3+0.8*x))) {
+			m.y[i] = 1
+		}
+	}
+	mu, l, err := m.mode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Posterior sds from the inverse of L Lᵀ.
+	var h mat.SymDense
+	lm := mat.NewTriDense(2, mat.Lower, []float64{l[0], 0, l[2], l[3]})
+	h.SymOuterK(1, lm)
+	var cov mat.Dense
+	if err := cov.Inverse(&h); err != nil {
+		t.Fatal(err)
+	}
+	s0, s1 := math.Sqrt(cov.At(0, 0)), math.Sqrt(cov.At(1, 1))
+	const k = 400
+	eta := make([]float64, n)
+	lnorm := 0.5*math.Log(m.prec[0]/(2*math.Pi)) + 0.5*math.Log(m.prec[1]/(2*math.Pi))
+	var sum float64
+	h0, h1 := 20*s0/k, 20*s1/k
+	for a := range k {
+		for b := range k {
+			beta := []float64{mu[0] - 10*s0 + (float64(a)+0.5)*h0, mu[1] - 10*s1 + (float64(b)+0.5)*h1}
+			sum += math.Exp(m.logPost(beta, eta) + lnorm)
+		}
+	}
+	want := math.Log(sum * h0 * h1)
+	est, err := m.logEvidenceIS(isSettings{Draws: 4000, Nu: 5, Seed: 1}, rand.New(rand.NewPCG(13, 14)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("IS %.6f ± %.6f, quadrature %.6f", est.logZ, est.relSE, want)
+	if z := (est.logZ - want) / est.relSE; math.Abs(z) > 4 {
+		t.Errorf("IS log evidence %.6f ± %.6f, quadrature %.6f (z = %.2f)", est.logZ, est.relSE, want, z)
+	}
+}

@@ -2,7 +2,10 @@
 
 package main
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // cpuSeconds is the user + system CPU time of this process so far.
 func cpuSeconds() float64 {
@@ -11,4 +14,12 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// peakRSSMiB is the peak resident set size of a finished child process.
+func peakRSSMiB(ps *os.ProcessState) float64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return float64(ru.Maxrss) / 1024 // Linux reports KiB
+	}
+	return 0
 }

@@ -9,6 +9,10 @@
 //
 //	go run ./bench/sidebyside-select -out bench/sidebyside-select/results.csv
 //
+// With -scale 20,50,100 it instead measures trj.Select's memory (peak RSS of
+// a fresh process per p) and time per step as the number of candidate
+// terms grows, on the linear set widened by null columns (same n).
+//
 // trj runs in this process: the CPU time of the process (all goroutines,
 // getrusage) around trj.Select, the space built before. BMS and JAGS run
 // through Rscript and the scripts here, which time their sampling with
@@ -115,7 +119,24 @@ func main() {
 	bmsIter := flag.String("bms-iter", "10000,100000,1000000", "BMS: iterations (burn-in: a fifth)")
 	jagsIter := flag.String("jags-iter", "1000,4000,16000", "JAGS: iterations (adaptation/burn-in: a fifth)")
 	rscript := flag.String("rscript", "Rscript", "Rscript command")
+	scaleP := flag.String("scale", "", "instead: measure memory and time of trj.Select at these numbers of terms (e.g. 20,50,100), each in a fresh process")
+	scaleOneP := flag.Int("scale-one", 0, "internal: one -scale measurement")
+	scaleWarmup := flag.Int("scale-warmup", 500, "-scale: warm-up steps per chain")
+	scaleSteps := flag.Int("scale-steps", 2000, "-scale: kept steps per chain")
 	flag.Parse()
+	if *scaleOneP > 0 || *scaleP != "" {
+		var err error
+		if *scaleOneP > 0 {
+			err = scaleOne(*scaleOneP, *chains, *scaleWarmup, *scaleSteps)
+		} else {
+			err = scale(ints(*scaleP), *chains, *scaleWarmup, *scaleSteps)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sidebyside-select:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*out, split(*problems), split(*tools), ints(*seeds), ints(*trjSteps), *chains, ints(*bmsIter), ints(*jagsIter), *rscript); err != nil {
 		fmt.Fprintln(os.Stderr, "sidebyside-select:", err)
 		os.Exit(1)
