@@ -123,7 +123,22 @@ func main() {
 	scaleOneP := flag.Int("scale-one", 0, "internal: one -scale measurement")
 	scaleWarmup := flag.Int("scale-warmup", 500, "-scale: warm-up steps per chain")
 	scaleSteps := flag.Int("scale-steps", 2000, "-scale: kept steps per chain")
+	scoreFile := flag.String("score", "", "instead: score the rows an R script wrote to this file (runs made by hand) against the reference of -problems (one), appending to -out")
+	tableFiles := flag.String("table", "", "instead: print the summary table of these results files (comma separated)")
 	flag.Parse()
+	if *scoreFile != "" || *tableFiles != "" {
+		var err error
+		if *scoreFile != "" {
+			err = score(*scoreFile, *problems, *out)
+		} else {
+			err = tableOf(split(*tableFiles))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sidebyside-select:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *scaleOneP > 0 || *scaleP != "" {
 		var err error
 		if *scaleOneP > 0 {
@@ -412,18 +427,23 @@ func table(rs []result) string {
 		return keys[a].steps < keys[b].steps
 	})
 	var b strings.Builder
-	fmt.Fprintln(&b, "| problem | tool | steps | seeds | CPU s (mean) | max abs PIP error (mean over seeds) | (range) |")
-	fmt.Fprintln(&b, "| --- | --- | ---: | ---: | ---: | ---: | --- |")
+	fmt.Fprintln(&b, "| problem | tool | steps | seeds | CPU s (mean) | max abs PIP error (mean over seeds) | (range) | trj: largest PIP z-score |")
+	fmt.Fprintln(&b, "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |")
 	for _, k := range keys {
 		g := groups[k]
-		var cpu, e float64
+		var cpu, e, z float64
 		var es []float64
 		for _, r := range g {
 			cpu += r.CPUSeconds / float64(len(g))
 			e += r.MaxAbsErr / float64(len(g))
 			es = append(es, r.MaxAbsErr)
+			z = math.Max(z, r.MaxZ)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f | %.4f | %.4f–%.4f |\n", k.problem, k.tool, k.steps, len(g), cpu, e, slices.Min(es), slices.Max(es))
+		zs := "—"
+		if k.tool == "trj" {
+			zs = fmt.Sprintf("%.2f", z)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f | %.4f | %.4f–%.4f | %s |\n", k.problem, k.tool, k.steps, len(g), cpu, e, slices.Min(es), slices.Max(es), zs)
 	}
 	return b.String()
 }
