@@ -107,6 +107,7 @@ type result struct {
 	MaxAbsErr, MeanAbsErr    float64
 	MaxZ                     float64 // trj: max |error| / (MCSE ⊕ reference SE)
 	PIP                      []float64
+	MCSE                     []float64 // trj only
 }
 
 func main() {
@@ -192,7 +193,10 @@ func run(out string, problems, tools []string, seeds, trjSteps []int, chains int
 		}
 		nig, err := loadReference(pr.nigRef)
 		if err != nil {
-			return err
+			// Run anyway; -table scores the stored PIPs once the
+			// reference exists.
+			fmt.Fprintf(os.Stderr, "no reference yet (%v): errors left NaN\n", err)
+			nig = nil
 		}
 		for _, tool := range tools {
 			for _, seed := range seeds {
@@ -217,7 +221,7 @@ func run(out string, problems, tools []string, seeds, trjSteps []int, chains int
 					refName := pr.nigRef
 					switch tool {
 					case "trj":
-						r, err = runTrj(pr, seed, n, chains, ref)
+						r, err = runTrj(pr, seed, n, chains)
 					case "bms":
 						if ref, err = loadReference(pr.bmsRef); err != nil {
 							return err
@@ -225,6 +229,9 @@ func run(out string, problems, tools []string, seeds, trjSteps []int, chains int
 						refName = pr.bmsRef
 						r, err = runR(rscript, tmp, "BMS", "bms_linear.R", []string{pr.dataCSV, itoa(seed), itoa(n / 5), itoa(n)})
 					case "jags":
+						if ref == nil {
+							return fmt.Errorf("JAGS needs the prior settings of %s", pr.nigRef)
+						}
 						var extra []string
 						if pr.family == "gaussian" {
 							extra = []string{ftoa(ref.Prior["g"]), ftoa(ref.Prior["a"]), ftoa(ref.Prior["b"])}
@@ -237,7 +244,11 @@ func run(out string, problems, tools []string, seeds, trjSteps []int, chains int
 						return fmt.Errorf("%s %s seed %d length %d: %w", pn, tool, seed, n, err)
 					}
 					r.Problem, r.Reference = pn, refName
-					r.MaxAbsErr, r.MeanAbsErr = errors2(r.PIP, ref.PIP)
+					r.MaxAbsErr, r.MeanAbsErr = math.NaN(), math.NaN()
+					if ref != nil {
+						r.MaxAbsErr, r.MeanAbsErr = errors2(r.PIP, ref.PIP)
+						r.MaxZ = maxZ(r, ref)
+					}
 					results = append(results, r)
 					fmt.Fprintf(os.Stderr, "%-8s %-4s seed %d steps %7d: %8.2f CPU s, max |PIP err| %.4f\n", pn, r.Tool, seed, r.Steps, r.CPUSeconds, r.MaxAbsErr)
 					if err := appendCSV(out, r); err != nil {
@@ -306,7 +317,7 @@ func loadProblem(name, tmp string) (*problem, error) {
 
 // runTrj runs trj.Select with default settings but the run length, and
 // measures the process's CPU time around it.
-func runTrj(pr *problem, seed, steps, chains int, ref *reference) (result, error) {
+func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 	var sp *ppl.SelectionSpace
 	var err error
 	if pr.family == "gaussian" {
@@ -325,17 +336,28 @@ func runTrj(pr *problem, seed, steps, chains int, ref *reference) (result, error
 		return result{}, err
 	}
 	r := result{Tool: "trj", Seed: seed, Warmup: warm, Steps: steps, CPUSeconds: cpu}
-	for j, e := range res.PIP {
+	for _, e := range res.PIP {
 		r.PIP = append(r.PIP, e.P)
-		se := e.MCSE
+		r.MCSE = append(r.MCSE, e.MCSE)
+	}
+	return r, nil
+}
+
+// maxZ is trj's largest |PIP error| / (MCSE ⊕ reference SE) over the terms
+// whose MCSE the chains estimate (0 for other tools).
+func maxZ(r result, ref *reference) float64 {
+	var z float64
+	for j := range r.MCSE {
+		se := r.MCSE[j]
+		if se == 0 {
+			continue
+		}
 		if ref.PIPSE != nil {
 			se = math.Hypot(se, ref.PIPSE[j])
 		}
-		if se > 0 {
-			r.MaxZ = math.Max(r.MaxZ, math.Abs(e.P-ref.PIP[j])/se)
-		}
+		z = math.Max(z, math.Abs(r.PIP[j]-ref.PIP[j])/se)
 	}
-	return r, nil
+	return z
 }
 
 // runR runs one R script, which appends a row to a CSV: tool, seed, burn,
@@ -385,12 +407,22 @@ func appendCSV(path string, r result) error {
 		for j := range r.PIP {
 			h = append(h, fmt.Sprintf("pip%d", j+1))
 		}
+		for j := range r.PIP {
+			h = append(h, fmt.Sprintf("mcse%d", j+1))
+		}
 		w.Write(h)
 	}
 	row := []string{r.Problem, r.Tool, r.Reference, itoa(r.Seed), itoa(r.Warmup), itoa(r.Steps),
 		fmt.Sprintf("%.3f", r.CPUSeconds), fmt.Sprintf("%.4f", r.MaxAbsErr), fmt.Sprintf("%.4f", r.MeanAbsErr), fmt.Sprintf("%.2f", r.MaxZ)}
 	for _, v := range r.PIP {
 		row = append(row, fmt.Sprintf("%.5f", v))
+	}
+	for j := range r.PIP {
+		if j < len(r.MCSE) {
+			row = append(row, fmt.Sprintf("%.5f", r.MCSE[j]))
+		} else {
+			row = append(row, "")
+		}
 	}
 	w.Write(row)
 	w.Flush()

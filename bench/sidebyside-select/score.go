@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // score reads the rows the R scripts write (tool, seed, burn, iter,
@@ -54,9 +55,11 @@ func score(path, problemName, out string) error {
 }
 
 // tableOf prints the summary table of results CSV files written by this
-// driver.
+// driver, scoring each row's stored PIPs (and trj's MCSEs) against the
+// current references.
 func tableOf(paths []string) error {
 	var rs []result
+	refs := map[string]*reference{}
 	for _, path := range paths {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -66,15 +69,41 @@ func tableOf(paths []string) error {
 		if err != nil {
 			return err
 		}
+		head := rows[0]
 		for _, row := range rows[1:] {
 			r := result{Problem: row[0], Tool: row[1], Reference: row[2]}
 			r.Seed, _ = strconv.Atoi(row[3])
 			r.Warmup, _ = strconv.Atoi(row[4])
 			r.Steps, _ = strconv.Atoi(row[5])
 			r.CPUSeconds, _ = strconv.ParseFloat(row[6], 64)
-			r.MaxAbsErr, _ = strconv.ParseFloat(row[7], 64)
-			r.MeanAbsErr, _ = strconv.ParseFloat(row[8], 64)
-			r.MaxZ, _ = strconv.ParseFloat(row[9], 64)
+			for j, h := range head {
+				if j >= len(row) || row[j] == "" {
+					continue
+				}
+				v, err := strconv.ParseFloat(row[j], 64)
+				if err != nil {
+					continue
+				}
+				switch {
+				case strings.HasPrefix(h, "pip"):
+					r.PIP = append(r.PIP, v)
+				case strings.HasPrefix(h, "mcse"):
+					r.MCSE = append(r.MCSE, v)
+				}
+			}
+			ref, ok := refs[r.Reference]
+			if !ok {
+				if ref, err = loadReference(r.Reference); err != nil {
+					return err
+				}
+				refs[r.Reference] = ref
+			}
+			r.MaxAbsErr, r.MeanAbsErr = errors2(r.PIP, ref.PIP)
+			r.MaxZ = maxZ(r, ref)
+			if len(r.MCSE) == 0 && len(row) > 9 {
+				// A file written before the MCSE columns: its own score.
+				r.MaxZ, _ = strconv.ParseFloat(row[9], 64)
+			}
 			rs = append(rs, r)
 		}
 	}
