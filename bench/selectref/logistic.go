@@ -168,6 +168,7 @@ func cholSolveFlat(l []float64, d int, v []float64) []float64 {
 // evidence and the relative standard error of the evidence.
 type isEstimate struct {
 	logZ, relSE, laplace float64
+	sampled              bool // by importance sampling, not Laplace only
 }
 
 // logEvidenceIS estimates log p(y | γ) by importance sampling from the
@@ -246,7 +247,7 @@ func (m *logitModel) logEvidenceIS(s isSettings, r *rand.Rand) (isEstimate, erro
 	mean := s1 / nn
 	varw := s2/nn - mean*mean
 	rel := math.Sqrt(math.Max(varw, 0)/nn) / mean
-	return isEstimate{logZ: mx + math.Log(mean), relSE: rel, laplace: laplace}, nil
+	return isEstimate{logZ: mx + math.Log(mean), relSE: rel, laplace: laplace, sampled: true}, nil
 }
 
 // logisticEnumeration estimates every model's evidence and combines them
@@ -260,22 +261,94 @@ type logisticResult struct {
 	MaxRelSE      float64    `json:"max_relative_se_evidence"`
 	MaxRelSEMass  float64    `json:"max_relative_se_evidence_of_models_with_prob_over_1e-4"`
 	MaxLaplaceGap float64    `json:"max_abs_log_laplace_minus_is_over_1e-4"`
+	// Sampled is the number of models importance sampled; the others
+	// (Laplace probability ≤ isThreshold each) keep their Laplace
+	// evidence, RestLaplaceMass in all.
+	Sampled         int     `json:"models_importance_sampled"`
+	RestLaplaceMass float64 `json:"laplace_probability_of_the_models_not_sampled"`
 }
 
 func logisticEnumerate(ds design, pr LogitPrior, s isSettings, workers int) (*logisticResult, error) {
 	p := ds.p
 	nm := 1 << p
-	est := make([]isEstimate, nm)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	// Pass 1: every model's Laplace evidence. Pass 2: importance sampling
+	// of the models whose Laplace posterior probability exceeds
+	// isThreshold; the rest keep their Laplace evidence, and their total
+	// probability (reported) bounds what that can change.
+	lap, err := forModels(ds, pr, isSettings{Draws: 0, Nu: s.Nu, Seed: s.Seed}, workers, nil)
+	if err != nil {
+		return nil, err
+	}
+	lp := make([]float64, nm)
+	for mask := range nm {
+		lp[mask] = lap[mask].logZ + logBetaBinomial11(p, popcount(mask))
+	}
+	mx := floatsMax(lp)
+	var tot float64
+	for _, v := range lp {
+		tot += math.Exp(v - mx)
+	}
+	var sample []int
+	var restMass float64
+	for mask := range nm {
+		q := math.Exp(lp[mask]-mx) / tot
+		if q > isThreshold {
+			sample = append(sample, mask)
+		} else {
+			restMass += q
+		}
+	}
+	est, err := forModels(ds, pr, s, workers, sample)
+	if err != nil {
+		return nil, err
+	}
+	for mask := range nm {
+		if !est[mask].sampled {
+			est[mask] = lap[mask]
+		}
+	}
+	res, err := combine(p, est)
+	if err != nil {
+		return nil, err
+	}
+	res.Sampled, res.RestLaplaceMass = len(sample), restMass
+	return res, nil
+}
+
+// isThreshold is the Laplace posterior probability above which a model's
+// evidence is importance sampled.
+const isThreshold = 1e-7
+
+func floatsMax(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+// forModels estimates the evidence of the models masks (all when nil).
+func forModels(ds design, pr LogitPrior, s isSettings, workers int, masks []int) ([]isEstimate, error) {
+	p := ds.p
+	nm := 1 << p
+	if masks == nil {
+		masks = make([]int, nm)
+		for i := range masks {
+			masks[i] = i
+		}
+	}
+	est := make([]isEstimate, nm)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for mask := w; mask < nm; mask += workers {
+			for k := w; k < len(masks); k += workers {
+				mask := masks[k]
 				cols := []int{0}
 				for j := range p {
 					if mask>>j&1 == 1 {
@@ -284,13 +357,13 @@ func logisticEnumerate(ds design, pr LogitPrior, s isSettings, workers int) (*lo
 				}
 				m := &logitModel{n: ds.n, d: len(cols), y: ds.y, x: make([]float64, ds.n*len(cols)), prec: make([]float64, len(cols))}
 				for i := range ds.n {
-					for k, c := range cols {
-						m.x[i*m.d+k] = ds.x[i][c]
+					for c, col := range cols {
+						m.x[i*m.d+c] = ds.x[i][col]
 					}
 				}
 				m.prec[0] = 1 / (pr.S0 * pr.S0)
-				for k := 1; k < m.d; k++ {
-					m.prec[k] = 1 / (pr.S * pr.S)
+				for c := 1; c < m.d; c++ {
+					m.prec[c] = 1 / (pr.S * pr.S)
 				}
 				r := rand.New(rand.NewPCG(s.Seed, uint64(mask)))
 				e, err := m.logEvidenceIS(s, r)
@@ -308,6 +381,13 @@ func logisticEnumerate(ds design, pr LogitPrior, s isSettings, workers int) (*lo
 			return nil, err
 		}
 	}
+	return est, nil
+}
+
+// combine turns per-model evidence estimates into PIPs with delta-method
+// standard errors, the expected size and the top models.
+func combine(p int, est []isEstimate) (*logisticResult, error) {
+	nm := 1 << p
 	logw := make([]float64, nm)
 	mx := math.Inf(-1)
 	for mask := range nm {

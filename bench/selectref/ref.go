@@ -123,7 +123,7 @@ func logisticReference(d dataset, pr LogitPrior, s isSettings, workers int) (*Re
 		Data:       "select/" + LogisticFile,
 		N:          ds.n,
 		P:          ds.p,
-		Method:     fmt.Sprintf("importance sampling: each of the %d models' evidence from %d draws of a multivariate t (%g degrees of freedom) centred at the posterior mode (Newton) with the inverse negative Hessian as scale; PIP standard errors by the delta method over the independent per-model estimates", 1<<ds.p, s.Draws, s.Nu),
+		Method:     fmt.Sprintf("importance sampling: the evidence of each of the %d models whose Laplace posterior probability exceeds %g (of %d) from %d draws of a multivariate t (%g degrees of freedom) centred at the posterior mode (Newton) with the inverse negative Hessian as scale; the other models keep their Laplace evidence (their total probability is in diagnostics); PIP standard errors by the delta method over the independent per-model estimates", r.Sampled, isThreshold, 1<<ds.p, s.Draws, s.Nu),
 		Likelihood: "y ~ Bernoulli(logit⁻¹(Xβ)), X = [1, standardised predictors of the model]",
 		Prior: map[string]any{
 			"form":     "intercept ~ N(0, s0²); each coefficient ~ N(0, s²)",
@@ -144,6 +144,8 @@ func logisticReference(d dataset, pr LogitPrior, s isSettings, workers int) (*Re
 			"max_relative_se_of_an_evidence":                r.MaxRelSE,
 			"max_relative_se_of_an_evidence_with_prob>1e-4": r.MaxRelSEMass,
 			"max_abs_log_laplace_minus_is_with_prob>1e-4":   r.MaxLaplaceGap,
+			"models_importance_sampled":                     r.Sampled,
+			"laplace_probability_of_the_models_not_sampled": r.RestLaplaceMass,
 		},
 		Program: "go run ./bench/selectref -logistic",
 	}, nil
