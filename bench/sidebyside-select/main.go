@@ -465,16 +465,19 @@ func table(rs []result) string {
 	fmt.Fprintln(&b, "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |")
 	for _, k := range keys {
 		g := groups[k]
-		var cpu, e, z float64
+		var cpu, e float64
+		z := math.Inf(-1)
 		var es []float64
 		for _, r := range g {
 			cpu += r.CPUSeconds / float64(len(g))
 			e += r.MaxAbsErr / float64(len(g))
 			es = append(es, r.MaxAbsErr)
-			z = math.Max(z, r.MaxZ)
+			if !math.IsNaN(r.MaxZ) {
+				z = math.Max(z, r.MaxZ)
+			}
 		}
 		zs := "—"
-		if k.tool == "trj" {
+		if k.tool == "trj" && !math.IsInf(z, -1) {
 			zs = fmt.Sprintf("%.2f", z)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f | %.4f | %.4f–%.4f | %s |\n", k.problem, k.tool, k.steps, len(g), cpu, e, slices.Min(es), slices.Max(es), zs)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -100,9 +101,8 @@ func tableOf(paths []string) error {
 			}
 			r.MaxAbsErr, r.MeanAbsErr = errors2(r.PIP, ref.PIP)
 			r.MaxZ = maxZ(r, ref)
-			if len(r.MCSE) == 0 && len(row) > 9 {
-				// A file written before the MCSE columns: its own score.
-				r.MaxZ, _ = strconv.ParseFloat(row[9], 64)
+			if len(r.MCSE) == 0 {
+				r.MaxZ = math.NaN() // a file written before the MCSE columns
 			}
 			rs = append(rs, r)
 		}
