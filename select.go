@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -56,7 +57,7 @@ func (p SelectProposal) String() string {
 const (
 	DefaultSelectChains = 4
 	DefaultSelectWarmup = 1000
-	DefaultSelectSteps  = 25000
+	DefaultSelectSteps  = 40000
 	DefaultSelectTop    = 20
 )
 
@@ -67,7 +68,7 @@ type SelectSettings struct {
 	Seed uint64
 	// Chains is the number of chains (default 4), Warmup the steps each
 	// discards first (default 1000) and Steps the kept steps of each
-	// (default 25000).
+	// (default 40000).
 	Chains, Warmup, Steps int
 	// Shard, when non-nil, runs only the chains listed (indices in
 	// [0, Chains)), for a run split over processes.
@@ -179,14 +180,20 @@ func Select(ctx context.Context, sp *ppl.SelectionSpace, settings *SelectSetting
 		}
 	}
 	start := time.Now()
+	sh, err := newSelShared(sp.Clone(), s.Proposal)
+	if err != nil {
+		return nil, err
+	}
 	runs := make([]*selChain, len(chains))
 	var progMu sync.Mutex
-	err := parallel.For(ctx, len(chains), func(ctx context.Context, i int) error {
-		r, err := runSelectChain(ctx, sp, &s, chains[i], start, &progMu)
+	err = parallel.For(ctx, len(chains), func(ctx context.Context, i int) error {
+		r, err := runSelectChain(ctx, sh, &s, chains[i], start, &progMu)
 		runs[i] = r
 		return err
 	})
 	res := newSelectResult(sp, &s, chains, runs)
+	res.Built = sh.sp.Builds()
+	res.setFlagged(int(sh.flagged.Load()))
 	res.Seconds = time.Since(start).Seconds()
 	if err != nil {
 		if ctx.Err() != nil && res.Steps > 0 {
@@ -206,16 +213,12 @@ type selChain struct {
 	evidence []float64 // Laplace log evidence of each model in models
 	moves    [4]struct{ proposed, accepted int }
 	within   struct{ proposed, accepted int }
-	builds   int
-	fails    int // Laplace fits that did not converge or were regularised
 }
 
-func runSelectChain(ctx context.Context, sp *ppl.SelectionSpace, s *SelectSettings, chain int, t0 time.Time, progMu *sync.Mutex) (*selChain, error) {
+func runSelectChain(ctx context.Context, sh *selShared, s *SelectSettings, chain int, t0 time.Time, progMu *sync.Mutex) (*selChain, error) {
+	sp := sh.sp
 	rng := stream(s.Seed, "select", chain)
-	tg, err := newSelTarget(sp.Clone(), s.Proposal)
-	if err != nil {
-		return nil, err
-	}
+	tg := newSelTarget(sh)
 	ks := kernels.SelectionSettings{}
 	if s.Kernel != nil {
 		ks = *s.Kernel
@@ -244,7 +247,6 @@ func runSelectChain(ctx context.Context, sp *ppl.SelectionSpace, s *SelectSettin
 	}
 	total := s.Warmup + s.Steps
 	every := max(1, total/100)
-	defer func() { out.builds, out.fails = tg.sp.Builds(), tg.fails }()
 	for i := range total {
 		if i%256 == 0 && ctx.Err() != nil {
 			return out, ctx.Err()
@@ -284,48 +286,45 @@ func runSelectChain(ctx context.Context, sp *ppl.SelectionSpace, s *SelectSettin
 	return out, nil
 }
 
-// selEntry is one built model with its transports.
-type selEntry struct {
+// selShared is what the chains of one Select share: the models built so
+// far with their transports, in a bounded least-recently-used cache. Every
+// entry is a fixed function of its model (the build function is
+// deterministic, and the Laplace fit starts from a point that depends only
+// on the model), so which chain builds a model, and when, changes no
+// number: the chains' draws do not depend on scheduling or GOMAXPROCS.
+type selShared struct {
+	sp      *ppl.SelectionSpace
+	kind    SelectProposal
+	base    []float64 // the empty model's mode: always-in then shared coordinates
+	global  *flows.Laplace
+	gcov    *mat.SymDense
+	mu      sync.Mutex
+	order   *list.List // of *sharedEntry, most recent first
+	items   map[string]*list.Element
+	flagged atomic.Int64
+}
+
+// sharedEntry is one model: a prototype, never evaluated after its fit
+// (each chain evaluates its own clone), and its transports, which are safe
+// for concurrent use.
+type sharedEntry struct {
 	key   string
 	terms ppl.Terms
-	model *ppl.GraphModel
+	proto *ppl.GraphModel
 	lap   *flows.Laplace
 	jump  kernels.Transport
+	done  chan struct{}
+	err   error
 }
 
-func (e *selEntry) Dim() int { return e.model.Dim() }
-func (e *selEntry) LogDensity(theta []float64) (float64, error) {
-	return e.model.LogDensity(theta)
-}
-func (e *selEntry) Transport() kernels.Transport { return e.jump }
-func (e *selEntry) Proposal() kernels.Transport  { return e.lap }
-func (e *selEntry) LogEvidence() float64         { return e.lap.LogEvidence }
-
-// selTarget is one chain's view of a SelectionSpace for the kernel: it
-// builds models on first use, fits their Laplace transports from a start
-// that depends only on the model (so every transport is a fixed function of
-// the model, whatever path the chain took), and keeps them in a bounded
-// least-recently-used cache.
-type selTarget struct {
-	sp     *ppl.SelectionSpace
-	kind   SelectProposal
-	base   []float64 // the empty model's mode: always-in then shared coordinates
-	global *flows.Laplace
-	gcov   *mat.SymDense
-	order  *list.List
-	items  map[string]*list.Element
-	fails  int
-}
-
-func newSelTarget(sp *ppl.SelectionSpace, kind SelectProposal) (*selTarget, error) {
-	t := &selTarget{sp: sp, kind: kind, order: list.New(), items: map[string]*list.Element{}}
+func newSelShared(sp *ppl.SelectionSpace, kind SelectProposal) (*selShared, error) {
+	t := &selShared{sp: sp, kind: kind, order: list.New(), items: map[string]*list.Element{}}
 	empty, _ := ppl.NewTerms(sp.P())
-	m, err := sp.Model(empty)
+	m, err := sp.Build(empty)
 	if err != nil {
 		return nil, err
 	}
-	x0 := make([]float64, m.Dim())
-	lap, err := flows.FitLaplace(m.LogDensityGrad, x0, nil)
+	lap, err := flows.FitLaplace(m.LogDensityGrad, make([]float64, m.Dim()), nil)
 	if err != nil {
 		return nil, fmt.Errorf("trj: the model without terms: %w", err)
 	}
@@ -336,8 +335,8 @@ func newSelTarget(sp *ppl.SelectionSpace, kind SelectProposal) (*selTarget, erro
 			all[i] = i
 		}
 		full, _ := ppl.NewTerms(sp.P(), all...)
-		e, err := t.build(full)
-		if err != nil {
+		e := &sharedEntry{terms: full}
+		if err := t.build(e); err != nil {
 			return nil, err
 		}
 		t.global = e.lap
@@ -346,57 +345,44 @@ func newSelTarget(sp *ppl.SelectionSpace, kind SelectProposal) (*selTarget, erro
 	return t, nil
 }
 
-func (t *selTarget) NumTerms() int { return t.sp.P() }
-func (t *selTarget) Always() int   { return t.sp.Always() }
-
-func (t *selTarget) terms(active []int) (ppl.Terms, error) {
-	return ppl.NewTerms(t.sp.P(), active...)
-}
-
-func (t *selTarget) LogModelPrior(active []int) (float64, error) {
-	tm, err := t.terms(active)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	return t.sp.LogPrior(tm)
-}
-
-// Model returns model active from the cache or builds it.
-func (t *selTarget) Model(active []int) (kernels.SelectionModel, error) {
-	tm, err := t.terms(active)
-	if err != nil {
-		return nil, err
-	}
-	e, err := t.entry(tm)
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-func (t *selTarget) entry(tm ppl.Terms) (*selEntry, error) {
+// get returns model tm's entry, building it (once, whichever chain asks
+// first) when it is not cached.
+func (t *selShared) get(tm ppl.Terms) (*sharedEntry, error) {
 	key := tm.Key()
+	t.mu.Lock()
 	if el, ok := t.items[key]; ok {
 		t.order.MoveToFront(el)
-		return el.Value.(*selEntry), nil
+		e := el.Value.(*sharedEntry)
+		t.mu.Unlock()
+		<-e.done
+		return e, e.err
 	}
-	e, err := t.build(tm)
-	if err != nil {
-		return nil, err
-	}
+	e := &sharedEntry{key: key, terms: tm, done: make(chan struct{})}
 	t.items[key] = t.order.PushFront(e)
 	for t.order.Len() > t.sp.CacheBound() {
 		last := t.order.Back()
 		t.order.Remove(last)
-		delete(t.items, last.Value.(*selEntry).key)
+		delete(t.items, last.Value.(*sharedEntry).key)
 	}
-	return e, nil
+	t.mu.Unlock()
+	e.err = t.build(e)
+	close(e.done)
+	if e.err != nil {
+		t.mu.Lock()
+		if el, ok := t.items[key]; ok && el.Value == e {
+			t.order.Remove(el)
+			delete(t.items, key)
+		}
+		t.mu.Unlock()
+	}
+	return e, e.err
 }
 
-func (t *selTarget) build(tm ppl.Terms) (*selEntry, error) {
+func (t *selShared) build(e *sharedEntry) error {
+	tm := e.terms
 	m, err := t.sp.Build(tm)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	A, S, d := t.sp.Always(), t.sp.Shared(), m.Dim()
 	x0 := make([]float64, d)
@@ -408,29 +394,95 @@ func (t *selTarget) build(tm ppl.Terms) (*selEntry, error) {
 		// origin before giving up.
 		clear(x0)
 		if lap, err = flows.FitLaplace(m.LogDensityGrad, x0, nil); err != nil {
-			return nil, fmt.Errorf("trj: model %v: %w", tm, err)
+			return fmt.Errorf("trj: model %v: %w", tm, err)
 		}
 	}
 	if !lap.Converged || lap.Regularised {
-		t.fails++
+		t.flagged.Add(1)
 	}
-	e := &selEntry{key: tm.Key(), terms: tm, model: m, lap: lap, jump: lap}
+	e.proto, e.lap, e.jump = m, lap, lap
 	switch t.kind {
 	case SelectIdentity:
 		e.jump = identityTransport(d)
 	case SelectGlobal:
 		if t.global != nil {
 			if e.jump, err = t.marginal(tm); err != nil {
-				return nil, err
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// selEntry is one chain's handle on a model: the shared entry and the
+// chain's own clone of the model, made when first evaluated.
+type selEntry struct {
+	*sharedEntry
+	model *ppl.GraphModel
+}
+
+func (e *selEntry) Dim() int { return e.proto.Dim() }
+func (e *selEntry) LogDensity(theta []float64) (float64, error) {
+	if e.model == nil {
+		e.model = e.proto.Clone().(*ppl.GraphModel)
+	}
+	return e.model.LogDensity(theta)
+}
+func (e *selEntry) Transport() kernels.Transport { return e.jump }
+func (e *selEntry) Proposal() kernels.Transport  { return e.lap }
+func (e *selEntry) LogEvidence() float64         { return e.lap.LogEvidence }
+
+// selTarget is one chain's view of the shared models for the kernel, with
+// its own bounded cache of model clones.
+type selTarget struct {
+	*selShared
+	order *list.List
+	items map[string]*list.Element
+}
+
+func newSelTarget(sh *selShared) *selTarget {
+	return &selTarget{selShared: sh, order: list.New(), items: map[string]*list.Element{}}
+}
+
+func (t *selTarget) NumTerms() int { return t.sp.P() }
+func (t *selTarget) Always() int   { return t.sp.Always() }
+
+func (t *selTarget) LogModelPrior(active []int) (float64, error) {
+	tm, err := ppl.NewTerms(t.sp.P(), active...)
+	if err != nil {
+		return math.Inf(-1), err
+	}
+	return t.sp.LogPrior(tm)
+}
+
+// Model returns model active from the chain's cache or the shared one.
+func (t *selTarget) Model(active []int) (kernels.SelectionModel, error) {
+	tm, err := ppl.NewTerms(t.sp.P(), active...)
+	if err != nil {
+		return nil, err
+	}
+	key := tm.Key()
+	if el, ok := t.items[key]; ok {
+		t.order.MoveToFront(el)
+		return el.Value.(*selEntry), nil
+	}
+	se, err := t.get(tm)
+	if err != nil {
+		return nil, err
+	}
+	e := &selEntry{sharedEntry: se}
+	t.items[key] = t.order.PushFront(e)
+	for t.order.Len() > t.sp.CacheBound() {
+		last := t.order.Back()
+		t.order.Remove(last)
+		delete(t.items, last.Value.(*selEntry).key)
 	}
 	return e, nil
 }
 
 // marginal is the global Laplace approximation's marginal over model tm's
 // coordinates.
-func (t *selTarget) marginal(tm ppl.Terms) (kernels.Transport, error) {
+func (t *selShared) marginal(tm ppl.Terms) (kernels.Transport, error) {
 	A, S, P := t.sp.Always(), t.sp.Shared(), t.sp.P()
 	idx := make([]int, 0, A+tm.Count()+S)
 	for i := range A {
@@ -476,13 +528,12 @@ func (d identityTransport) Inverse(z, theta []float64) (float64, error) {
 
 // selectCSV writes one chain's kept steps in CmdStan's CSV layout.
 type selectCSV struct {
-	f     *os.File
-	w     *draws.CSVWriter
-	p, A  int
-	S     int
-	row   []float64
-	diag  []float64
-	total int
+	f    *os.File
+	w    *draws.CSVWriter
+	p, A int
+	S    int
+	row  []float64
+	diag []float64
 }
 
 func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *SelectSettings, chain int) (*selectCSV, error) {

@@ -2,6 +2,7 @@ package trj
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/figures"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/diag"
 )
@@ -67,9 +69,9 @@ type SelectResult struct {
 	// Visited is the number of distinct models visited in the kept steps
 	// (summed over chains' distinct sets, counted once).
 	Visited int
-	// Built is the number of models built by all chains (each chain builds
-	// what it proposes, on first use and after eviction from its cache);
-	// Flagged counts the Laplace fits that did not converge or had to be
+	// Built is the number of models built (the chains share the models
+	// they build; a model is built again only after eviction from the
+	// cache); Flagged counts the Laplace fits that did not converge or had to be
 	// regularised (their transports are still valid, only poorer).
 	Built, Flagged int
 	// Moves counts the jumps proposed and accepted by kind; Within the
@@ -105,13 +107,6 @@ func newSelectResult(sp *ppl.SelectionSpace, s *SelectSettings, chains []int, ru
 	n := math.MaxInt
 	for _, c := range done {
 		n = min(n, len(c.ids))
-	}
-	for _, c := range runs {
-		if c == nil {
-			continue
-		}
-		r.Built += c.builds
-		r.Flagged += c.fails
 	}
 	mv := [4]string{"none", "add", "drop", "swap"}
 	for m := 1; m < 4; m++ {
@@ -221,10 +216,14 @@ func newSelectResult(sp *ppl.SelectionSpace, s *SelectSettings, chains []int, ru
 			r.Top[i].Renormalised = sumP * math.Exp(lz[i]-maxL) / sumL
 		}
 	}
-	if r.Flagged > 0 {
-		r.LaplaceWarning = fmt.Sprintf("%d Laplace fits did not converge or had an indefinite Hessian; their jumps are still exact but may mix slowly", r.Flagged)
-	}
 	return r
+}
+
+func (r *SelectResult) setFlagged(n int) {
+	r.Flagged = n
+	if n > 0 {
+		r.LaplaceWarning = fmt.Sprintf("%d Laplace fits did not converge or had an indefinite Hessian; their jumps are still exact but may mix slowly", n)
+	}
 }
 
 func b2f(b bool) float64 {
@@ -416,4 +415,170 @@ func (r *SelectResult) RunningPIP(j int) []float64 {
 		out[t] = sum / float64((t+1)*len(r.runs))
 	}
 	return out
+}
+
+// WriteRunningFigure draws each chain's running inclusion probability of
+// the given terms (default: the six whose PIP is nearest ½, the hardest to
+// estimate), one panel per term, to path (".png" or ".svg"). It needs the
+// chains of this run (a result read back from JSON has none).
+func (r *SelectResult) WriteRunningFigure(path string, terms ...int) error {
+	if len(r.runs) == 0 {
+		return errors.New("trj: no chains to draw")
+	}
+	if len(terms) == 0 {
+		order := make([]int, len(r.PIP))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool {
+			return math.Abs(r.PIP[order[a]].P-0.5) < math.Abs(r.PIP[order[b]].P-0.5)
+		})
+		terms = order[:min(6, len(order))]
+	}
+	series := map[string][][]float64{}
+	var names []string
+	for _, j := range terms {
+		if j < 0 || j >= len(r.Names) {
+			return fmt.Errorf("trj: term %d out of range [0, %d)", j, len(r.Names))
+		}
+		name := fmt.Sprintf("%s (PIP %.3f ± %.3f)", r.Names[j], r.PIP[j].P, r.PIP[j].MCSE)
+		names = append(names, name)
+		for _, c := range r.runs {
+			run := make([]float64, len(c.ids))
+			var n float64
+			for i, id := range c.ids {
+				n += b2f(c.models[id].Has(j))
+				run[i] = n / float64(i+1)
+			}
+			series[name] = append(series[name], run)
+		}
+	}
+	_, err := figures.RunningEstimates(path, "Running inclusion probabilities", series, math.NaN(),
+		figures.WithOrder(names...), figures.WithYLabel("running PIP"), figures.WithXLabel("kept step"))
+	return err
+}
+
+// ReadSelectResult reads a result written by WriteJSON (without the
+// chains: WriteRunningFigure needs the run itself).
+func ReadSelectResult(rd io.Reader) (*SelectResult, error) {
+	var r SelectResult
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("trj: reading a selection result: %w", err)
+	}
+	for i := range r.Top {
+		t, err := ppl.NewTerms(len(r.Names), r.Top[i].Indices...)
+		if err != nil {
+			return nil, fmt.Errorf("trj: reading a selection result: top model %d: %w", i, err)
+		}
+		r.Top[i].Terms = t
+	}
+	return &r, nil
+}
+
+// MergeSelect combines the results of shards of one run (the same space
+// and settings, disjoint chains): each estimate is the step-weighted mean
+// of the parts' and its MCSE the root of the weighted squared MCSEs (the
+// chains are independent); R̂ is the largest of the parts' (the chains of
+// different shards are not compared). Top models merge the parts' top
+// lists, so a model outside every part's list is missing.
+func MergeSelect(parts ...*SelectResult) (*SelectResult, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("trj: MergeSelect: no results")
+	}
+	first := parts[0]
+	out := &SelectResult{Names: first.Names, StepsPerChain: first.StepsPerChain, Warmup: first.Warmup, Seed: first.Seed,
+		Proposal: first.Proposal, Informed: first.Informed, PIP: make([]SelectEstimate, len(first.Names))}
+	seen := map[int]bool{}
+	for i, r := range parts {
+		if r == nil || len(r.Names) != len(first.Names) || r.Seed != first.Seed || r.Proposal != first.Proposal || r.StepsPerChain != first.StepsPerChain {
+			return nil, fmt.Errorf("trj: MergeSelect: part %d is not a shard of the same run as part 0", i)
+		}
+		for _, c := range r.Chains {
+			if seen[c] {
+				return nil, fmt.Errorf("trj: MergeSelect: chain %d is in two parts", c)
+			}
+			seen[c] = true
+			out.Chains = append(out.Chains, c)
+		}
+		out.Steps += r.Steps
+		out.Built += r.Built
+		out.Flagged += r.Flagged
+		out.Seconds = max(out.Seconds, r.Seconds)
+		out.Within.Move = "within"
+		out.Within.Proposed += r.Within.Proposed
+		out.Within.Accepted += r.Within.Accepted
+	}
+	sort.Ints(out.Chains)
+	N := float64(out.Steps)
+	if N == 0 {
+		return out, nil
+	}
+	merge := func(get func(*SelectResult) *SelectEstimate) SelectEstimate {
+		var e SelectEstimate
+		var v float64
+		e.Constant = true
+		var firstP float64
+		for i, r := range parts {
+			x := get(r)
+			w := float64(r.Steps) / N
+			e.P += w * x.P
+			v += w * w * x.MCSE * x.MCSE
+			e.Rhat = max(e.Rhat, x.Rhat)
+			e.ESS += x.ESS
+			if i == 0 {
+				firstP = x.P
+			}
+			if !x.Constant || x.P != firstP {
+				e.Constant = false
+			}
+		}
+		e.MCSE = math.Sqrt(v)
+		return e
+	}
+	for j := range out.PIP {
+		out.PIP[j] = merge(func(r *SelectResult) *SelectEstimate { return &r.PIP[j] })
+	}
+	out.Size = merge(func(r *SelectResult) *SelectEstimate { return &r.Size })
+	for m := range first.Moves {
+		st := SelectMoveStat{Move: first.Moves[m].Move}
+		for _, r := range parts {
+			if m < len(r.Moves) {
+				st.Proposed += r.Moves[m].Proposed
+				st.Accepted += r.Moves[m].Accepted
+			}
+		}
+		out.Moves = append(out.Moves, st)
+	}
+	type agg struct {
+		m      SelectModel
+		visits int
+		v      float64
+	}
+	models := map[string]*agg{}
+	var keys []string
+	for _, r := range parts {
+		w := float64(r.Steps) / N
+		for _, m := range r.Top {
+			k := fmt.Sprint(m.Indices)
+			a, ok := models[k]
+			if !ok {
+				a = &agg{m: m}
+				a.m.P, a.m.MCSE, a.m.Visits = 0, 0, 0
+				models[k] = a
+				keys = append(keys, k)
+			}
+			a.visits += m.Visits
+			a.m.P += w * m.P
+			a.v += w * w * m.MCSE * m.MCSE
+		}
+	}
+	sort.SliceStable(keys, func(a, b int) bool { return models[keys[a]].visits > models[keys[b]].visits })
+	for _, k := range keys[:min(len(keys), max(len(first.Top), 1))] {
+		a := models[k]
+		a.m.Visits, a.m.MCSE, a.m.Renormalised = a.visits, math.Sqrt(a.v), 0
+		out.Top = append(out.Top, a.m)
+	}
+	out.Visited = len(models)
+	out.setFlagged(out.Flagged)
+	return out, nil
 }

@@ -1,14 +1,22 @@
 package trj
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/trjgo/trj/models/glmselect"
+	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/ppl/draws"
 )
 
 // selectData returns n rows of p predictors, every third one correlated
@@ -78,5 +86,213 @@ func TestSelectExactNIG(t *testing.T) {
 		if math.Abs(z) > 4 {
 			t.Errorf("%s: PIP %.4f ± %.4f, exact %.4f (z = %.2f)", res.Names[j], e.P, e.MCSE, want[j], z)
 		}
+	}
+}
+
+// TestSelectCalibration checks the reported MCSEs over seeds: the
+// z-scores (PIP − exact)/MCSE of the terms with exact PIP in (0.02, 0.98)
+// over 10 seeds have a standard deviation in [0.7, 1.4].
+func TestSelectCalibration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical test over 10 seeds")
+	}
+	X, y := selectData(80, 12, 1)
+	want := exactPIPs(t, X, y)
+	sp, err := glmselect.Gaussian(X, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zs []float64
+	for seed := uint64(101); seed < 111; seed++ {
+		res, err := Select(context.Background(), sp, &SelectSettings{Seed: seed, Steps: 3000, Warmup: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, e := range res.PIP {
+			if want[j] > 0.02 && want[j] < 0.98 {
+				zs = append(zs, (e.P-want[j])/e.MCSE)
+			}
+		}
+	}
+	var m, ss float64
+	for _, z := range zs {
+		m += z
+	}
+	m /= float64(len(zs))
+	for _, z := range zs {
+		ss += (z - m) * (z - m)
+	}
+	sd := math.Sqrt(ss / float64(len(zs)-1))
+	t.Logf("%d z-scores: mean %.3f, sd %.3f", len(zs), m, sd)
+	if sd < 0.7 || sd > 1.4 {
+		t.Errorf("sd of the z-scores %.3f, want in [0.7, 1.4]", sd)
+	}
+}
+
+func TestSelectLogisticPoissonRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 1))
+	n, p := 200, 15
+	X := mat.NewDense(n, p, nil)
+	yb := make([]float64, n)
+	yc := make([]float64, n)
+	for i := range n {
+		for j := range p {
+			X.Set(i, j, rng.NormFloat64())
+		}
+		eta := -0.3 + 1.5*X.At(i, 0) - 1.0*X.At(i, 4)
+		if rng.Float64() < 1/(1+math.Exp(-eta)) {
+			yb[i] = 1
+		}
+		lam := math.Exp(0.5 + 0.6*X.At(i, 0) - 0.4*X.At(i, 4))
+		for s := rng.ExpFloat64(); s < lam; s += rng.ExpFloat64() {
+			yc[i]++
+		}
+	}
+	for name, mk := range map[string]func() (*ppl.SelectionSpace, error){
+		"logistic": func() (*ppl.SelectionSpace, error) { return glmselect.Logistic(X, yb, nil) },
+		"poisson":  func() (*ppl.SelectionSpace, error) { return glmselect.Poisson(X, yc, nil) },
+	} {
+		sp, err := mk()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Select(context.Background(), sp, &SelectSettings{Seed: 3, Chains: 2, Steps: 1500, Warmup: 200})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Flagged > 0 {
+			t.Errorf("%s: %d Laplace fits flagged", name, res.Flagged)
+		}
+		if res.PIP[0].P < 0.9 || res.PIP[4].P < 0.9 {
+			t.Errorf("%s: PIPs of the true effects %.3f, %.3f", name, res.PIP[0].P, res.PIP[4].P)
+		}
+		for _, m := range res.Moves {
+			if m.Proposed > 0 && m.Accepted == 0 {
+				t.Errorf("%s: no %s accepted of %d", name, m.Move, m.Proposed)
+			}
+		}
+	}
+}
+
+func TestSelectDeterministicOutputs(t *testing.T) {
+	X, y := selectData(60, 8, 4)
+	sp, err := glmselect.Gaussian(X, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := &SelectSettings{Seed: 9, Chains: 3, Steps: 400, Warmup: 50, DrawsDir: dir}
+	var calls int
+	s.Progress = func(SelectProgress) { calls++ }
+	prev := runtime.GOMAXPROCS(1)
+	a, err := Select(context.Background(), sp, s)
+	runtime.GOMAXPROCS(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Progress, s.DrawsDir = nil, ""
+	b, err := Select(context.Background(), sp, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range a.PIP {
+		if a.PIP[j] != b.PIP[j] {
+			t.Errorf("PIP %d differs between GOMAXPROCS 1 and %d: %+v, %+v", j, prev, a.PIP[j], b.PIP[j])
+		}
+	}
+	if calls < 3*100 {
+		t.Errorf("%d progress calls", calls)
+	}
+	// Shards: chain 1 alone gives chain 1's draws.
+	s.Shard = []int{1}
+	c, err := Select(context.Background(), sp, s)
+	if err != nil || c.Steps != 400 || len(c.Chains) != 1 {
+		t.Fatalf("shard: %v, %d steps", err, c.Steps)
+	}
+	// Merging the shards {0, 2} and {1} gives the pooled PIPs.
+	s.Shard = []int{0, 2}
+	c02, err := Select(context.Background(), sp, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := MergeSelect(c02, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range m.PIP {
+		if math.Abs(m.PIP[j].P-a.PIP[j].P) > 1e-12 {
+			t.Errorf("merged PIP %d: %v, whole run %v", j, m.PIP[j].P, a.PIP[j].P)
+		}
+	}
+	if _, err := MergeSelect(c, c); err == nil {
+		t.Error("merging a shard with itself: no error")
+	}
+	// CmdStan CSV: one file per chain, indicator columns matching the
+	// chain's models.
+	d, _, err := draws.ReadFiles(filepath.Join(dir, "select-0.csv"), filepath.Join(dir, "select-1.csv"), filepath.Join(dir, "select-2.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Chains() != 3 || d.Len(0) != 400 {
+		t.Fatalf("draws: %d chains × %d", d.Chains(), d.Len(0))
+	}
+	col := slices.Index(d.Layout().Params, "gamma.x1")
+	if col < 0 {
+		t.Fatalf("no gamma.x1 column in %v", d.Layout().Params)
+	}
+	var sum float64
+	for ch := range 3 {
+		for i := range 400 {
+			sum += d.Params(ch, i)[col]
+		}
+	}
+	if got := sum / 1200; math.Abs(got-a.PIP[0].P) > 1e-12 {
+		t.Errorf("indicator column mean %v, PIP %v", got, a.PIP[0].P)
+	}
+	if err := a.WriteRunningFigure(filepath.Join(dir, "running.png")); err != nil {
+		t.Errorf("running figure: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := a.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() > 20000 {
+		t.Errorf("JSON of %d bytes", buf.Len())
+	}
+	back, err := ReadSelectResult(&buf)
+	if err != nil || back.PIP[3] != a.PIP[3] || !back.Top[0].Terms.Equal(a.Top[0].Terms) {
+		t.Errorf("JSON round trip: %v", err)
+	}
+	if s := a.String(); !strings.Contains(s, "Posterior inclusion probabilities") || !strings.Contains(s, "Top") {
+		t.Errorf("table:\n%s", s)
+	}
+}
+
+func TestSelectBadInput(t *testing.T) {
+	X, y := selectData(30, 4, 2)
+	sp, _ := glmselect.Gaussian(X, y, nil)
+	wrong, _ := ppl.NewTerms(5, 1)
+	for name, s := range map[string]*SelectSettings{
+		"negative steps": {Steps: -1},
+		"shard":          {Chains: 2, Shard: []int{2}},
+		"start":          {Start: &wrong},
+		"proposal":       {Proposal: 9},
+	} {
+		if _, err := Select(context.Background(), sp, s); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := Select(context.Background(), nil, nil); err == nil {
+		t.Error("nil space: no error")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	res, err := Select(ctx, sp, &SelectSettings{Chains: 1, Steps: 5000, Progress: func(SelectProgress) {
+		if n++; n == 30 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || res == nil || res.Steps == 0 {
+		t.Errorf("cancelled: %v, result %v", err, res)
 	}
 }

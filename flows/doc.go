@@ -15,6 +15,12 @@
 //     conditional diagonal-normal base folded into the map so that every
 //     model's reference is N(0, I) (FitConditionalRQMA).
 //
+// Laplace needs no samples: z = Lᵀ(θ − μ) from the mode μ of a log-density
+// and its negative Hessian LLᵀ there (FitLaplace: Newton's method with
+// the Hessian by finite differences of the gradient), with the Laplace
+// approximation of the log evidence. It is the transport trj.Select gives
+// each model of a variable selection on first visit.
+//
 // All of them implement the transport contracts of package kernels
 // structurally: Forward(θ, z) sets z = T(θ) and returns log|det J_T(θ)|,
 // Inverse(z, θ) sets θ = T⁻¹(z) and returns log|det J_T⁻¹(z)|. Forward is

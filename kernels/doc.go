@@ -25,6 +25,12 @@
 // doubling slow windows); RWMAdaptation is Robbins–Monro on the scale
 // toward acceptance 0.234 with optional covariance estimates.
 //
+// SelectionKernel is the transdimensional kernel of variable selection over
+// the 2^P models of a SelectionTarget: add, drop or swap one term (MC3's
+// neighbourhood, optionally with locally balanced informed choice), the
+// parameters carried through each model's transport to the standard normal,
+// then within-model independence and whitened random-walk steps.
+//
 // Sample runs several chains in parallel, one Target and one random stream
 // per chain, with results that depend only on the seed. RunSMC is an
 // adaptive-tempering SMC sampler for pilot runs that also estimates the

@@ -138,7 +138,6 @@ type SelectionKernel struct {
 	p      int
 	z, z2  []float64
 	theta  []float64
-	act    []int
 	w      []float64
 	// informed: the normalising sums of the neighbour weights, by model.
 	wsum map[string]float64

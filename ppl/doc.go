@@ -85,4 +85,20 @@
 //	// models[k] declares beta (ones of ind[k] coordinates), then sigma
 //	s, err := ppl.NewSpace(models, ppl.WithIndicators(ind),
 //		ppl.WithPositions(ppl.IndicatorPositions(ind)), ppl.WithShared(1))
+//
+// # Variable selection
+//
+// A SelectionSpace is the space of the 2^P models of a variable selection,
+// too many to build: a BuildFunc declares the model of a given set of
+// active terms (a Terms bitset), and the space builds models only when
+// asked, keeping a bounded least-recently-used cache, so that memory grows
+// with the models visited. Each model declares its always-in parameters
+// first, then one coordinate per active term in increasing term index, then
+// the shared parameters (WithSelectionShared):
+//
+//	sp, err := ppl.NewSelectionSpace(p, func(b *ppl.Builder, t ppl.Terms) error {
+//		beta := b.Real("beta", 1+t.Count()) // intercept, then the active terms
+//		...
+//		return nil
+//	}, ppl.WithModelPrior(ppl.BetaBinomial{A: 1, B: 1}))
 package ppl

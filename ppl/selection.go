@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Terms is a set of candidate terms {0, …, P−1} of a variable selection, a
@@ -281,7 +282,7 @@ type SelectionSpace struct {
 	bound  int
 	ready  bool // the empty model was built: always is known
 	cache  *lru
-	builds int
+	builds *atomic.Int64 // per clone; atomic because Build may run on several goroutines
 	hits   int
 }
 
@@ -369,7 +370,7 @@ func NewSelectionSpace(p int, build BuildFunc, opts ...SelectionOption) (*Select
 	if build == nil {
 		return nil, errors.New("ppl: nil build function")
 	}
-	s := &SelectionSpace{p: p, build: build, prior: BetaBinomial{1, 1}, bound: DefaultModelCache}
+	s := &SelectionSpace{p: p, build: build, prior: BetaBinomial{1, 1}, bound: DefaultModelCache, builds: new(atomic.Int64)}
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("ppl: selection option %d is nil", i)
@@ -459,7 +460,8 @@ func (s *SelectionSpace) Model(t Terms) (*GraphModel, error) {
 	return m, nil
 }
 
-// Build builds model t without the cache.
+// Build builds model t without the cache. Unlike Model it is safe for
+// concurrent use (when the build function is).
 func (s *SelectionSpace) Build(t Terms) (*GraphModel, error) {
 	if err := s.Check(t); err != nil {
 		return nil, err
@@ -473,7 +475,9 @@ func (s *SelectionSpace) buildModel(t Terms) (m *GraphModel, err error) {
 			m, err = nil, fmt.Errorf("ppl: the build function panicked for terms %v: %v", t, r)
 		}
 	}()
-	s.builds++
+	if s.builds != nil {
+		s.builds.Add(1)
+	}
 	b := NewBuilder()
 	if err := s.build(b, t); err != nil {
 		return nil, fmt.Errorf("ppl: building the model with terms %v: %w", t, err)
@@ -491,9 +495,9 @@ func (s *SelectionSpace) buildModel(t Terms) (m *GraphModel, err error) {
 	return m, nil
 }
 
-// Builds and Hits count the models built and the cache hits of Model
-// since this clone was made.
-func (s *SelectionSpace) Builds() int { return s.builds }
+// Builds counts the models built (by Model and Build, which may run on
+// several goroutines at once) since this clone was made.
+func (s *SelectionSpace) Builds() int { return int(s.builds.Load()) }
 
 // Hits counts Model's cache hits since this clone was made.
 func (s *SelectionSpace) Hits() int { return s.hits }
@@ -505,7 +509,7 @@ func (s *SelectionSpace) Cached() int { return s.cache.len() }
 func (s *SelectionSpace) Clone() *SelectionSpace {
 	c := *s
 	c.cache = newLRU(s.bound)
-	c.builds, c.hits = 0, 0
+	c.builds, c.hits = new(atomic.Int64), 0
 	return &c
 }
 

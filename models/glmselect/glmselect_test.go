@@ -41,8 +41,6 @@ func synth(n, p int, seed uint64) (*mat.Dense, []float64) {
 	return X, y
 }
 
-func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-
 // TestGLMGaussianEvidenceIdentity checks the closed form against the
 // graph: for any θ, log π(θ) − log p(θ | y) = log p(y), the posterior
 // β | σ², y ~ N(m, σ² P⁻¹), σ² | y ~ InverseGamma(A + n/2, B + S/2).
