@@ -13,7 +13,8 @@
 //	trj select -data FILE.csv -y COLUMN [-family gaussian|logistic|poisson]
 //	           [-json FILE] [-o DIR] [-g 1 -a 0.01 -b 0.01] [-prior-sd 2.5]
 //	           [-intercept-sd 10] [-seed 1] [-chains 4] [-warmup 1000]
-//	           [-steps 25000] [-top 20] [-quiet] [-shard i/n|n (needs -o)]
+//	           [-steps 40000] [-top 20] [-quiet] [-shard i/n|n (needs -json or -o)]
+//	trj select -merge [-json FILE] PART.json...
 //	trj summary FILE...
 //	trj study factor [-n 2000] [-pairs 10] [-reps 100] [-seed 1] [-data FILE]
 //	           [-shard i/n|n] [-o PARTIAL.json] [-out DIR] [-json FILE] [-paper]
@@ -65,9 +66,9 @@
 // $JOB_COMPLETION_INDEX + 1 (Kubernetes Indexed Jobs) or
 // $SLURM_ARRAY_TASK_ID counted from $SLURM_ARRAY_TASK_MIN (Slurm arrays;
 // submit with --array=1-n). See docs/scale.md. select -shard i/n likewise
-// runs its block of the chains into -o, and "trj summary DIR/select-*.csv"
-// gives the inclusion probabilities of all of them (the means of the
-// gamma columns).
+// runs its block of the chains and writes its result (-json) and draws
+// (-o); "trj select -merge -json all.json part_*.json" combines the shards'
+// results (trj.MergeSelect) into the whole run's table and JSON.
 //
 // study factor runs the paper's factor-analysis study of the bridge
 // estimator: -pairs independent training/evaluation pilot pairs of -n draws

@@ -38,6 +38,8 @@ type selectFlags struct {
 	quiet                          bool
 	shardArg                       string
 	sh                             shard.Shard
+	merge                          bool
+	parts                          []string
 }
 
 // parseSelectFlags parses and validates the flags of "trj select"; errors
@@ -62,9 +64,17 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.IntVar(&f.steps, "steps", trj.DefaultSelectSteps, "kept steps per chain")
 	fs.IntVar(&f.top, "top", trj.DefaultSelectTop, "number of most visited models reported")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
-	fs.StringVar(&f.shardArg, "shard", "", shardFlagHelp+"; the shard runs its block of the chains, seeded as in the whole run, and writes their files (needs -o); \"trj summary DIR/select-*.csv\" then gives the inclusion probabilities of all chains (the means of the gamma columns)")
+	fs.StringVar(&f.shardArg, "shard", "", shardFlagHelp+"; the shard runs its block of the chains, seeded as in the whole run, and writes its result (-json) and files (-o); \"trj select -merge -json all.json PART.json...\" combines the shards' results")
+	fs.BoolVar(&f.merge, "merge", false, "combine the -json results of the shards of one run, given as arguments, into one table and -json")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if f.merge {
+		f.parts = fs.Args()
+		if len(f.parts) == 0 {
+			return nil, errors.New("-merge needs the shards' result files as arguments")
+		}
+		return &f, nil
 	}
 	var err error
 	if f.sh, err = shard.Parse(f.shardArg); err != nil {
@@ -111,8 +121,8 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		}
 	}
 	if f.sh.Split() {
-		if f.out == "" {
-			return nil, errors.New("-shard needs -o: a shard's steps are kept only in its files")
+		if f.out == "" && f.jsonPath == "" {
+			return nil, errors.New("-shard needs -json or -o: a shard's result is kept only in its files")
 		}
 		if err := f.sh.Check(f.chains, "chains"); err != nil {
 			return nil, err
@@ -297,6 +307,12 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "trj select: %v\n", err)
 		return exitFail
 	}
+	if f.merge {
+		if err := mergeSelect(f, stdout); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
 	if f.jsonPath != "" {
 		if err := checkWritable(f.jsonPath); err != nil {
 			return fail(fmt.Errorf("-json: %w", err))
@@ -401,4 +417,55 @@ func selectProgress(stderr io.Writer, chains int) func(trj.SelectProgress) {
 			fmt.Fprintf(stderr, "  %3d%% of the steps, %.0f s\n", 10*tenth, p.Elapsed.Seconds())
 		}
 	}
+}
+
+// mergeSelect combines the -json results of a run's shards (trj.MergeSelect)
+// and prints and writes the whole run's result.
+func mergeSelect(f *selectFlags, stdout io.Writer) error {
+	if f.jsonPath != "" {
+		if err := checkWritable(f.jsonPath); err != nil {
+			return fmt.Errorf("-json: %w", err)
+		}
+	}
+	var parts []*trj.SelectResult
+	var head selectJSON
+	for i, path := range f.parts {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var h selectJSON
+		if err := json.Unmarshal(b, &h); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if h.Incomplete {
+			return fmt.Errorf("%s is the result of an interrupted shard; run it again", path)
+		}
+		if i == 0 {
+			head = h
+		} else if h.Data != head.Data || h.Response != head.Response || h.Family != head.Family || fmt.Sprint(h.Prior) != fmt.Sprint(head.Prior) {
+			return fmt.Errorf("%s is of another run (data %s, response %q, family %s, prior %v) than %s", path, h.Data, h.Response, h.Family, h.Prior, f.parts[0])
+		}
+		r, err := trj.ReadSelectResult(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		parts = append(parts, r)
+	}
+	res, err := trj.MergeSelect(parts...)
+	if err != nil {
+		return err
+	}
+	if err := res.WriteTable(stdout); err != nil {
+		return err
+	}
+	if f.jsonPath == "" {
+		return nil
+	}
+	out := selectJSON{Data: head.Data, Response: head.Response, Family: head.Family, Prior: head.Prior, SelectResult: res}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(f.jsonPath, append(b, '\n'), 0o644)
 }

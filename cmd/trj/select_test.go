@@ -80,7 +80,9 @@ func TestSelectBadInput(t *testing.T) {
 		{"prior-sd for gaussian", sel("-data", good, "-y", "resp", "-prior-sd", "2"), exitUsage, "-prior-sd"},
 		{"no chains", sel("-data", good, "-y", "resp", "-chains", "0"), exitUsage, "-chains 0"},
 		{"no steps", sel("-data", good, "-y", "resp", "-steps", "0"), exitUsage, "-steps 0"},
-		{"shard without -o", sel("-data", good, "-y", "resp", "-shard", "1/2"), exitUsage, "-shard needs -o"},
+		{"shard without -o or -json", sel("-data", good, "-y", "resp", "-shard", "1/2"), exitUsage, "-shard needs -json or -o"},
+		{"merge of nothing", sel("-merge"), exitUsage, "-merge needs"},
+		{"merge of a missing file", sel("-merge", filepath.Join(dir, "none.json")), exitFail, "none.json"},
 		{"more shards than chains", sel("-data", good, "-y", "resp", "-shard", "1/5", "-o", dir), exitUsage, "cannot be split"},
 		{"stray argument", sel("-data", good, "-y", "resp", "extra"), exitUsage, `unexpected argument "extra"`},
 		{"missing file", sel("-data", filepath.Join(dir, "none.csv"), "-y", "y"), exitFail, "none.csv"},
@@ -201,5 +203,52 @@ func TestSelectInterrupted(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Posterior inclusion probabilities") {
 		t.Errorf("no table: %q", out.String())
+	}
+}
+
+// TestSelectShardsMerge runs a run as two shards and merges their results:
+// the merged steps are the whole run's, and the chains are those of both.
+func TestSelectShardsMerge(t *testing.T) {
+	dir := t.TempDir()
+	data := selectCSV(t, dir, "gaussian")
+	var parts []string
+	for i := 1; i <= 2; i++ {
+		js := filepath.Join(dir, fmt.Sprintf("part%d.json", i))
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"select", "-quiet", "-data", data, "-y", "resp", "-chains", "2", "-warmup", "50", "-steps", "200", "-shard", fmt.Sprintf("%d/2", i), "-json", js}, &out, &errb, backend{})
+		if code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, errb.String())
+		}
+		parts = append(parts, js)
+	}
+	all := filepath.Join(dir, "all.json")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"select", "-merge", "-json", all}, parts...), &out, &errb, backend{})
+	if code != exitOK || !strings.Contains(out.String(), "Posterior inclusion probabilities") {
+		t.Fatalf("merge: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	b, err := os.ReadFile(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Family string
+		Chains []int
+		Steps  int
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Family != "gaussian" || len(res.Chains) != 2 || res.Steps != 400 {
+		t.Errorf("merged: family %q, chains %v, %d steps", res.Family, res.Chains, res.Steps)
+	}
+	other := selectCSV(t, dir, "poisson")
+	js := filepath.Join(dir, "other.json")
+	if code := run(context.Background(), []string{"select", "-quiet", "-data", other, "-y", "resp", "-family", "poisson", "-chains", "2", "-warmup", "50", "-steps", "100", "-shard", "2/2", "-json", js}, &out, &errb, backend{}); code != exitOK {
+		t.Fatalf("poisson shard: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"select", "-merge", parts[0], js}, &out, &errb, backend{}); code != exitFail || !strings.Contains(errb.String(), "another run") {
+		t.Errorf("merge of two runs: exit %d, stderr %q", code, errb.String())
 	}
 }
