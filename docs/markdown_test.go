@@ -456,6 +456,10 @@ func runOutput(name string) (string, error) {
 		if _, err := compareModels(ctx, &buf, x, y); err != nil {
 			return "", err
 		}
+	case "varselect":
+		if _, err := whichPredictors(ctx, &buf, nil); err != nil {
+			return "", err
+		}
 	case "select":
 		sx, sy := selectionData()
 		if _, _, err := selectPredictors(ctx, &buf, io.Discard, sx, sy); err != nil {

@@ -10,6 +10,11 @@
 //	trj run sas|factor|robustvs [-paper] [-seed 1] [-out DIR] [-json FILE]
 //	           [-quiet] [-chains N -steps N (sas, factor)]
 //	           [-data FILE (factor, robustvs)] [-shard i/n|n -o PARTIAL.json (sas)]
+//	trj select -data FILE.csv -y COLUMN [-family gaussian|logistic|poisson]
+//	           [-json FILE] [-o DIR] [-g 1 -a 0.01 -b 0.01] [-prior-sd 2.5]
+//	           [-intercept-sd 10] [-seed 1] [-chains 4] [-warmup 1000]
+//	           [-steps 40000] [-top 20] [-quiet] [-shard i/n|n (needs -json or -o)]
+//	trj select -merge [-json FILE] PART.json...
 //	trj summary FILE...
 //	trj study factor [-n 2000] [-pairs 10] [-reps 100] [-seed 1] [-data FILE]
 //	           [-shard i/n|n] [-o PARTIAL.json] [-out DIR] [-json FILE] [-paper]
@@ -41,6 +46,19 @@
 // saying "interrupted"; a second signal ends it at once. run writes the
 // JSON of what finished, marked "incomplete".
 //
+// select runs variable selection over the CSV's columns (trj.Select on a
+// models/glmselect space): the response -y against every other column,
+// standardised, the intercept always in, with the documented default
+// priors of package glmselect (gaussian: β | σ² ~ N(0, σ² g) for every
+// coefficient, σ² ~ InverseGamma(a, b); logistic and poisson: N(0,
+// prior-sd²) coefficients and an N(0, intercept-sd²) intercept; a
+// beta-binomial(1, 1) prior over model size). It prints the inclusion
+// probability of every predictor ± MCSE with R̂, the expected model size
+// and the most visited models, and writes them as JSON to -json and the
+// kept steps as CmdStan CSV (an indicator column per predictor) into -o.
+// -data embedded:select/linear_p20.csv reads a data set built into trj.
+// Interrupted, it prints and writes the result of the steps made so far.
+//
 // With -shard i/n, sample runs only the i-th of n contiguous blocks of the
 // chains, each chain seeded as in the whole run, and writes their files
 // under the whole run's names (draws_3.csv for chain 3), so that n shard
@@ -48,7 +66,10 @@
 // whole run's files and table. "-shard n" takes i from the scheduler:
 // $JOB_COMPLETION_INDEX + 1 (Kubernetes Indexed Jobs) or
 // $SLURM_ARRAY_TASK_ID counted from $SLURM_ARRAY_TASK_MIN (Slurm arrays;
-// submit with --array=1-n). See docs/scale.md.
+// submit with --array=1-n). See docs/scale.md. select -shard i/n likewise
+// runs its block of the chains and writes its result (-json) and draws
+// (-o); "trj select -merge -json all.json part_*.json" combines the shards'
+// results (trj.MergeSelect) into the whole run's table and JSON.
 //
 // study factor runs the paper's factor-analysis study of the bridge
 // estimator: -pairs independent training/evaluation pilot pairs of -n draws

@@ -43,6 +43,7 @@ const usage = `usage: trj <command> [flags]
 commands:
   sample    run MCMC chains on a gallery model, write CSV draws, print a summary
   run       run one of the paper's experiments (sas, factor, robustvs), print its table, write figures
+  select    variable selection: which of a CSV's columns predict the response (-data FILE -y COLUMN)
   summary   print the summary table of CmdStan-style CSV files
   study     run the paper's factor-analysis study of the bridge estimator, whole or as shards (-shard i/n)
   merge     merge the partial result files of a run's shards
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, b backend
 		return runSample(ctx, rest, stdout, stderr, b)
 	case "summary":
 		return runSummary(rest, stdout, stderr)
+	case "select":
+		return runSelect(ctx, rest, stdout, stderr)
 	case "run":
 		return runRun(ctx, rest, stdout, stderr)
 	case "study":

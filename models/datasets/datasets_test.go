@@ -14,10 +14,10 @@ import (
 
 func TestNamesOpenSize(t *testing.T) {
 	names := Names()
-	if len(names) != 14 {
-		t.Fatalf("%d data sets, want 14: %v", len(names), names)
+	if len(names) != 19 {
+		t.Fatalf("%d data sets, want 19: %v", len(names), names)
 	}
-	for _, want := range []string{ExchangeRates, RobustRegression, "posteriordb/diamonds-diamonds.json"} {
+	for _, want := range []string{ExchangeRates, RobustRegression, "posteriordb/diamonds-diamonds.json", SelectLinear, SelectLogistic} {
 		found := false
 		for _, n := range names {
 			found = found || n == want
@@ -84,7 +84,7 @@ func TestSizesMatchREADME(t *testing.T) {
 	var total int64
 	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
 		name := m[1]
-		if !strings.HasSuffix(name, ".csv") {
+		if !strings.HasSuffix(name, ".csv") && !strings.Contains(name, "/") {
 			name = "posteriordb/" + name
 		}
 		want, err := strconv.ParseInt(strings.ReplaceAll(m[2], " ", ""), 10, 64)

@@ -4,8 +4,9 @@
 // is installed.
 //
 // A data set is named by its path inside this folder with forward slashes:
-// ExchangeRates and RobustRegression for the experiments, and
-// "posteriordb/DATA-MODEL.json" for the posteriordb reference posteriors.
+// ExchangeRates and RobustRegression for the experiments,
+// "posteriordb/DATA-MODEL.json" for the posteriordb reference posteriors,
+// and SelectLinear and SelectLogistic ("select/...") for variable selection.
 // README.md in this folder gives each set's source, size and licence.
 //
 // The models' own loaders read any file from a path (factor.LoadData,

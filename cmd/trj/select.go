@@ -1,0 +1,471 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/models/datasets"
+	"github.com/trjgo/trj/models/glmselect"
+	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/shard"
+)
+
+// selectFamilies are the -family values of "trj select".
+func selectFamilies() []string { return []string{"gaussian", "logistic", "poisson"} }
+
+// selectFlags are the parsed flags of "trj select".
+type selectFlags struct {
+	data, y, family, jsonPath, out string
+	g, a, b, priorSD, interceptSD  float64
+	seed                           uint64
+	chains, warmup, steps, top     int
+	quiet                          bool
+	shardArg                       string
+	sh                             shard.Shard
+	merge                          bool
+	parts                          []string
+}
+
+// parseSelectFlags parses and validates the flags of "trj select"; errors
+// are usage errors.
+func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
+	var f selectFlags
+	fs := flag.NewFlagSet("trj select", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row: the response column and the candidate predictors (required; embedded:NAME reads a data set built into trj, e.g. embedded:select/linear_p20.csv)")
+	fs.StringVar(&f.y, "y", "", "the response `column`; every other column is a candidate predictor (required)")
+	fs.StringVar(&f.family, "family", "gaussian", "the regression: "+strings.Join(selectFamilies(), ", "))
+	fs.StringVar(&f.jsonPath, "json", "", "write the result as JSON to `file`")
+	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv) with an indicator column per predictor")
+	fs.Float64Var(&f.g, "g", glmselect.DefaultG, "gaussian: every coefficient, intercept included, ~ N(0, σ² g) on the standardised predictors")
+	fs.Float64Var(&f.a, "a", glmselect.DefaultA, "gaussian: σ² ~ InverseGamma(a, b), shape")
+	fs.Float64Var(&f.b, "b", glmselect.DefaultB, "gaussian: σ² ~ InverseGamma(a, b), scale")
+	fs.Float64Var(&f.priorSD, "prior-sd", glmselect.DefaultPriorSD, "logistic, poisson: each coefficient ~ N(0, prior-sd²) on the standardised predictors")
+	fs.Float64Var(&f.interceptSD, "intercept-sd", glmselect.DefaultInterceptSD, "logistic, poisson: the intercept ~ N(0, intercept-sd²)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed; chains derive their streams from it")
+	fs.IntVar(&f.chains, "chains", trj.DefaultSelectChains, "number of chains")
+	fs.IntVar(&f.warmup, "warmup", trj.DefaultSelectWarmup, "warm-up steps per chain, not kept")
+	fs.IntVar(&f.steps, "steps", trj.DefaultSelectSteps, "kept steps per chain")
+	fs.IntVar(&f.top, "top", trj.DefaultSelectTop, "number of most visited models reported")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
+	fs.StringVar(&f.shardArg, "shard", "", shardFlagHelp+"; the shard runs its block of the chains, seeded as in the whole run, and writes its result (-json) and files (-o); \"trj select -merge -json all.json PART.json...\" combines the shards' results")
+	fs.BoolVar(&f.merge, "merge", false, "combine the -json results of the shards of one run, given as arguments, into one table and -json")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if f.merge {
+		f.parts = fs.Args()
+		if len(f.parts) == 0 {
+			return nil, errors.New("-merge needs the shards' result files as arguments")
+		}
+		return &f, nil
+	}
+	var err error
+	if f.sh, err = shard.Parse(f.shardArg); err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	positive := func(name string, v float64) error {
+		if !(v > 0) || math.IsInf(v, 1) {
+			return fmt.Errorf("-%s %v: want a positive finite number", name, v)
+		}
+		return nil
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case f.data == "":
+		return nil, errors.New("-data is required: a CSV file with a header row")
+	case f.y == "":
+		return nil, errors.New("-y is required: the name of the response column")
+	case !slices.Contains(selectFamilies(), f.family):
+		return nil, fmt.Errorf("-family %q: want one of %s", f.family, strings.Join(selectFamilies(), ", "))
+	case f.chains < 1:
+		return nil, fmt.Errorf("-chains %d: need at least 1", f.chains)
+	case f.warmup < 0:
+		return nil, fmt.Errorf("-warmup %d: must not be negative", f.warmup)
+	case f.steps < 1:
+		return nil, fmt.Errorf("-steps %d: need at least 1", f.steps)
+	case f.warmup > math.MaxInt-f.steps:
+		return nil, fmt.Errorf("-warmup %d and -steps %d: more steps than an int counts", f.warmup, f.steps)
+	case f.top < 1:
+		return nil, fmt.Errorf("-top %d: need at least 1", f.top)
+	case f.family != "gaussian" && (set["g"] || set["a"] || set["b"]):
+		return nil, fmt.Errorf("-g, -a and -b are the gaussian family's prior; -family %s takes -prior-sd and -intercept-sd", f.family)
+	case f.family == "gaussian" && (set["prior-sd"] || set["intercept-sd"]):
+		return nil, errors.New("-prior-sd and -intercept-sd apply to -family logistic and poisson; the gaussian family's prior is -g, -a, -b")
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"g", f.g}, {"a", f.a}, {"b", f.b}, {"prior-sd", f.priorSD}, {"intercept-sd", f.interceptSD}} {
+		if err := positive(p.name, p.v); err != nil {
+			return nil, err
+		}
+	}
+	if f.sh.Split() {
+		if f.out == "" && f.jsonPath == "" {
+			return nil, errors.New("-shard needs -json or -o: a shard's result is kept only in its files")
+		}
+		if err := f.sh.Check(f.chains, "chains"); err != nil {
+			return nil, err
+		}
+	}
+	return &f, nil
+}
+
+// selectData is a CSV read for "trj select": the response and the
+// predictors with their names.
+type selectData struct {
+	y     []float64
+	x     *mat.Dense
+	names []string
+}
+
+// embeddedPrefix names a data set built into trj in -data, as output
+// labels it (datasets.Label): embedded:select/linear_p20.csv.
+const embeddedPrefix = "embedded:"
+
+// readSelectCSV reads the CSV at path (or the embedded data set
+// embedded:NAME) with the response column yName;
+// every other column is a predictor. Errors name the file, line and
+// column.
+func readSelectCSV(path, yName, family string) (*selectData, error) {
+	var b []byte
+	var err error
+	if name, ok := strings.CutPrefix(path, embeddedPrefix); ok {
+		b, err = datasets.ReadFile(name)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	r := csv.NewReader(bytes.NewReader(b))
+	r.TrimLeadingSpace = true
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: empty file (want a header row, then one row per observation)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	yCol := -1
+	seen := map[string]int{}
+	for j, h := range header {
+		h = strings.TrimSpace(h)
+		header[j] = h
+		if h == "" {
+			return nil, fmt.Errorf("%s: column %d has no name in the header", path, j+1)
+		}
+		if k, dup := seen[h]; dup {
+			return nil, fmt.Errorf("%s: columns %d and %d are both named %q", path, k+1, j+1, h)
+		}
+		seen[h] = j
+		if h == yName {
+			yCol = j
+		}
+	}
+	if yCol < 0 {
+		return nil, fmt.Errorf("-y %q: no such column in %s (columns: %s)", yName, path, listNames(header, 12))
+	}
+	if len(header) == 1 {
+		return nil, fmt.Errorf("%s has no predictor columns besides the response %q: nothing to select (p = 0)", path, yName)
+	}
+	var rows [][]float64
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		line, _ := r.FieldPos(0)
+		row := make([]float64, len(rec))
+		for j, s := range rec {
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%s: line %d, column %q: %q is not a number (missing values are not supported; drop or impute them)", path, line, header[j], s)
+			}
+			row[j] = v
+		}
+		y := row[yCol]
+		switch family {
+		case "logistic":
+			if y != 0 && y != 1 {
+				return nil, fmt.Errorf("%s: line %d: -family logistic needs the response %q to be 0 or 1, but it is %v", path, line, yName, y)
+			}
+		case "poisson":
+			if y < 0 || y != math.Trunc(y) {
+				return nil, fmt.Errorf("%s: line %d: -family poisson needs the response %q to be a non-negative integer count, but it is %v", path, line, yName, y)
+			}
+		}
+		rows = append(rows, row)
+	}
+	n, p := len(rows), len(header)-1
+	if n < 2 {
+		return nil, fmt.Errorf("%s: %d observation(s); need at least 2", path, n)
+	}
+	d := &selectData{y: make([]float64, n), x: mat.NewDense(n, p, nil)}
+	for j, h := range header {
+		if j != yCol {
+			d.names = append(d.names, h)
+		}
+	}
+	for i, row := range rows {
+		d.y[i] = row[yCol]
+		k := 0
+		for j, v := range row {
+			if j != yCol {
+				d.x.Set(i, k, v)
+				k++
+			}
+		}
+	}
+	for k := range p {
+		col := mat.Col(nil, k, d.x)
+		if slices.Min(col) == slices.Max(col) {
+			return nil, fmt.Errorf("%s: column %q is constant (%v in every row): it duplicates the intercept, which is always in; drop the column", path, d.names[k], col[0])
+		}
+	}
+	return d, nil
+}
+
+// listNames lists up to max names, then how many more.
+func listNames(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, … (%d more)", strings.Join(names[:max], ", "), len(names)-max)
+}
+
+// selectSpace builds the selection space of the flags' family and prior.
+func selectSpace(f *selectFlags, d *selectData) (*ppl.SelectionSpace, error) {
+	s := &glmselect.Settings{Names: d.names, G: f.g, A: f.a, B: f.b, PriorSD: f.priorSD, InterceptSD: f.interceptSD}
+	switch f.family {
+	case "logistic":
+		return glmselect.Logistic(d.x, d.y, s)
+	case "poisson":
+		return glmselect.Poisson(d.x, d.y, s)
+	}
+	return glmselect.Gaussian(d.x, d.y, s)
+}
+
+// selectJSON is the JSON "trj select" writes: the run's data, family and
+// prior, then the result; an interrupted run's is marked incomplete.
+type selectJSON struct {
+	Data       string             `json:"data"`
+	Response   string             `json:"response"`
+	Family     string             `json:"family"`
+	Prior      map[string]float64 `json:"prior"`
+	Shard      string             `json:"shard,omitempty"`
+	Incomplete bool               `json:"incomplete,omitempty"`
+	Stopped    string             `json:"stopped,omitempty"`
+	*trj.SelectResult
+}
+
+func (f *selectFlags) prior() map[string]float64 {
+	if f.family == "gaussian" {
+		return map[string]float64{"g": f.g, "a": f.a, "b": f.b}
+	}
+	return map[string]float64{"prior_sd": f.priorSD, "intercept_sd": f.interceptSD}
+}
+
+// runSelect is "trj select": variable selection over the CSV's columns.
+// The outputs are checked writable first; when ctx is cancelled (SIGINT,
+// SIGTERM) it prints and writes the result of the steps made so far, the
+// JSON marked incomplete, and returns exitInterrupted.
+func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, err := parseSelectFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "trj select: %v\n", err)
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "trj select: %v\n", err)
+		return exitFail
+	}
+	if f.merge {
+		if err := mergeSelect(f, stdout); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
+	if f.jsonPath != "" {
+		if err := checkWritable(f.jsonPath); err != nil {
+			return fail(fmt.Errorf("-json: %w", err))
+		}
+	}
+	if f.out != "" {
+		if err := checkWritableDir(f.out); err != nil {
+			return fail(fmt.Errorf("-o: %w", err))
+		}
+	}
+	d, err := readSelectCSV(f.data, f.y, f.family)
+	if err != nil {
+		return fail(err)
+	}
+	sp, err := selectSpace(f, d)
+	if err != nil {
+		return fail(err)
+	}
+	settings := &trj.SelectSettings{Seed: f.seed, Chains: f.chains, Warmup: f.warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
+	if f.sh.Split() {
+		settings.Shard = f.sh.Indices(f.chains)
+	}
+	if !f.quiet {
+		fmt.Fprintf(stderr, "trj select: %s regression of %q on %d candidate predictors (%d observations): %d chain(s) × (%d warm-up + %d kept) steps\n",
+			f.family, f.y, len(d.names), len(d.y), len(chainsOf(settings)), f.warmup, f.steps)
+		settings.Progress = selectProgress(stderr, len(chainsOf(settings)))
+	}
+	res, err := trj.Select(ctx, sp, settings)
+	interrupted := err != nil && ctx.Err() != nil
+	if err != nil && !interrupted {
+		return fail(err)
+	}
+	if interrupted {
+		if res == nil {
+			fmt.Fprintln(stderr, "trj select: interrupted before any kept step; nothing to report")
+			return exitInterrupted
+		}
+		fmt.Fprintln(stderr, "interrupted: the result below is of the steps made so far")
+	}
+	if err := res.WriteTable(stdout); err != nil {
+		return fail(err)
+	}
+	var files []string
+	if f.jsonPath != "" {
+		out := selectJSON{Data: f.data, Response: f.y, Family: f.family, Prior: f.prior(), SelectResult: res}
+		if f.sh.Split() {
+			out.Shard = f.sh.String()
+		}
+		if interrupted {
+			out.Incomplete, out.Stopped = true, "interrupted"
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return fail(fmt.Errorf("encoding result: %w", err))
+		}
+		if err := os.WriteFile(f.jsonPath, append(b, '\n'), 0o644); err != nil {
+			return fail(err)
+		}
+		files = append(files, f.jsonPath)
+	}
+	if f.out != "" {
+		files = append(files, filepath.Join(f.out, "select-*.csv"))
+	}
+	if !f.quiet && len(files) > 0 {
+		fmt.Fprintf(stderr, "wrote %s\n", strings.Join(files, ", "))
+	}
+	if interrupted {
+		fmt.Fprintln(stderr, "trj select: interrupted")
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+func chainsOf(s *trj.SelectSettings) []int {
+	if s.Shard != nil {
+		return s.Shard
+	}
+	c := make([]int, s.Chains)
+	for i := range c {
+		c[i] = i
+	}
+	return c
+}
+
+// selectProgress prints a line on stderr each time the chains together
+// pass another tenth of their steps.
+func selectProgress(stderr io.Writer, chains int) func(trj.SelectProgress) {
+	var mu sync.Mutex
+	done := map[int]int{}
+	last := 0
+	return func(p trj.SelectProgress) {
+		mu.Lock()
+		defer mu.Unlock()
+		done[p.Chain] = p.Done
+		sum := 0
+		for _, v := range done {
+			sum += v
+		}
+		tenth := 10 * sum / (p.Total * chains)
+		if tenth > last {
+			last = tenth
+			fmt.Fprintf(stderr, "  %3d%% of the steps, %.0f s\n", 10*tenth, p.Elapsed.Seconds())
+		}
+	}
+}
+
+// mergeSelect combines the -json results of a run's shards (trj.MergeSelect)
+// and prints and writes the whole run's result.
+func mergeSelect(f *selectFlags, stdout io.Writer) error {
+	if f.jsonPath != "" {
+		if err := checkWritable(f.jsonPath); err != nil {
+			return fmt.Errorf("-json: %w", err)
+		}
+	}
+	var parts []*trj.SelectResult
+	var head selectJSON
+	for i, path := range f.parts {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var h selectJSON
+		if err := json.Unmarshal(b, &h); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if h.Incomplete {
+			return fmt.Errorf("%s is the result of an interrupted shard; run it again", path)
+		}
+		if i == 0 {
+			head = h
+		} else if h.Data != head.Data || h.Response != head.Response || h.Family != head.Family || fmt.Sprint(h.Prior) != fmt.Sprint(head.Prior) {
+			return fmt.Errorf("%s is of another run (data %s, response %q, family %s, prior %v) than %s", path, h.Data, h.Response, h.Family, h.Prior, f.parts[0])
+		}
+		r, err := trj.ReadSelectResult(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		parts = append(parts, r)
+	}
+	res, err := trj.MergeSelect(parts...)
+	if err != nil {
+		return err
+	}
+	if err := res.WriteTable(stdout); err != nil {
+		return err
+	}
+	if f.jsonPath == "" {
+		return nil
+	}
+	out := selectJSON{Data: head.Data, Response: head.Response, Family: head.Family, Prior: head.Prior, SelectResult: res}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(f.jsonPath, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// selectCSV writes a small regression data set: y = 1 + 1.5 x1 + noise,
+// x2 and x3 null; a binary y for logistic, counts for poisson.
+func selectCSV(t *testing.T, dir, family string) string {
+	t.Helper()
+	r := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	b.WriteString("x1,resp,x2,x3\n")
+	for range 40 {
+		x := []float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
+		y := 1 + 1.5*x[0] + r.NormFloat64()
+		switch family {
+		case "logistic":
+			y = 0
+			if r.Float64() < 1/(1+math.Exp(-1.5*x[0])) {
+				y = 1
+			}
+		case "poisson":
+			y = float64(r.IntN(4))
+		}
+		fmt.Fprintf(&b, "%.4f,%g,%.4f,%.4f\n", x[0], y, x[1], x[2])
+	}
+	p := filepath.Join(dir, family+".csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSelectBadInput: each bad input ends with a usage or run error
+// naming the cause, before any sampling.
+func TestSelectBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := selectCSV(t, dir, "gaussian")
+	onlyY := write("onlyy.csv", "y\n1\n2\n3\n")
+	word := write("word.csv", "y,x1,x2\n1,0.5,1\n2,abc,2\n3,0.1,3\n")
+	na := write("na.csv", "y,x1,x2\n1,0.5,1\n2,NA,2\n3,0.1,3\n")
+	constant := write("const.csv", "y,x1,x2\n1,0.5,7\n2,0.2,7\n3,0.1,7\n")
+	nonBinary := write("nonbin.csv", "y,x1\n0,0.5\n1,0.2\n2,0.1\n")
+	negCount := write("negcount.csv", "y,x1\n0,0.5\n-1,0.2\n2,0.1\n")
+	fracCount := write("fraccount.csv", "y,x1\n0,0.5\n1.5,0.2\n2,0.1\n")
+	empty := write("empty.csv", "")
+	ragged := write("ragged.csv", "y,x1\n1,2\n3\n")
+	dup := write("dup.csv", "y,x1,x1\n1,2,3\n3,4,5\n")
+	oneRow := write("onerow.csv", "y,x1\n1,2\n")
+	sel := func(args ...string) []string { return append([]string{"select", "-quiet"}, args...) }
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no -data", sel("-y", "y"), exitUsage, "-data is required"},
+		{"no -y", sel("-data", good), exitUsage, "-y is required"},
+		{"unknown family", sel("-data", good, "-y", "resp", "-family", "probit"), exitUsage, `-family "probit"`},
+		{"negative g", sel("-data", good, "-y", "resp", "-g", "-1"), exitUsage, "-g -1"},
+		{"g for logistic", sel("-data", good, "-y", "resp", "-family", "logistic", "-g", "2"), exitUsage, "gaussian family's prior"},
+		{"prior-sd for gaussian", sel("-data", good, "-y", "resp", "-prior-sd", "2"), exitUsage, "-prior-sd"},
+		{"no chains", sel("-data", good, "-y", "resp", "-chains", "0"), exitUsage, "-chains 0"},
+		{"no steps", sel("-data", good, "-y", "resp", "-steps", "0"), exitUsage, "-steps 0"},
+		{"shard without -o or -json", sel("-data", good, "-y", "resp", "-shard", "1/2"), exitUsage, "-shard needs -json or -o"},
+		{"merge of nothing", sel("-merge"), exitUsage, "-merge needs"},
+		{"merge of a missing file", sel("-merge", filepath.Join(dir, "none.json")), exitFail, "none.json"},
+		{"more shards than chains", sel("-data", good, "-y", "resp", "-shard", "1/5", "-o", dir), exitUsage, "cannot be split"},
+		{"stray argument", sel("-data", good, "-y", "resp", "extra"), exitUsage, `unexpected argument "extra"`},
+		{"missing file", sel("-data", filepath.Join(dir, "none.csv"), "-y", "y"), exitFail, "none.csv"},
+		{"missing embedded set", sel("-data", "embedded:select/none.csv", "-y", "y"), exitFail, `no embedded data set "select/none.csv"`},
+		{"p = 0", sel("-data", onlyY, "-y", "y"), exitFail, "no predictor columns"},
+		{"unknown -y column", sel("-data", good, "-y", "y"), exitFail, `-y "y": no such column`},
+		{"non-numeric cell", sel("-data", word, "-y", "y"), exitFail, `line 3, column "x1": "abc" is not a number`},
+		{"missing value", sel("-data", na, "-y", "y"), exitFail, `"NA" is not a number`},
+		{"constant column", sel("-data", constant, "-y", "y"), exitFail, `column "x2" is constant`},
+		{"non-binary y for logistic", sel("-data", nonBinary, "-y", "y", "-family", "logistic"), exitFail, "line 4: -family logistic needs the response \"y\" to be 0 or 1, but it is 2"},
+		{"negative count for poisson", sel("-data", negCount, "-y", "y", "-family", "poisson"), exitFail, "non-negative integer count, but it is -1"},
+		{"fractional count for poisson", sel("-data", fracCount, "-y", "y", "-family", "poisson"), exitFail, "but it is 1.5"},
+		{"empty file", sel("-data", empty, "-y", "y"), exitFail, "empty file"},
+		{"ragged row", sel("-data", ragged, "-y", "y"), exitFail, "wrong number of fields"},
+		{"duplicate column", sel("-data", dup, "-y", "y"), exitFail, `both named "x1"`},
+		{"one observation", sel("-data", oneRow, "-y", "y"), exitFail, "need at least 2"},
+		{"-json in a missing folder", sel("-data", good, "-y", "resp", "-json", filepath.Join(dir, "no", "r.json")), exitFail, "-json: cannot write"},
+		{"-o under a file", sel("-data", good, "-y", "resp", "-o", filepath.Join(good, "draws")), exitFail, "-o: cannot create"},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), c.args, &out, &errb, backend{})
+		if code != c.code || !strings.Contains(errb.String(), c.stderr) {
+			t.Errorf("%s: trj %q: exit %d, stderr %q; want exit %d, stderr with %q", c.name, c.args, code, errb.String(), c.code, c.stderr)
+		}
+		if strings.Contains(out.String(), "inclusion") {
+			t.Errorf("%s: sampled before refusing", c.name)
+		}
+	}
+}
+
+// TestSelectRuns runs each family on a small data set and checks the
+// table and the JSON: the strong predictor is found.
+func TestSelectRuns(t *testing.T) {
+	dir := t.TempDir()
+	for _, fam := range []string{"gaussian", "logistic", "poisson"} {
+		data := selectCSV(t, dir, fam)
+		js := filepath.Join(dir, fam+".json")
+		draws := filepath.Join(dir, fam+"-draws")
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"select", "-data", data, "-y", "resp", "-family", fam, "-chains", "2", "-warmup", "100", "-steps", "300", "-json", js, "-o", draws}, &out, &errb, backend{})
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", fam, code, errb.String())
+		}
+		if !strings.Contains(out.String(), "Posterior inclusion probabilities") || !strings.Contains(errb.String(), "100% of the steps") {
+			t.Errorf("%s: output %q, stderr %q", fam, out.String(), errb.String())
+		}
+		var res struct {
+			Family string
+			Prior  map[string]float64
+			Names  []string
+			PIP    []struct{ P float64 }
+			Steps  int
+		}
+		b, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Family != fam || len(res.Names) != 3 || res.Names[0] != "x1" || res.Names[1] != "x2" || res.Steps != 600 || len(res.Prior) == 0 {
+			t.Errorf("%s: JSON %s", fam, b)
+		}
+		if fam != "poisson" && res.PIP[0].P < 0.9 {
+			t.Errorf("%s: PIP of x1 = %v, want near 1", fam, res.PIP[0].P)
+		}
+		files, _ := filepath.Glob(filepath.Join(draws, "select-*.csv"))
+		if len(files) != 2 {
+			t.Errorf("%s: draws files %v", fam, files)
+		}
+	}
+}
+
+// cancelWriter cancels a context when a progress line is written to it.
+type cancelWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	cancel func()
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Contains(p, []byte("% of the steps")) {
+		w.cancel()
+	}
+	return w.buf.Write(p)
+}
+
+// TestSelectInterrupted: a run stopped by a signal prints and writes what
+// it has, the JSON marked incomplete, and exits with 130.
+func TestSelectInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	data := selectCSV(t, dir, "gaussian")
+	js := filepath.Join(dir, "r.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errw := &cancelWriter{cancel: cancel}
+	var out bytes.Buffer
+	code := run(ctx, []string{"select", "-data", data, "-y", "resp", "-chains", "1", "-warmup", "10", "-steps", "100000", "-json", js}, &out, errw, backend{})
+	if code != exitInterrupted || !strings.Contains(errw.buf.String(), "interrupted") {
+		t.Fatalf("exit %d, stderr %q", code, errw.buf.String())
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Incomplete bool
+		Steps      int
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Incomplete || res.Steps == 0 || res.Steps >= 100000 {
+		t.Errorf("JSON: incomplete %v, %d steps", res.Incomplete, res.Steps)
+	}
+	if !strings.Contains(out.String(), "Posterior inclusion probabilities") {
+		t.Errorf("no table: %q", out.String())
+	}
+}
+
+// TestSelectShardsMerge runs a run as two shards and merges their results:
+// the merged steps are the whole run's, and the chains are those of both.
+func TestSelectShardsMerge(t *testing.T) {
+	dir := t.TempDir()
+	data := selectCSV(t, dir, "gaussian")
+	var parts []string
+	for i := 1; i <= 2; i++ {
+		js := filepath.Join(dir, fmt.Sprintf("part%d.json", i))
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"select", "-quiet", "-data", data, "-y", "resp", "-chains", "2", "-warmup", "50", "-steps", "200", "-shard", fmt.Sprintf("%d/2", i), "-json", js}, &out, &errb, backend{})
+		if code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, errb.String())
+		}
+		parts = append(parts, js)
+	}
+	all := filepath.Join(dir, "all.json")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"select", "-merge", "-json", all}, parts...), &out, &errb, backend{})
+	if code != exitOK || !strings.Contains(out.String(), "Posterior inclusion probabilities") {
+		t.Fatalf("merge: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	b, err := os.ReadFile(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Family string
+		Chains []int
+		Steps  int
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Family != "gaussian" || len(res.Chains) != 2 || res.Steps != 400 {
+		t.Errorf("merged: family %q, chains %v, %d steps", res.Family, res.Chains, res.Steps)
+	}
+	other := selectCSV(t, dir, "poisson")
+	js := filepath.Join(dir, "other.json")
+	if code := run(context.Background(), []string{"select", "-quiet", "-data", other, "-y", "resp", "-family", "poisson", "-chains", "2", "-warmup", "50", "-steps", "100", "-shard", "2/2", "-json", js}, &out, &errb, backend{}); code != exitOK {
+		t.Fatalf("poisson shard: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"select", "-merge", parts[0], js}, &out, &errb, backend{}); code != exitFail || !strings.Contains(errb.String(), "another run") {
+		t.Errorf("merge of two runs: exit %d, stderr %q", code, errb.String())
+	}
+}
