@@ -259,7 +259,11 @@ func (p *perModel) Kernel(jump [][]float64, within kernels.WithinModelKernel, fl
 func (p *perModel) Save(w io.Writer) error {
 	set := make([]flows.Labeled, len(p.ts))
 	for k, t := range p.ts {
-		set[k] = flows.Labeled{Model: p.space.ModelLabel(k), Dim: p.space.ModelDim(k), Flow: t}
+		f, ok := t.(flows.Flow)
+		if !ok {
+			return fmt.Errorf("trj: the transport of model %q is a %T, which flows cannot save", p.space.ModelLabel(k), t)
+		}
+		set[k] = flows.Labeled{Model: p.space.ModelLabel(k), Dim: p.space.ModelDim(k), Flow: f}
 	}
 	if err := flows.SaveSet(w, set); err != nil {
 		return fmt.Errorf("trj: saving the transports: %w", err)

@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // Laplace is the affine transport of a Laplace approximation N(μ, H⁻¹) of
@@ -89,7 +91,7 @@ func FitLaplace(f func(x, grad []float64) (float64, error), x0 []float64, s *Lap
 	eval := func(x, g []float64) float64 {
 		evals++
 		v, err := f(x, g)
-		if err != nil || math.IsNaN(v) || !allFinite(g) {
+		if err != nil || math.IsNaN(v) || !scalar.AllFinite(g) {
 			return math.Inf(-1)
 		}
 		return v
@@ -196,7 +198,7 @@ func NewLaplace(mean []float64, precision mat.Symmetric) (*Laplace, error) {
 	if precision == nil || precision.SymmetricDim() != n || n == 0 {
 		return nil, fmt.Errorf("flows: NewLaplace: mean of length %d and a precision of another dimension", n)
 	}
-	if !allFinite(mean) {
+	if !scalar.AllFinite(mean) {
 		return nil, errors.New("flows: NewLaplace: non-finite mean")
 	}
 	lp := &Laplace{mean: append([]float64(nil), mean...), l: make([]float64, n*n), LogEvidence: math.NaN()}
