@@ -148,6 +148,13 @@ type RWMMethod struct {
 	Adapt RWMAdaptConfig
 }
 
+func (m RWMMethod) validate() error {
+	if m.Scale != 0 && (!(m.Scale > 0) || math.IsInf(m.Scale, 1)) {
+		return fmt.Errorf("kernels: initial proposal scale %v, want positive and finite", m.Scale)
+	}
+	return nil
+}
+
 // DiagnosticColumns returns lp__, accept_stat__ and stepsize__ (the
 // proposal scale).
 func (RWMMethod) DiagnosticColumns() []string {

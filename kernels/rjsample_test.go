@@ -122,6 +122,8 @@ func TestRunsRefuseWhatCannotRun(t *testing.T) {
 		{name: "saved warm-up", set: &SampleSettings{Warmup: 1 << 40, SaveWarmup: true}, want: "need", limit: true},
 		{name: "negative draws", set: &SampleSettings{Draws: -2}, want: "-2 draws"},
 		{name: "shard out of range", set: &SampleSettings{Chains: 2, Shard: []int{2}}, want: "out of range"},
+		{name: "negative RWM scale", set: &SampleSettings{Method: RWMMethod{Scale: -1}}, want: "proposal scale"},
+		{name: "NaN step size", set: &SampleSettings{Method: NUTSMethod{StepSize: math.NaN()}}, want: "step size"},
 	}
 	for _, c := range cases {
 		if c.limit && memoryLimit() == 0 {
