@@ -58,7 +58,6 @@ type reference struct {
 	Prior   map[string]float64 `json:"-"`
 	PIP     []float64          `json:"pip"`
 	PIPSE   []float64          `json:"pip_se"`
-	raw     map[string]any
 }
 
 func loadReference(name string) (*reference, error) {

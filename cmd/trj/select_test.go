@@ -252,3 +252,18 @@ func TestSelectShardsMerge(t *testing.T) {
 		t.Errorf("merge of two runs: exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// TestSelectHelpAndEmbedded: -h prints the flags, and -data embedded:NAME
+// reads a data set built into trj.
+func TestSelectHelpAndEmbedded(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"select", "-h"}, &out, &errb, backend{}); code != exitOK || !strings.Contains(errb.String(), "-family") {
+		t.Errorf("select -h: exit %d, stderr %q", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code := run(context.Background(), []string{"select", "-quiet", "-data", "embedded:select/logistic_p15.csv", "-y", "y", "-family", "logistic", "-chains", "1", "-warmup", "20", "-steps", "50"}, &out, &errb, backend{})
+	if code != exitOK || !strings.Contains(out.String(), "x15") {
+		t.Errorf("embedded data: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
