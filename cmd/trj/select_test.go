@@ -99,7 +99,7 @@ func TestSelectBadInput(t *testing.T) {
 		{"ragged row", sel("-data", ragged, "-y", "y"), exitFail, "wrong number of fields"},
 		{"duplicate column", sel("-data", dup, "-y", "y"), exitFail, `both named "x1"`},
 		{"one observation", sel("-data", oneRow, "-y", "y"), exitFail, "need at least 2"},
-		{"-json in a missing folder", sel("-data", good, "-y", "resp", "-json", filepath.Join(dir, "no", "r.json")), exitFail, "-json: cannot write"},
+		{"-json under a file", sel("-data", good, "-y", "resp", "-json", filepath.Join(good, "r.json")), exitFail, "-json: cannot"},
 		{"-o under a file", sel("-data", good, "-y", "resp", "-o", filepath.Join(good, "draws")), exitFail, "-o: cannot create"},
 	}
 	for _, c := range cases {
