@@ -155,19 +155,10 @@ func randVec(rng *rand.Rand, n int, scale float64) []float64 {
 // runKernel lowers op for shapes and evaluates it once.
 func runKernel(t *testing.T, op lowerer, shapes []tensor.Shape, in ...[]float64) ([]float64, error) {
 	t.Helper()
-	ds := make([]gorgonia.DimSizer, len(shapes))
-	for i, s := range shapes {
-		ds[i] = s
-	}
-	outShape, err := op.InferShape(ds...)
+	k, _, out, err := lowerFor(op, shapes)
 	if err != nil {
 		return nil, err
 	}
-	k, err := op.Lower(shapes)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, outShape.TotalSize())
 	if err := k.Eval(out, in); err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func TestLogSumExpValues(t *testing.T) {
 	if err != nil || !math.IsInf(got[0], -1) {
 		t.Errorf("LogSumExp(-Inf, -Inf) = %v, %v", got, err)
 	}
-	gr, err := runKernel(t, logSumExpGradOp{logSumExpOp{axis: AllAxes, dims: 1}}, []tensor.Shape{{2}, {}, {}}, []float64{ninf, ninf}, got, []float64{1})
+	gr, err := runKernel(t, logSumExpGradOp{fwd: logSumExpOp{axis: AllAxes, dims: 1}}, []tensor.Shape{{2}, {}, {}}, []float64{ninf, ninf}, got, []float64{1})
 	if err != nil || gr[0] != 0 || gr[1] != 0 {
 		t.Errorf("gradient at all -Inf = %v, %v", gr, err)
 	}

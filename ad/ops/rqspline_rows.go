@@ -124,7 +124,7 @@ func (op rowsOp) String() string {
 }
 func (op rowsOp) DiffWRT(int) []bool { return []bool{true, true} }
 func (op rowsOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	all, err := gorgonia.ApplyOp(rowsGradOp{op}, in[0], in[1], out, grad)
+	all, err := gorgonia.ApplyOp(rowsGradOp{fwd: op}, in[0], in[1], out, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,10 @@ func (l rowsLayout) scaled(theta []float64, i int, sc float64, buf *[200]float64
 
 // rowsGradOp computes (x̄, θ̄) packed from (x, θ, packed output, its
 // gradient).
-type rowsGradOp struct{ fwd rowsOp }
+type rowsGradOp struct {
+	gradOp
+	fwd rowsOp
+}
 
 func (op rowsGradOp) Arity() int { return 4 }
 func (op rowsGradOp) Type() hm.Type {
@@ -269,16 +272,9 @@ func (op rowsGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{l.b*l.n + l.tb*l.n*l.per}, nil
 }
 func (op rowsGradOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWithKernel(op, v) }
-func (op rowsGradOp) ReturnsPtr() bool                               { return false }
-func (op rowsGradOp) CallsExtern() bool                              { return false }
-func (op rowsGradOp) OverwritesInput() int                           { return -1 }
 func (op rowsGradOp) WriteHash(h hash.Hash)                          { writeHash(h, op) }
 func (op rowsGradOp) Hashcode() uint32                               { return hashOf(op) }
 func (op rowsGradOp) String() string                                 { return op.fwd.String() + "Grad" }
-func (op rowsGradOp) DiffWRT(int) []bool                             { return []bool{false, false, false, false} }
-func (op rowsGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, errNotDifferentiable
-}
 
 // Lower implements ad.Lowerer.
 func (op rowsGradOp) Lower(in []tensor.Shape) (ad.Kernel, error) {

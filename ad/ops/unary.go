@@ -113,7 +113,7 @@ func applyUnary(name string, kind unaryKind, x *gorgonia.Node) (*gorgonia.Node, 
 	if err := checkNodes(name, x); err != nil {
 		return nil, err
 	}
-	return gorgonia.ApplyOp(unaryOp{kind}, x)
+	return gorgonia.ApplyOp(unaryOp{kind: kind}, x)
 }
 
 // Lgamma returns log|Γ(x)| elementwise. Its gradient is the digamma function,
@@ -157,7 +157,10 @@ func elemMul(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 }
 
 // unaryOp is y = f(x) elementwise.
-type unaryOp struct{ kind unaryKind }
+type unaryOp struct {
+	matOp
+	kind unaryKind
+}
 
 func (op unaryOp) Arity() int    { return 1 }
 func (op unaryOp) Type() hm.Type { return hm.NewFnType(typeVar, typeVar) }
@@ -169,9 +172,6 @@ func (op unaryOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return s[0].Clone(), nil
 }
 func (op unaryOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWithKernel(op, v) }
-func (op unaryOp) ReturnsPtr() bool                               { return false }
-func (op unaryOp) CallsExtern() bool                              { return false }
-func (op unaryOp) OverwritesInput() int                           { return -1 }
 func (op unaryOp) WriteHash(h hash.Hash)                          { writeHash(h, op) }
 func (op unaryOp) Hashcode() uint32                               { return hashOf(op) }
 func (op unaryOp) String() string                                 { return unaryFuncs[op.kind].name }
@@ -183,7 +183,7 @@ func (op unaryOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia
 	if d == noDeriv {
 		return nil, fmt.Errorf("ops: %v has no derivative", op)
 	}
-	xbar, err := gorgonia.ApplyOp(scaledOp{d}, in[0], grad)
+	xbar, err := gorgonia.ApplyOp(scaledOp{kind: d}, in[0], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,10 @@ func (k unaryKernel) Eval(out []float64, in [][]float64) error {
 
 // scaledOp is y = g ⊙ f(x), the form every elementwise gradient takes. Fusing
 // the product keeps a compiled gradient to one kernel per op.
-type scaledOp struct{ kind unaryKind }
+type scaledOp struct {
+	matOp
+	kind unaryKind
+}
 
 func (op scaledOp) Arity() int    { return 2 }
 func (op scaledOp) Type() hm.Type { return hm.NewFnType(typeVar, typeVar, typeVar) }
@@ -237,9 +240,6 @@ func (op scaledOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return s[0].Clone(), nil
 }
 func (op scaledOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWithKernel(op, v) }
-func (op scaledOp) ReturnsPtr() bool                               { return false }
-func (op scaledOp) CallsExtern() bool                              { return false }
-func (op scaledOp) OverwritesInput() int                           { return -1 }
 func (op scaledOp) WriteHash(h hash.Hash)                          { writeHash(h, op) }
 func (op scaledOp) Hashcode() uint32                               { return hashOf(op) }
 func (op scaledOp) String() string                                 { return "g*" + unaryFuncs[op.kind].name }
@@ -251,7 +251,7 @@ func (op scaledOp) DiffWRT(int) []bool {
 // SymDiff: for y = g⊙f(x), x̄ = ȳ⊙g⊙f'(x) and ḡ = ȳ⊙f(x).
 func (op scaledOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, g := in[0], in[1]
-	gbar, err := gorgonia.ApplyOp(scaledOp{op.kind}, x, grad)
+	gbar, err := gorgonia.ApplyOp(scaledOp{kind: op.kind}, x, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (op scaledOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgoni
 		if err != nil {
 			return nil, err
 		}
-		if xbar, err = gorgonia.ApplyOp(scaledOp{d}, x, gg); err != nil {
+		if xbar, err = gorgonia.ApplyOp(scaledOp{kind: d}, x, gg); err != nil {
 			return nil, err
 		}
 	}
