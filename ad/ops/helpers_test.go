@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/diff/fd"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/ad"
 )
 
 // builder makes a scalar cost from the parameter node x.
@@ -150,6 +152,49 @@ func randVec(rng *rand.Rand, n int, scale float64) []float64 {
 		v[i] = scale * rng.NormFloat64()
 	}
 	return v
+}
+
+// compileBuilt compiles the graph build makes of one parameter of the
+// given shape.
+func compileBuilt(t *testing.T, shape tensor.Shape, build builder) *ad.Program {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	x := newParam(g, shape)
+	cost, err := build(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ad.Compile(g, cost, []*gorgonia.Node{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkScaledGradFD checks the tape gradient of −2.5·build at x, a
+// non-unit output gradient, against gonum's central finite differences of
+// −2.5·ref.
+func checkScaledGradFD(t *testing.T, name string, shape tensor.Shape, x []float64, build builder, ref func([]float64) float64, tol float64) {
+	t.Helper()
+	tg := newTapeGraph(t, shape, func(th *gorgonia.Node) (*gorgonia.Node, error) {
+		ll, err := build(th)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Mul(ll, gorgonia.NewConstant(-2.5))
+	})
+	_, got, err := tg.eval(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fd.Gradient(nil, func(th []float64) float64 {
+		return -2.5 * ref(th)
+	}, x, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+	for j := range want {
+		if !closeTo(got[j], want[j], tol) {
+			t.Errorf("%s: gradient[%d] = %v, finite difference %v", name, j, got[j], want[j])
+		}
+	}
 }
 
 // runKernel lowers op for shapes and evaluates it once.
