@@ -58,22 +58,7 @@ func TestCompiledMatchesTape(t *testing.T) {
 			if fb := p.Fallbacks(); len(fb) != 0 {
 				t.Errorf("fallbacks: %v", fb)
 			}
-			grad := make([]float64, p.Dim())
-			got, err := p.LogDensityGrad(c.x, grad)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !closeTo(got, want, 1e-12) {
-				t.Errorf("value %v, tape %v", got, want)
-			}
-			for i := range grad {
-				if !closeTo(grad[i], wantGrad[i], 1e-10) {
-					t.Errorf("grad[%d] = %v, tape %v", i, grad[i], wantGrad[i])
-				}
-			}
-			if a := testing.AllocsPerRun(20, func() { _, _ = p.LogDensityGrad(c.x, grad) }); a != 0 {
-				t.Errorf("LogDensityGrad allocates %v times", a)
-			}
+			checkMatchesTape(t, c.name, p, c.x, want, wantGrad, 1e-10)
 		})
 	}
 }

@@ -194,22 +194,7 @@ func TestGLMFamiliesCompiled(t *testing.T) {
 		if fb := p.Fallbacks(); len(fb) != 0 {
 			t.Errorf("%v: fallbacks %v", fam, fb)
 		}
-		grad := make([]float64, p.Dim())
-		got, err := p.LogDensityGrad(theta, grad)
-		if err != nil {
-			t.Fatalf("%v: %v", fam, err)
-		}
-		if !closeTo(got, want, 1e-12) {
-			t.Errorf("%v: value %v, tape %v", fam, got, want)
-		}
-		for j := range grad {
-			if !closeTo(grad[j], wantGrad[j], 1e-12) {
-				t.Errorf("%v: gradient[%d] = %v, tape %v", fam, j, grad[j], wantGrad[j])
-			}
-		}
-		if a := testing.AllocsPerRun(20, func() { _, _ = p.LogDensityGrad(theta, grad) }); a != 0 {
-			t.Errorf("%v: LogDensityGrad allocates %v times", fam, a)
-		}
+		checkMatchesTape(t, fam.String(), p, theta, want, wantGrad, 1e-12)
 	}
 }
 

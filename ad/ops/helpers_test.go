@@ -197,6 +197,30 @@ func checkScaledGradFD(t *testing.T, name string, shape tensor.Shape, x []float6
 	}
 }
 
+// checkMatchesTape checks p's value (to 1e-12) and gradient (to gradTol) at
+// x against the TapeMachine's want and wantGrad, and that LogDensityGrad
+// does not allocate; it returns the value.
+func checkMatchesTape(t *testing.T, name string, p *ad.Program, x []float64, want float64, wantGrad []float64, gradTol float64) float64 {
+	t.Helper()
+	grad := make([]float64, p.Dim())
+	got, err := p.LogDensityGrad(x, grad)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if !closeTo(got, want, 1e-12) {
+		t.Errorf("%s: value %v, tape %v", name, got, want)
+	}
+	for j := range grad {
+		if !closeTo(grad[j], wantGrad[j], gradTol) {
+			t.Errorf("%s: gradient[%d] = %v, tape %v", name, j, grad[j], wantGrad[j])
+		}
+	}
+	if a := testing.AllocsPerRun(20, func() { _, _ = p.LogDensityGrad(x, grad) }); a != 0 {
+		t.Errorf("%s: LogDensityGrad allocates %v times", name, a)
+	}
+	return got
+}
+
 // runKernel lowers op for shapes and evaluates it once.
 func runKernel(t *testing.T, op lowerer, shapes []tensor.Shape, in ...[]float64) ([]float64, error) {
 	t.Helper()
