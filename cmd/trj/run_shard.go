@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/trjgo/trj"
@@ -89,14 +87,8 @@ func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 	for _, c := range chains {
 		items = append(items, c+1)
 	}
-	p, err := newPartial(runKindSAS, settings, o.sh, items, cfg.Chains, time.Since(start).Seconds(), part)
+	p, err := writePartial(o.partial, runKindSAS, settings, o.sh, items, cfg.Chains, time.Since(start).Seconds(), part)
 	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(o.partial), 0o755); err != nil {
-		return err
-	}
-	if err := p.write(o.partial); err != nil {
 		return err
 	}
 	if !o.quiet {
