@@ -51,6 +51,19 @@ func parseFileArgs(flags *flag.FlagSet, args []string, stderr io.Writer, cmd, wh
 	return 0, false
 }
 
+// shardAndArgs parses the -shard flag's value and refuses arguments left
+// after the flags.
+func shardAndArgs(flags *flag.FlagSet, shardArg string) (shard.Shard, error) {
+	sh, err := shard.Parse(shardArg)
+	if err != nil {
+		return sh, err
+	}
+	if flags.NArg() > 0 {
+		return sh, fmt.Errorf("unexpected argument %q", flags.Arg(0))
+	}
+	return sh, nil
+}
+
 // checkLengths checks the -chains and -warmup flags and the run length n
 // of flag nFlag (counting units): at least one chain and one unit, no
 // negative warm-up, and warm-up plus run countable by an int.

@@ -125,18 +125,5 @@ func mergeSAS(parts []*partialFile, dir, jsonPath string, stdout io.Writer) ([]s
 	if err != nil {
 		return nil, err
 	}
-	if err := merged.WriteTable(stdout); err != nil {
-		return nil, err
-	}
-	files, err := merged.WriteFigures(dir)
-	if err != nil {
-		return files, err
-	}
-	if jsonPath != "" {
-		if err := merged.WriteJSONFile(jsonPath); err != nil {
-			return files, err
-		}
-		files = append(files, jsonPath)
-	}
-	return files, nil
+	return writeMerged(merged, dir, jsonPath, stdout, merged.WriteJSONFile)
 }

@@ -158,13 +158,11 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 		return nil, err
 	}
 	var err error
-	if f.sh, err = shard.Parse(f.shardArg); err != nil {
+	if f.sh, err = shardAndArgs(fs, f.shardArg); err != nil {
 		return nil, err
 	}
 	lengthsErr := checkLengths(f.chains, f.warmup, f.draws, "draws", "iterations")
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case f.model == "":
 		return nil, errors.New("-model is required")
 	case !slices.Contains(samplerNames(), f.sampler):

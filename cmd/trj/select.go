@@ -77,7 +77,7 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		return &f, nil
 	}
 	var err error
-	if f.sh, err = shard.Parse(f.shardArg); err != nil {
+	if f.sh, err = shardAndArgs(fs, f.shardArg); err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}
@@ -90,8 +90,6 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	}
 	lengthsErr := checkLengths(f.chains, f.warmup, f.steps, "steps", "steps")
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case f.data == "":
 		return nil, errors.New("-data is required: a CSV file with a header row")
 	case f.y == "":

@@ -228,6 +228,28 @@ func mergeFactorStudy(parts []*partialFile, dir, jsonPath string, stdout io.Writ
 	if err != nil {
 		return nil, err
 	}
+	return writeMerged(res, dir, jsonPath, stdout, func(path string) error {
+		b, err := json.MarshalIndent(struct {
+			Settings map[string]any `json:"settings"`
+			*factor.StudyResult
+		}{parts[0].Settings, res}, "", " ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, append(b, '\n'), 0o644)
+	})
+}
+
+// mergedResult is a merged run's result as a merger writes it.
+type mergedResult interface {
+	WriteTable(w io.Writer) error
+	WriteFigures(dir string) ([]string, error)
+}
+
+// writeMerged prints res's table on stdout, writes its figures into dir
+// and, when jsonPath is not "", the JSON file writeJSON writes there; it
+// returns the files written.
+func writeMerged(res mergedResult, dir, jsonPath string, stdout io.Writer, writeJSON func(path string) error) ([]string, error) {
 	if err := res.WriteTable(stdout); err != nil {
 		return nil, err
 	}
@@ -236,14 +258,7 @@ func mergeFactorStudy(parts []*partialFile, dir, jsonPath string, stdout io.Writ
 		return files, err
 	}
 	if jsonPath != "" {
-		b, err := json.MarshalIndent(struct {
-			Settings map[string]any `json:"settings"`
-			*factor.StudyResult
-		}{parts[0].Settings, res}, "", " ")
-		if err != nil {
-			return files, err
-		}
-		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		if err := writeJSON(jsonPath); err != nil {
 			return files, err
 		}
 		files = append(files, jsonPath)
