@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // unaryKind names a scalar function applied elementwise. Each kind knows the
@@ -62,8 +63,8 @@ var unaryFuncs = [numKinds]unaryFunc{
 	kindAtanh:        {"atanh", math.Atanh, insideUnit, kindAtanhD1},
 	kindAtanhD1:      {"atanh'", atanhD1, insideUnit, kindAtanhD2},
 	kindAtanhD2:      {"atanh''", atanhD2, insideUnit, noDeriv},
-	kindSoftplus:     {"softplus", softplus, nil, kindSigmoid},
-	kindSigmoid:      {"sigmoid", sigmoid, nil, kindSigmoidD1},
+	kindSoftplus:     {"softplus", scalar.Softplus, nil, kindSigmoid},
+	kindSigmoid:      {"sigmoid", scalar.Sigmoid, nil, kindSigmoidD1},
 	kindSigmoidD1:    {"sigmoid'", sigmoidD1, nil, noDeriv},
 	kindLogSigmoid:   {"logsigmoid", logSigmoid, nil, kindSigmoidNeg},
 	kindSigmoidNeg:   {"sigmoid(-x)", sigmoidNeg, nil, kindSigmoidNegD1},
@@ -85,28 +86,10 @@ func asinhD2(x float64) float64 { d := asinhD1(x); return -x * d * d * d }
 func atanhD1(x float64) float64 { return 1 / ((1 - x) * (1 + x)) }
 func atanhD2(x float64) float64 { d := atanhD1(x); return 2 * x * d * d }
 
-// softplus is log(1+eˣ) without overflow for large x or loss of precision for
-// very negative x.
-func softplus(x float64) float64 {
-	if x > 0 {
-		return x + math.Log1p(math.Exp(-x))
-	}
-	return math.Log1p(math.Exp(x))
-}
-
-// sigmoid is 1/(1+e⁻ˣ), evaluated so that exp never overflows.
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
-func sigmoidD1(x float64) float64    { return sigmoid(x) * sigmoid(-x) }
-func logSigmoid(x float64) float64   { return -softplus(-x) }
-func sigmoidNeg(x float64) float64   { return sigmoid(-x) }
-func sigmoidNegD1(x float64) float64 { return -sigmoid(x) * sigmoid(-x) }
+func sigmoidD1(x float64) float64    { return scalar.Sigmoid(x) * scalar.Sigmoid(-x) }
+func logSigmoid(x float64) float64   { return -scalar.Softplus(-x) }
+func sigmoidNeg(x float64) float64   { return scalar.Sigmoid(-x) }
+func sigmoidNegD1(x float64) float64 { return -scalar.Sigmoid(x) * scalar.Sigmoid(-x) }
 
 // applyUnary adds y = f_kind(x) to the graph.
 func applyUnary(name string, kind unaryKind, x *gorgonia.Node) (*gorgonia.Node, error) {
