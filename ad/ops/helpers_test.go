@@ -124,6 +124,20 @@ func weightedSum(y *gorgonia.Node, seed uint64) (*gorgonia.Node, error) {
 	return gorgonia.Sum(p)
 }
 
+// weightedSum2 is weightedSum(y, seedY) + weightedSum(z, seedZ): a scalar
+// that depends on both outputs of a two-output op.
+func weightedSum2(y, z *gorgonia.Node, seedY, seedZ uint64) (*gorgonia.Node, error) {
+	a, err := weightedSum(y, seedY)
+	if err != nil {
+		return nil, err
+	}
+	b, err := weightedSum(z, seedZ)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Add(a, b)
+}
+
 // randSPD returns a well-conditioned random n×n SPD matrix, row-major.
 func randSPD(rng *rand.Rand, n int) []float64 {
 	a := make([]float64, n*n)
