@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -127,12 +128,9 @@ func weightedSum(y *gorgonia.Node, seed uint64) (*gorgonia.Node, error) {
 // weightedSum2 is weightedSum(y, seedY) + weightedSum(z, seedZ): a scalar
 // that depends on both outputs of a two-output op.
 func weightedSum2(y, z *gorgonia.Node, seedY, seedZ uint64) (*gorgonia.Node, error) {
-	a, err := weightedSum(y, seedY)
-	if err != nil {
-		return nil, err
-	}
-	b, err := weightedSum(z, seedZ)
-	if err != nil {
+	a, errY := weightedSum(y, seedY)
+	b, errZ := weightedSum(z, seedZ)
+	if err := errors.Join(errY, errZ); err != nil {
 		return nil, err
 	}
 	return gorgonia.Add(a, b)
