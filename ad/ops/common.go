@@ -124,6 +124,18 @@ func shapesOf(ds []gorgonia.DimSizer) ([]tensor.Shape, error) {
 	return s, nil
 }
 
+// shapesOfN is shapesOf for op, which takes n inputs.
+func shapesOfN(op fmt.Stringer, ds []gorgonia.DimSizer, n int) ([]tensor.Shape, error) {
+	s, err := shapesOf(ds)
+	if err != nil {
+		return nil, err
+	}
+	if len(s) != n {
+		return nil, fmt.Errorf("ops: %v: %d inputs", op, len(s))
+	}
+	return s, nil
+}
+
 // isScalarShape reports whether s describes a single number.
 func isScalarShape(s tensor.Shape) bool { return len(s) == 0 }
 

@@ -103,12 +103,9 @@ func (op rowsOp) Type() hm.Type {
 	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(1))
 }
 func (op rowsOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := shapesOf(in)
+	s, err := shapesOfN(op, in, 2)
 	if err != nil {
 		return nil, err
-	}
-	if len(s) != 2 {
-		return nil, fmt.Errorf("ops: %v: %d inputs", op, len(s))
 	}
 	l, err := op.layout(s[0], s[1])
 	if err != nil {
@@ -258,12 +255,9 @@ func (op rowsGradOp) Type() hm.Type {
 	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(1), tensorType(1), tensorType(1))
 }
 func (op rowsGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := shapesOf(in)
+	s, err := shapesOfN(op, in, 4)
 	if err != nil {
 		return nil, err
-	}
-	if len(s) != 4 {
-		return nil, fmt.Errorf("ops: %v: %d inputs", op, len(s))
 	}
 	l, err := op.fwd.layout(s[0], s[1])
 	if err != nil {
