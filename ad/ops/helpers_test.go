@@ -125,6 +125,17 @@ func weightedSum(y *gorgonia.Node, seed uint64) (*gorgonia.Node, error) {
 	return gorgonia.Sum(p)
 }
 
+// weighted is the builder weightedSum(f(x), seed).
+func weighted(f builder, seed uint64) builder {
+	return func(x *gorgonia.Node) (*gorgonia.Node, error) {
+		y, err := f(x)
+		if err != nil {
+			return nil, err
+		}
+		return weightedSum(y, seed)
+	}
+}
+
 // weightedSum2 is weightedSum(y, seedY) + weightedSum(z, seedZ): a scalar
 // that depends on both outputs of a two-output op.
 func weightedSum2(y, z *gorgonia.Node, seedY, seedZ uint64) (*gorgonia.Node, error) {

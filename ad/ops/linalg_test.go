@@ -78,13 +78,7 @@ func TestCholesky(t *testing.T) {
 		if n > 1 {
 			x0[1] += 0.3
 		}
-		checkGrad(t, "Cholesky", sh, x0, func(x *gorgonia.Node) (*gorgonia.Node, error) {
-			l, err := Cholesky(x)
-			if err != nil {
-				return nil, err
-			}
-			return weightedSum(l, 7)
-		}, 1e-6)
+		checkGrad(t, "Cholesky", sh, x0, weighted(Cholesky, 7), 1e-6)
 	}
 }
 
@@ -196,13 +190,9 @@ func TestSolveTriangular(t *testing.T) {
 			}
 			// Gradient with respect to the matrix, b fixed.
 			bc := tensor.New(tensor.WithShape(bShape.Clone()...), tensor.WithBacking(b))
-			checkGrad(t, "SolveTriangular/T", tensor.Shape{n, n}, tm, func(x *gorgonia.Node) (*gorgonia.Node, error) {
-				y, err := SolveTriangular(x, gorgonia.NewConstant(bc), lower)
-				if err != nil {
-					return nil, err
-				}
-				return weightedSum(y, 11)
-			}, 1e-6)
+			checkGrad(t, "SolveTriangular/T", tensor.Shape{n, n}, tm, weighted(func(x *gorgonia.Node) (*gorgonia.Node, error) {
+				return SolveTriangular(x, gorgonia.NewConstant(bc), lower)
+			}, 11), 1e-6)
 			// Gradient with respect to b, the matrix fixed.
 			tc := tensor.New(tensor.WithShape(n, n), tensor.WithBacking(tm))
 			checkGrad(t, "SolveTriangular/b", bShape, b, func(x *gorgonia.Node) (*gorgonia.Node, error) {

@@ -80,13 +80,7 @@ func TestUnaryExtremes(t *testing.T) {
 func TestUnaryGradients(t *testing.T) {
 	for _, c := range unaryCases {
 		sh := tensor.Shape{len(c.x)}
-		checkGrad(t, c.name, sh, c.x, func(x *gorgonia.Node) (*gorgonia.Node, error) {
-			y, err := c.build(x)
-			if err != nil {
-				return nil, err
-			}
-			return weightedSum(y, 3)
-		}, 2e-6)
+		checkGrad(t, c.name, sh, c.x, weighted(c.build, 3), 2e-6)
 		// A scalar node works too.
 		checkGrad(t, c.name+"/scalar", tensor.ScalarShape(), c.x[1:2], c.build, 2e-6)
 	}
