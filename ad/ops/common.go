@@ -124,6 +124,14 @@ func shapesOf(ds []gorgonia.DimSizer) ([]tensor.Shape, error) {
 	return s, nil
 }
 
+// enumName is names[v], or type(v) for a value without a name.
+func enumName(names []string, typ string, v uint8) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, v)
+}
+
 // shapesOfN is shapesOf for op, which takes n inputs.
 func shapesOfN(op fmt.Stringer, ds []gorgonia.DimSizer, n int) ([]tensor.Shape, error) {
 	s, err := shapesOf(ds)

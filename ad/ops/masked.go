@@ -28,17 +28,9 @@ const (
 	Tanh
 )
 
-func (a Activation) String() string {
-	switch a {
-	case Identity:
-		return "identity"
-	case ReLU:
-		return "relu"
-	case Tanh:
-		return "tanh"
-	}
-	return fmt.Sprintf("Activation(%d)", uint8(a))
-}
+var activationNames = [...]string{Identity: "identity", ReLU: "relu", Tanh: "tanh"}
+
+func (a Activation) String() string { return enumName(activationNames[:], "Activation", uint8(a)) }
 
 // MaskedLinear is a fully connected layer over a batch whose weight matrix
 // is masked block-triangularly, the layer of a MADE:
