@@ -244,6 +244,16 @@ func checkMatchesTape(t *testing.T, name string, p *ad.Program, x []float64, wan
 	return got
 }
 
+// orNaN is f with NaN for an error, for finite differences.
+func orNaN(f func([]float64) (float64, error)) func([]float64) float64 {
+	return func(x []float64) float64 {
+		if v, err := f(x); err == nil {
+			return v
+		}
+		return math.NaN()
+	}
+}
+
 // runKernel lowers op for shapes and evaluates it once.
 func runKernel(t *testing.T, op lowerer, shapes []tensor.Shape, in ...[]float64) ([]float64, error) {
 	t.Helper()
