@@ -53,7 +53,6 @@ var (
 	_ lowerer = rqSplineOp{}
 	_ lowerer = rqSplineGradOp{}
 	_ lowerer = sliceOp{}
-	_ lowerer = embedOp{}
 	_ lowerer = glmOp{}
 	_ lowerer = glmGradOp{}
 
@@ -70,7 +69,6 @@ var (
 	_ gorgonia.SDOp = rqSplineOp{}
 	_ gorgonia.SDOp = rqSplineGradOp{}
 	_ gorgonia.SDOp = sliceOp{}
-	_ gorgonia.SDOp = embedOp{}
 	_ gorgonia.SDOp = glmOp{}
 	_ gorgonia.SDOp = glmGradOp{}
 
@@ -126,6 +124,26 @@ func shapesOf(ds []gorgonia.DimSizer) ([]tensor.Shape, error) {
 	return s, nil
 }
 
+// enumName is names[v], or type(v) for a value without a name.
+func enumName(names []string, typ string, v uint8) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, v)
+}
+
+// shapesOfN is shapesOf for op, which takes n inputs.
+func shapesOfN(op fmt.Stringer, ds []gorgonia.DimSizer, n int) ([]tensor.Shape, error) {
+	s, err := shapesOf(ds)
+	if err != nil {
+		return nil, err
+	}
+	if len(s) != n {
+		return nil, fmt.Errorf("ops: %v: %d inputs", op, len(s))
+	}
+	return s, nil
+}
+
 // isScalarShape reports whether s describes a single number.
 func isScalarShape(s tensor.Shape) bool { return len(s) == 0 }
 
@@ -165,23 +183,17 @@ func doWithKernel(op lowerer, vals []gorgonia.Value) (gorgonia.Value, error) {
 	}
 	in := make([][]float64, len(vals))
 	shapes := make([]tensor.Shape, len(vals))
-	ds := make([]gorgonia.DimSizer, len(vals))
 	for i, v := range vals {
 		d, s, err := flat(v)
 		if err != nil {
 			return nil, fmt.Errorf("ops: %v: %w", op, err)
 		}
-		in[i], shapes[i], ds[i] = d, s, s
+		in[i], shapes[i] = d, s
 	}
-	outShape, err := op.InferShape(ds...)
+	k, outShape, out, err := lowerFor(op, shapes)
 	if err != nil {
 		return nil, err
 	}
-	k, err := op.Lower(shapes)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, outShape.TotalSize())
 	if err := k.Eval(out, in); err != nil {
 		return nil, fmt.Errorf("ops: %v: %w", op, err)
 	}
@@ -189,6 +201,24 @@ func doWithKernel(op lowerer, vals []gorgonia.Value) (gorgonia.Value, error) {
 		return gorgonia.NewF64(out[0]), nil
 	}
 	return tensor.New(tensor.WithShape(outShape.Clone()...), tensor.WithBacking(out)), nil
+}
+
+// lowerFor infers op's output shape for the input shapes, lowers op for
+// them and allocates the output buffer.
+func lowerFor(op lowerer, shapes []tensor.Shape) (ad.Kernel, tensor.Shape, []float64, error) {
+	ds := make([]gorgonia.DimSizer, len(shapes))
+	for i, s := range shapes {
+		ds[i] = s
+	}
+	outShape, err := op.InferShape(ds...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	k, err := op.Lower(shapes)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return k, outShape, make([]float64, outShape.TotalSize()), nil
 }
 
 // hashOf implements Hashcode from WriteHash.

@@ -7,8 +7,6 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-
-	"github.com/trjgo/trj/ad"
 )
 
 // TestCompiledMatchesTape compiles graphs built from every op with
@@ -56,35 +54,11 @@ func TestCompiledMatchesTape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := gorgonia.NewGraph()
-			x := newParam(g, c.shape)
-			cost, err := c.build(x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := ad.Compile(g, cost, []*gorgonia.Node{x})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := compileBuilt(t, c.shape, c.build)
 			if fb := p.Fallbacks(); len(fb) != 0 {
 				t.Errorf("fallbacks: %v", fb)
 			}
-			grad := make([]float64, p.Dim())
-			got, err := p.LogDensityGrad(c.x, grad)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !closeTo(got, want, 1e-12) {
-				t.Errorf("value %v, tape %v", got, want)
-			}
-			for i := range grad {
-				if !closeTo(grad[i], wantGrad[i], 1e-10) {
-					t.Errorf("grad[%d] = %v, tape %v", i, grad[i], wantGrad[i])
-				}
-			}
-			if a := testing.AllocsPerRun(20, func() { _, _ = p.LogDensityGrad(c.x, grad) }); a != 0 {
-				t.Errorf("LogDensityGrad allocates %v times", a)
-			}
+			checkMatchesTape(t, c.name, p, c.x, want, wantGrad, 1e-10)
 		})
 	}
 }
@@ -144,21 +118,13 @@ func TestCompiledClonesConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	const n = 4
 	build := mvNormalBuilder(n, randVec(rng, n, 1))
-	g := gorgonia.NewGraph()
-	x := newParam(g, tensor.Shape{n, n})
-	cost, err := build(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := ad.Compile(g, cost, []*gorgonia.Node{x})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := compileBuilt(t, tensor.Shape{n, n}, build)
 	points := make([][]float64, 4)
 	want := make([]float64, len(points))
 	for i := range points {
 		points[i] = randVec(rng, n*n, 0.7)
 		grad := make([]float64, n*n)
+		var err error
 		if want[i], err = p.LogDensityGrad(points[i], grad); err != nil {
 			t.Fatal(err)
 		}

@@ -78,17 +78,14 @@ const (
 	glmNormalID
 )
 
-func (f glmFamily) String() string {
-	switch f {
-	case glmBernoulliLogit:
-		return "BernoulliLogitGLM"
-	case glmPoissonLog:
-		return "PoissonLogGLM"
-	case glmNormalID:
-		return "NormalIDGLM"
-	}
-	return fmt.Sprintf("glmFamily(%d)", uint8(f))
+// glmFamilyNames are the families' op names, which their ops' hashes use.
+var glmFamilyNames = [...]string{
+	glmBernoulliLogit: "BernoulliLogitGLM",
+	glmPoissonLog:     "PoissonLogGLM",
+	glmNormalID:       "NormalIDGLM",
 }
+
+func (f glmFamily) String() string { return enumName(glmFamilyNames[:], "glmFamily", uint8(f)) }
 
 // hasScale reports whether the family takes a fourth, scalar argument.
 func (f glmFamily) hasScale() bool { return f == glmNormalID }

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -173,26 +172,10 @@ func TestGLMFamiliesGradient(t *testing.T) {
 		f := newFamFixture(fam, 40, 4, 9)
 		theta := f.point(2)
 		checkGrad(t, fam.String(), tensor.Shape{f.params()}, theta, f.build, 1e-7)
-		tg := newTapeGraph(t, tensor.Shape{f.params()}, func(th *gorgonia.Node) (*gorgonia.Node, error) {
-			ll, err := f.build(th)
-			if err != nil {
-				return nil, err
-			}
-			return gorgonia.Mul(ll, gorgonia.NewConstant(-2.5))
-		})
-		_, got, err := tg.eval(theta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := fd.Gradient(nil, func(th []float64) float64 {
+		checkScaledGradFD(t, fam.String(), tensor.Shape{f.params()}, theta, f.build, func(th []float64) float64 {
 			v, _ := f.reference(th)
-			return -2.5 * v
-		}, theta, &fd.Settings{Formula: fd.Central, Step: 1e-6})
-		for j := range want {
-			if !closeTo(got[j], want[j], 1e-6) {
-				t.Errorf("%v: gradient[%d] = %v, finite difference %v", fam, j, got[j], want[j])
-			}
-		}
+			return v
+		}, 1e-6)
 	}
 }
 
@@ -207,35 +190,11 @@ func TestGLMFamiliesCompiled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := gorgonia.NewGraph()
-		th := newParam(g, tensor.Shape{f.params()})
-		cost, err := f.build(th)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := ad.Compile(g, cost, []*gorgonia.Node{th})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := compileBuilt(t, tensor.Shape{f.params()}, f.build)
 		if fb := p.Fallbacks(); len(fb) != 0 {
 			t.Errorf("%v: fallbacks %v", fam, fb)
 		}
-		grad := make([]float64, p.Dim())
-		got, err := p.LogDensityGrad(theta, grad)
-		if err != nil {
-			t.Fatalf("%v: %v", fam, err)
-		}
-		if !closeTo(got, want, 1e-12) {
-			t.Errorf("%v: value %v, tape %v", fam, got, want)
-		}
-		for j := range grad {
-			if !closeTo(grad[j], wantGrad[j], 1e-12) {
-				t.Errorf("%v: gradient[%d] = %v, tape %v", fam, j, grad[j], wantGrad[j])
-			}
-		}
-		if a := testing.AllocsPerRun(20, func() { _, _ = p.LogDensityGrad(theta, grad) }); a != 0 {
-			t.Errorf("%v: LogDensityGrad allocates %v times", fam, a)
-		}
+		checkMatchesTape(t, fam.String(), p, theta, want, wantGrad, 1e-12)
 	}
 }
 
@@ -287,16 +246,7 @@ func TestGLMWorkersDeterministic(t *testing.T) {
 			}
 		}
 
-		g := gorgonia.NewGraph()
-		th := newParam(g, tensor.Shape{f.params()})
-		cost, err := f.build(th)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := ad.Compile(g, cost, []*gorgonia.Node{th})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := compileBuilt(t, tensor.Shape{f.params()}, f.build)
 		grad1 := make([]float64, p.Dim())
 		v1, err := p.LogDensityGrad(theta, grad1)
 		if err != nil {

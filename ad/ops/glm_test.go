@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -142,26 +141,10 @@ func TestBernoulliLogitGLMGradient(t *testing.T) {
 
 	// And directly against gonum's finite differences of the plain-Go
 	// reference, through a non-unit output gradient.
-	tg := newTapeGraph(t, tensor.Shape{f.d}, func(b *gorgonia.Node) (*gorgonia.Node, error) {
-		ll, err := f.fused(b)
-		if err != nil {
-			return nil, err
-		}
-		return gorgonia.Mul(ll, gorgonia.NewConstant(-2.5))
-	})
-	_, got, err := tg.eval(beta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := fd.Gradient(nil, func(b []float64) float64 {
+	checkScaledGradFD(t, "BernoulliLogitGLM", tensor.Shape{f.d}, beta, f.fused, func(b []float64) float64 {
 		v, _ := f.reference(b)
-		return -2.5 * v
-	}, beta, &fd.Settings{Formula: fd.Central, Step: 1e-6})
-	for j := range want {
-		if !closeTo(got[j], want[j], 1e-7) {
-			t.Errorf("gradient[%d] = %v, finite difference %v", j, got[j], want[j])
-		}
-	}
+		return v
+	}, 1e-7)
 }
 
 // TestBernoulliLogitGLMCompiled checks ad.Compile's native program against
@@ -196,16 +179,7 @@ func TestBernoulliLogitGLMCompiled(t *testing.T) {
 		}
 	}
 	compile := func(bd builder) *ad.Program {
-		g := gorgonia.NewGraph()
-		b := newParam(g, tensor.Shape{f.d})
-		cost, err := bd(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := ad.Compile(g, cost, []*gorgonia.Node{b})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := compileBuilt(t, tensor.Shape{f.d}, bd)
 		if fb := p.Fallbacks(); len(fb) != 0 {
 			t.Errorf("fallbacks: %v", fb)
 		}
@@ -218,24 +192,9 @@ func TestBernoulliLogitGLMCompiled(t *testing.T) {
 	}
 	fusedProg, plainProg := compile(build(f.fused)), compile(build(f.plain))
 	for name, p := range map[string]*ad.Program{"fused": fusedProg, "fused-clone": fusedProg.Clone(), "plain": plainProg} {
-		grad := make([]float64, p.Dim())
-		got, err := p.LogDensityGrad(beta, grad)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if !closeTo(got, want, 1e-12) {
-			t.Errorf("%s: value %v, tape %v", name, got, want)
-		}
-		for j := range grad {
-			if !closeTo(grad[j], wantGrad[j], 1e-12) {
-				t.Errorf("%s: gradient[%d] = %v, tape %v", name, j, grad[j], wantGrad[j])
-			}
-		}
+		got := checkMatchesTape(t, name, p, beta, want, wantGrad, 1e-12)
 		if v, err := p.LogDensity(beta); err != nil || v != got {
 			t.Errorf("%s: LogDensity %v, %v; LogDensityGrad %v", name, v, err, got)
-		}
-		if a := testing.AllocsPerRun(20, func() { _, _ = p.LogDensityGrad(beta, grad) }); a != 0 {
-			t.Errorf("%s: LogDensityGrad allocates %v times", name, a)
 		}
 	}
 }
@@ -291,16 +250,7 @@ func TestBernoulliLogitGLMErrors(t *testing.T) {
 // scratch and the packed gradient are per clone.
 func TestBernoulliLogitGLMClonesConcurrent(t *testing.T) {
 	f := newGLMFixture(60, 4, 6)
-	g := gorgonia.NewGraph()
-	b := newParam(g, tensor.Shape{f.d})
-	cost, err := f.fused(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := ad.Compile(g, cost, []*gorgonia.Node{b})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := compileBuilt(t, tensor.Shape{f.d}, f.fused)
 	const workers = 4
 	rng := rand.New(rand.NewPCG(7, 8))
 	points := make([][]float64, workers)

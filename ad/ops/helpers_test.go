@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -8,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/diff/fd"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/ad"
 )
 
 // builder makes a scalar cost from the parameter node x.
@@ -122,6 +125,28 @@ func weightedSum(y *gorgonia.Node, seed uint64) (*gorgonia.Node, error) {
 	return gorgonia.Sum(p)
 }
 
+// weighted is the builder weightedSum(f(x), seed).
+func weighted(f builder, seed uint64) builder {
+	return func(x *gorgonia.Node) (*gorgonia.Node, error) {
+		y, err := f(x)
+		if err != nil {
+			return nil, err
+		}
+		return weightedSum(y, seed)
+	}
+}
+
+// weightedSum2 is weightedSum(y, seedY) + weightedSum(z, seedZ): a scalar
+// that depends on both outputs of a two-output op.
+func weightedSum2(y, z *gorgonia.Node, seedY, seedZ uint64) (*gorgonia.Node, error) {
+	a, errY := weightedSum(y, seedY)
+	b, errZ := weightedSum(z, seedZ)
+	if err := errors.Join(errY, errZ); err != nil {
+		return nil, err
+	}
+	return gorgonia.Add(a, b)
+}
+
 // randSPD returns a well-conditioned random n×n SPD matrix, row-major.
 func randSPD(rng *rand.Rand, n int) []float64 {
 	a := make([]float64, n*n)
@@ -152,22 +177,90 @@ func randVec(rng *rand.Rand, n int, scale float64) []float64 {
 	return v
 }
 
+// compileBuilt compiles the graph build makes of one parameter of the
+// given shape.
+func compileBuilt(t *testing.T, shape tensor.Shape, build builder) *ad.Program {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	x := newParam(g, shape)
+	cost, err := build(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ad.Compile(g, cost, []*gorgonia.Node{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkScaledGradFD checks the tape gradient of −2.5·build at x, a
+// non-unit output gradient, against gonum's central finite differences of
+// −2.5·ref.
+func checkScaledGradFD(t *testing.T, name string, shape tensor.Shape, x []float64, build builder, ref func([]float64) float64, tol float64) {
+	t.Helper()
+	tg := newTapeGraph(t, shape, func(th *gorgonia.Node) (*gorgonia.Node, error) {
+		ll, err := build(th)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Mul(ll, gorgonia.NewConstant(-2.5))
+	})
+	_, got, err := tg.eval(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fd.Gradient(nil, func(th []float64) float64 {
+		return -2.5 * ref(th)
+	}, x, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+	for j := range want {
+		if !closeTo(got[j], want[j], tol) {
+			t.Errorf("%s: gradient[%d] = %v, finite difference %v", name, j, got[j], want[j])
+		}
+	}
+}
+
+// checkMatchesTape checks p's value (to 1e-12) and gradient (to gradTol) at
+// x against the TapeMachine's want and wantGrad, and that LogDensityGrad
+// does not allocate; it returns the value.
+func checkMatchesTape(t *testing.T, name string, p *ad.Program, x []float64, want float64, wantGrad []float64, gradTol float64) float64 {
+	t.Helper()
+	grad := make([]float64, p.Dim())
+	got, err := p.LogDensityGrad(x, grad)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if !closeTo(got, want, 1e-12) {
+		t.Errorf("%s: value %v, tape %v", name, got, want)
+	}
+	for j := range grad {
+		if !closeTo(grad[j], wantGrad[j], gradTol) {
+			t.Errorf("%s: gradient[%d] = %v, tape %v", name, j, grad[j], wantGrad[j])
+		}
+	}
+	if a := testing.AllocsPerRun(20, func() { _, _ = p.LogDensityGrad(x, grad) }); a != 0 {
+		t.Errorf("%s: LogDensityGrad allocates %v times", name, a)
+	}
+	return got
+}
+
+// orNaN is f with NaN for an error, for finite differences.
+func orNaN(f func([]float64) (float64, error)) func([]float64) float64 {
+	return func(x []float64) float64 {
+		if v, err := f(x); err == nil {
+			return v
+		}
+		return math.NaN()
+	}
+}
+
 // runKernel lowers op for shapes and evaluates it once.
 func runKernel(t *testing.T, op lowerer, shapes []tensor.Shape, in ...[]float64) ([]float64, error) {
 	t.Helper()
-	ds := make([]gorgonia.DimSizer, len(shapes))
-	for i, s := range shapes {
-		ds[i] = s
-	}
-	outShape, err := op.InferShape(ds...)
+	k, _, out, err := lowerFor(op, shapes)
 	if err != nil {
 		return nil, err
 	}
-	k, err := op.Lower(shapes)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, outShape.TotalSize())
 	if err := k.Eval(out, in); err != nil {
 		return nil, err
 	}

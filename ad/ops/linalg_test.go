@@ -43,14 +43,27 @@ func tapeValue(shape tensor.Shape, x []float64, build builder) ([]float64, error
 	return append([]float64(nil), d...), err
 }
 
+// gonumCholesky is gonum's Cholesky factorisation of s.
+func gonumCholesky(t *testing.T, s mat.Symmetric) *mat.Cholesky {
+	t.Helper()
+	var ch mat.Cholesky
+	if !ch.Factorize(s) {
+		t.Fatal("gonum Cholesky failed")
+	}
+	return &ch
+}
+
+// randSPDFactored is randSPD(rng, n) with gonum's Cholesky factorisation.
+func randSPDFactored(t *testing.T, rng *rand.Rand, n int) ([]float64, *mat.Cholesky) {
+	t.Helper()
+	a := randSPD(rng, n)
+	return a, gonumCholesky(t, symOf(a, n))
+}
+
 func TestCholesky(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 5} {
-		a := randSPD(rng, n)
-		var ch mat.Cholesky
-		if !ch.Factorize(symOf(a, n)) {
-			t.Fatal("gonum Cholesky failed")
-		}
+		a, ch := randSPDFactored(t, rng, n)
 		var want mat.TriDense
 		ch.LTo(&want)
 		sh := tensor.Shape{n, n}
@@ -78,24 +91,14 @@ func TestCholesky(t *testing.T) {
 		if n > 1 {
 			x0[1] += 0.3
 		}
-		checkGrad(t, "Cholesky", sh, x0, func(x *gorgonia.Node) (*gorgonia.Node, error) {
-			l, err := Cholesky(x)
-			if err != nil {
-				return nil, err
-			}
-			return weightedSum(l, 7)
-		}, 1e-6)
+		checkGrad(t, "Cholesky", sh, x0, weighted(Cholesky, 7), 1e-6)
 	}
 }
 
 func TestLogDetSPD(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{1, 3, 6} {
-		a := randSPD(rng, n)
-		var ch mat.Cholesky
-		if !ch.Factorize(symOf(a, n)) {
-			t.Fatal("gonum Cholesky failed")
-		}
+		a, ch := randSPDFactored(t, rng, n)
 		sh := tensor.Shape{n, n}
 		l := make([]float64, n*n)
 		if err := choleskyInto(l, a, n); err != nil {
@@ -196,13 +199,9 @@ func TestSolveTriangular(t *testing.T) {
 			}
 			// Gradient with respect to the matrix, b fixed.
 			bc := tensor.New(tensor.WithShape(bShape.Clone()...), tensor.WithBacking(b))
-			checkGrad(t, "SolveTriangular/T", tensor.Shape{n, n}, tm, func(x *gorgonia.Node) (*gorgonia.Node, error) {
-				y, err := SolveTriangular(x, gorgonia.NewConstant(bc), lower)
-				if err != nil {
-					return nil, err
-				}
-				return weightedSum(y, 11)
-			}, 1e-6)
+			checkGrad(t, "SolveTriangular/T", tensor.Shape{n, n}, tm, weighted(func(x *gorgonia.Node) (*gorgonia.Node, error) {
+				return SolveTriangular(x, gorgonia.NewConstant(bc), lower)
+			}, 11), 1e-6)
 			// Gradient with respect to b, the matrix fixed.
 			tc := tensor.New(tensor.WithShape(n, n), tensor.WithBacking(tm))
 			checkGrad(t, "SolveTriangular/b", bShape, b, func(x *gorgonia.Node) (*gorgonia.Node, error) {
@@ -279,10 +278,7 @@ func TestMvNormalComposite(t *testing.T) {
 	for i := 0; i < n; i++ {
 		s.SetSym(i, i, s.At(i, i)+1)
 	}
-	var ch mat.Cholesky
-	if !ch.Factorize(&s) {
-		t.Fatal("gonum Cholesky failed")
-	}
+	ch := gonumCholesky(t, &s)
 	var sy mat.VecDense
 	if err := ch.SolveVecTo(&sy, mat.NewVecDense(n, y)); err != nil {
 		t.Fatal(err)

@@ -87,7 +87,7 @@ func (op logSumExpOp) String() string {
 }
 func (op logSumExpOp) DiffWRT(int) []bool { return []bool{true} }
 func (op logSumExpOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	xbar, err := gorgonia.ApplyOp(logSumExpGradOp{op}, in[0], out, grad)
+	xbar, err := gorgonia.ApplyOp(logSumExpGradOp{fwd: op}, in[0], out, grad)
 	return gorgonia.Nodes{xbar}, err
 }
 
@@ -135,7 +135,10 @@ func (k logSumExpKernel) Eval(out []float64, in [][]float64) error {
 }
 
 // logSumExpGradOp is x̄ = ȳ·exp(x − y) from (x, y, ȳ), the softmax weights.
-type logSumExpGradOp struct{ fwd logSumExpOp }
+type logSumExpGradOp struct {
+	gradOp
+	fwd logSumExpOp
+}
 
 func (op logSumExpGradOp) Arity() int { return 3 }
 func (op logSumExpGradOp) Type() hm.Type {
@@ -159,16 +162,9 @@ func (op logSumExpGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, err
 func (op logSumExpGradOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) {
 	return doWithKernel(op, v)
 }
-func (op logSumExpGradOp) ReturnsPtr() bool      { return false }
-func (op logSumExpGradOp) CallsExtern() bool     { return false }
-func (op logSumExpGradOp) OverwritesInput() int  { return -1 }
 func (op logSumExpGradOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op logSumExpGradOp) Hashcode() uint32      { return hashOf(op) }
 func (op logSumExpGradOp) String() string        { return op.fwd.String() + "Grad" }
-func (op logSumExpGradOp) DiffWRT(int) []bool    { return []bool{false, false, false} }
-func (op logSumExpGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, errNotDifferentiable
-}
 
 // Lower implements ad.Lowerer.
 func (op logSumExpGradOp) Lower(in []tensor.Shape) (ad.Kernel, error) {

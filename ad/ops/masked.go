@@ -28,17 +28,9 @@ const (
 	Tanh
 )
 
-func (a Activation) String() string {
-	switch a {
-	case Identity:
-		return "identity"
-	case ReLU:
-		return "relu"
-	case Tanh:
-		return "tanh"
-	}
-	return fmt.Sprintf("Activation(%d)", uint8(a))
-}
+var activationNames = [...]string{Identity: "identity", ReLU: "relu", Tanh: "tanh"}
+
+func (a Activation) String() string { return enumName(activationNames[:], "Activation", uint8(a)) }
 
 // MaskedLinear is a fully connected layer over a batch whose weight matrix
 // is masked block-triangularly, the layer of a MADE:
@@ -228,24 +220,19 @@ func (op maskedOp) shapes(s []tensor.Shape) (int, tensor.Shape, error) {
 			return 0, nil, fmt.Errorf("ops: %v: shape %v", op, s[0])
 		}
 		return s[0][0], tensor.Shape{out}, nil
-	case mlGradX: // w, g
+	case mlGradX, mlGradW: // (w, g) or (x, g): w has out rows, x has B
 		B := s[1][0]
-		if s[1][1] != out || s[0][0] != out {
+		rows, what, shape := out, "weights", tensor.Shape{B, s[0][1]}
+		if op.kind == mlGradW {
+			rows, what, shape = B, "input", tensor.Shape{out, s[0][1]}
+		}
+		if s[1][1] != out || s[0][0] != rows {
 			return 0, nil, fmt.Errorf("ops: %v: shapes %v, %v", op, s[0], s[1])
 		}
 		if op.pair == 0 && s[0][1] != in {
-			return 0, nil, fmt.Errorf("ops: %v: weights %v", op, s[0])
+			return 0, nil, fmt.Errorf("ops: %v: %s %v", op, what, s[0])
 		}
-		return B, tensor.Shape{B, s[0][1]}, nil
-	case mlGradW: // x, g
-		B := s[1][0]
-		if s[1][1] != out || s[0][0] != B {
-			return 0, nil, fmt.Errorf("ops: %v: shapes %v, %v", op, s[0], s[1])
-		}
-		if op.pair == 0 && s[0][1] != in {
-			return 0, nil, fmt.Errorf("ops: %v: input %v", op, s[0])
-		}
-		return B, tensor.Shape{out, s[0][1]}, nil
+		return B, shape, nil
 	}
 	return 0, nil, fmt.Errorf("ops: %v: unknown kind", op)
 }

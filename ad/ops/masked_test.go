@@ -49,13 +49,7 @@ func checkCompiledGrad(t *testing.T, name string, x0 []float64, build func(g *go
 	if _, err := prog.LogDensityGrad(x0, got); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	want := fd.Gradient(nil, func(x []float64) float64 {
-		v, err := prog.LogDensity(x)
-		if err != nil {
-			return math.NaN()
-		}
-		return v
-	}, x0, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+	want := fd.Gradient(nil, orNaN(prog.LogDensity), x0, &fd.Settings{Formula: fd.Central, Step: 1e-6})
 	for i := range want {
 		if !(math.Abs(got[i]-want[i]) <= tol*math.Max(1, math.Abs(want[i]))) {
 			t.Errorf("%s: gradient[%d] = %.10g, finite difference %.10g", name, i, got[i], want[i])
@@ -204,15 +198,7 @@ func testRQSplineRowsGradient(t *testing.T, B int) {
 				if err != nil {
 					return nil, err
 				}
-				a, err := weightedSum(y, 5)
-				if err != nil {
-					return nil, err
-				}
-				c, err := weightedSum(ld, 6)
-				if err != nil {
-					return nil, err
-				}
-				return gorgonia.Add(a, c)
+				return weightedSum2(y, ld, 5, 6)
 			}, 1e-5)
 		}
 	}

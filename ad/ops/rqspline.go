@@ -120,7 +120,7 @@ func (op rqSplineOp) DiffWRT(int) []bool { return []bool{true, true, true, true}
 // SymDiff computes all four gradients in one op, packed into a flat vector,
 // and slices them out.
 func (op rqSplineOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	all, err := gorgonia.ApplyOp(rqSplineGradOp{op}, in[0], in[1], in[2], in[3], grad)
+	all, err := gorgonia.ApplyOp(rqSplineGradOp{fwd: op}, in[0], in[1], in[2], in[3], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,10 @@ func (k rqSplineKernel) Eval(out []float64, in [][]float64) error {
 
 // rqSplineGradOp computes (x̄, w̄, h̄, d̄) flattened into one vector from
 // (x, w, h, d, ḡ), ḡ being the gradient of the packed output.
-type rqSplineGradOp struct{ fwd rqSplineOp }
+type rqSplineGradOp struct {
+	gradOp
+	fwd rqSplineOp
+}
 
 func (op rqSplineGradOp) Arity() int { return 5 }
 func (op rqSplineGradOp) Type() hm.Type {
@@ -229,16 +232,9 @@ func (op rqSplineGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, erro
 func (op rqSplineGradOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) {
 	return doWithKernel(op, v)
 }
-func (op rqSplineGradOp) ReturnsPtr() bool      { return false }
-func (op rqSplineGradOp) CallsExtern() bool     { return false }
-func (op rqSplineGradOp) OverwritesInput() int  { return -1 }
 func (op rqSplineGradOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op rqSplineGradOp) Hashcode() uint32      { return hashOf(op) }
 func (op rqSplineGradOp) String() string        { return op.fwd.String() + "Grad" }
-func (op rqSplineGradOp) DiffWRT(int) []bool    { return []bool{false, false, false, false, false} }
-func (op rqSplineGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, errNotDifferentiable
-}
 
 // Lower implements ad.Lowerer.
 func (op rqSplineGradOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
@@ -294,8 +290,11 @@ func (k rqSplineGradKernel) Eval(out []float64, in [][]float64) error {
 
 // sliceOp copies the contiguous range [off, off+size(out)) of its flattened
 // input into a node of shape out. It unpacks the outputs of multi-output ops.
+// With embed set it is the adjoint: it places its input at offset off of a
+// zero tensor of shape out. Each is the other's gradient.
 type sliceOp struct {
 	matOp
+	embed   bool
 	off     int
 	in, out tensor.Shape
 }
@@ -309,7 +308,7 @@ func (op sliceOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !s[0].Eq(op.in) && s[0].TotalSize() != op.in.TotalSize() {
+	if (op.embed || !s[0].Eq(op.in)) && s[0].TotalSize() != op.in.TotalSize() {
 		return nil, fmt.Errorf("ops: %v: input shape %v", op, s[0])
 	}
 	return op.out.Clone(), nil
@@ -318,20 +317,31 @@ func (op sliceOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWit
 func (op sliceOp) WriteHash(h hash.Hash)                          { writeHash(h, op) }
 func (op sliceOp) Hashcode() uint32                               { return hashOf(op) }
 func (op sliceOp) String() string {
-	return fmt.Sprintf("Slice{%d,%v->%v}", op.off, op.in, op.out)
+	name := "Slice"
+	if op.embed {
+		name = "Embed"
+	}
+	return fmt.Sprintf("%s{%d,%v->%v}", name, op.off, op.in, op.out)
 }
 func (op sliceOp) DiffWRT(int) []bool { return []bool{true} }
 func (op sliceOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	g, err := gorgonia.ApplyOp(embedOp{off: op.off, in: op.out, out: op.in}, grad)
+	g, err := gorgonia.ApplyOp(sliceOp{embed: !op.embed, off: op.off, in: op.out, out: op.in}, grad)
 	return gorgonia.Nodes{g}, err
 }
 
 // Lower implements ad.Lowerer.
 func (op sliceOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
-	if len(in) != 1 || in[0].TotalSize() != op.in.TotalSize() || op.off < 0 || op.off+op.out.TotalSize() > op.in.TotalSize() {
+	part, whole := op.out.TotalSize(), op.in.TotalSize()
+	if op.embed {
+		part, whole = whole, part
+	}
+	if len(in) != 1 || in[0].TotalSize() != op.in.TotalSize() || op.off < 0 || op.off+part > whole {
 		return nil, fmt.Errorf("ops: %v: bad input shapes %v", op, in)
 	}
-	return sliceKernel{off: op.off, n: op.out.TotalSize()}, nil
+	if op.embed {
+		return embedKernel{off: op.off, n: part, total: whole}, nil
+	}
+	return sliceKernel{off: op.off, n: part}, nil
 }
 
 type sliceKernel struct{ off, n int }
@@ -345,48 +355,6 @@ func (k sliceKernel) Eval(out []float64, in [][]float64) error {
 	}
 	copy(out, in[0][k.off:k.off+k.n])
 	return nil
-}
-
-// embedOp is the adjoint of sliceOp: it places its input at offset off of a
-// zero tensor of shape out.
-type embedOp struct {
-	matOp
-	off     int
-	in, out tensor.Shape
-}
-
-func (op embedOp) Arity() int { return 1 }
-func (op embedOp) Type() hm.Type {
-	return hm.NewFnType(tensorType(len(op.in)), tensorType(len(op.out)))
-}
-func (op embedOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := shapesOf(in)
-	if err != nil {
-		return nil, err
-	}
-	if s[0].TotalSize() != op.in.TotalSize() {
-		return nil, fmt.Errorf("ops: %v: input shape %v", op, s[0])
-	}
-	return op.out.Clone(), nil
-}
-func (op embedOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWithKernel(op, v) }
-func (op embedOp) WriteHash(h hash.Hash)                          { writeHash(h, op) }
-func (op embedOp) Hashcode() uint32                               { return hashOf(op) }
-func (op embedOp) String() string {
-	return fmt.Sprintf("Embed{%d,%v->%v}", op.off, op.in, op.out)
-}
-func (op embedOp) DiffWRT(int) []bool { return []bool{true} }
-func (op embedOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	g, err := gorgonia.ApplyOp(sliceOp{off: op.off, in: op.out, out: op.in}, grad)
-	return gorgonia.Nodes{g}, err
-}
-
-// Lower implements ad.Lowerer.
-func (op embedOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
-	if len(in) != 1 || in[0].TotalSize() != op.in.TotalSize() || op.off < 0 || op.off+op.in.TotalSize() > op.out.TotalSize() {
-		return nil, fmt.Errorf("ops: %v: bad input shapes %v", op, in)
-	}
-	return embedKernel{off: op.off, n: op.in.TotalSize(), total: op.out.TotalSize()}, nil
 }
 
 type embedKernel struct{ off, n, total int }

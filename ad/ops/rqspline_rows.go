@@ -103,12 +103,9 @@ func (op rowsOp) Type() hm.Type {
 	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(1))
 }
 func (op rowsOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := shapesOf(in)
+	s, err := shapesOfN(op, in, 2)
 	if err != nil {
 		return nil, err
-	}
-	if len(s) != 2 {
-		return nil, fmt.Errorf("ops: %v: %d inputs", op, len(s))
 	}
 	l, err := op.layout(s[0], s[1])
 	if err != nil {
@@ -124,7 +121,7 @@ func (op rowsOp) String() string {
 }
 func (op rowsOp) DiffWRT(int) []bool { return []bool{true, true} }
 func (op rowsOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	all, err := gorgonia.ApplyOp(rowsGradOp{op}, in[0], in[1], out, grad)
+	all, err := gorgonia.ApplyOp(rowsGradOp{fwd: op}, in[0], in[1], out, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -248,19 +245,19 @@ func (l rowsLayout) scaled(theta []float64, i int, sc float64, buf *[200]float64
 
 // rowsGradOp computes (x̄, θ̄) packed from (x, θ, packed output, its
 // gradient).
-type rowsGradOp struct{ fwd rowsOp }
+type rowsGradOp struct {
+	gradOp
+	fwd rowsOp
+}
 
 func (op rowsGradOp) Arity() int { return 4 }
 func (op rowsGradOp) Type() hm.Type {
 	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(1), tensorType(1), tensorType(1))
 }
 func (op rowsGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := shapesOf(in)
+	s, err := shapesOfN(op, in, 4)
 	if err != nil {
 		return nil, err
-	}
-	if len(s) != 4 {
-		return nil, fmt.Errorf("ops: %v: %d inputs", op, len(s))
 	}
 	l, err := op.fwd.layout(s[0], s[1])
 	if err != nil {
@@ -269,16 +266,9 @@ func (op rowsGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{l.b*l.n + l.tb*l.n*l.per}, nil
 }
 func (op rowsGradOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWithKernel(op, v) }
-func (op rowsGradOp) ReturnsPtr() bool                               { return false }
-func (op rowsGradOp) CallsExtern() bool                              { return false }
-func (op rowsGradOp) OverwritesInput() int                           { return -1 }
 func (op rowsGradOp) WriteHash(h hash.Hash)                          { writeHash(h, op) }
 func (op rowsGradOp) Hashcode() uint32                               { return hashOf(op) }
 func (op rowsGradOp) String() string                                 { return op.fwd.String() + "Grad" }
-func (op rowsGradOp) DiffWRT(int) []bool                             { return []bool{false, false, false, false} }
-func (op rowsGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, errNotDifferentiable
-}
 
 // Lower implements ad.Lowerer.
 func (op rowsGradOp) Lower(in []tensor.Shape) (ad.Kernel, error) {

@@ -67,15 +67,7 @@ func (f splineFixture) build(arg int, inverse bool) builder {
 		if err != nil {
 			return nil, err
 		}
-		a, err := weightedSum(y, 21)
-		if err != nil {
-			return nil, err
-		}
-		b, err := weightedSum(ld, 22)
-		if err != nil {
-			return nil, err
-		}
-		return gorgonia.Add(a, b)
+		return weightedSum2(y, ld, 21, 22)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // unaryKind names a scalar function applied elementwise. Each kind knows the
@@ -62,8 +63,8 @@ var unaryFuncs = [numKinds]unaryFunc{
 	kindAtanh:        {"atanh", math.Atanh, insideUnit, kindAtanhD1},
 	kindAtanhD1:      {"atanh'", atanhD1, insideUnit, kindAtanhD2},
 	kindAtanhD2:      {"atanh''", atanhD2, insideUnit, noDeriv},
-	kindSoftplus:     {"softplus", softplus, nil, kindSigmoid},
-	kindSigmoid:      {"sigmoid", sigmoid, nil, kindSigmoidD1},
+	kindSoftplus:     {"softplus", scalar.Softplus, nil, kindSigmoid},
+	kindSigmoid:      {"sigmoid", scalar.Sigmoid, nil, kindSigmoidD1},
 	kindSigmoidD1:    {"sigmoid'", sigmoidD1, nil, noDeriv},
 	kindLogSigmoid:   {"logsigmoid", logSigmoid, nil, kindSigmoidNeg},
 	kindSigmoidNeg:   {"sigmoid(-x)", sigmoidNeg, nil, kindSigmoidNegD1},
@@ -85,35 +86,17 @@ func asinhD2(x float64) float64 { d := asinhD1(x); return -x * d * d * d }
 func atanhD1(x float64) float64 { return 1 / ((1 - x) * (1 + x)) }
 func atanhD2(x float64) float64 { d := atanhD1(x); return 2 * x * d * d }
 
-// softplus is log(1+eˣ) without overflow for large x or loss of precision for
-// very negative x.
-func softplus(x float64) float64 {
-	if x > 0 {
-		return x + math.Log1p(math.Exp(-x))
-	}
-	return math.Log1p(math.Exp(x))
-}
-
-// sigmoid is 1/(1+e⁻ˣ), evaluated so that exp never overflows.
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
-func sigmoidD1(x float64) float64    { return sigmoid(x) * sigmoid(-x) }
-func logSigmoid(x float64) float64   { return -softplus(-x) }
-func sigmoidNeg(x float64) float64   { return sigmoid(-x) }
-func sigmoidNegD1(x float64) float64 { return -sigmoid(x) * sigmoid(-x) }
+func sigmoidD1(x float64) float64    { return scalar.Sigmoid(x) * scalar.Sigmoid(-x) }
+func logSigmoid(x float64) float64   { return -scalar.Softplus(-x) }
+func sigmoidNeg(x float64) float64   { return scalar.Sigmoid(-x) }
+func sigmoidNegD1(x float64) float64 { return -scalar.Sigmoid(x) * scalar.Sigmoid(-x) }
 
 // applyUnary adds y = f_kind(x) to the graph.
 func applyUnary(name string, kind unaryKind, x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := checkNodes(name, x); err != nil {
 		return nil, err
 	}
-	return gorgonia.ApplyOp(unaryOp{kind}, x)
+	return gorgonia.ApplyOp(unaryOp{kind: kind}, x)
 }
 
 // Lgamma returns log|Γ(x)| elementwise. Its gradient is the digamma function,
@@ -157,7 +140,10 @@ func elemMul(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 }
 
 // unaryOp is y = f(x) elementwise.
-type unaryOp struct{ kind unaryKind }
+type unaryOp struct {
+	matOp
+	kind unaryKind
+}
 
 func (op unaryOp) Arity() int    { return 1 }
 func (op unaryOp) Type() hm.Type { return hm.NewFnType(typeVar, typeVar) }
@@ -169,9 +155,6 @@ func (op unaryOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return s[0].Clone(), nil
 }
 func (op unaryOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWithKernel(op, v) }
-func (op unaryOp) ReturnsPtr() bool                               { return false }
-func (op unaryOp) CallsExtern() bool                              { return false }
-func (op unaryOp) OverwritesInput() int                           { return -1 }
 func (op unaryOp) WriteHash(h hash.Hash)                          { writeHash(h, op) }
 func (op unaryOp) Hashcode() uint32                               { return hashOf(op) }
 func (op unaryOp) String() string                                 { return unaryFuncs[op.kind].name }
@@ -183,7 +166,7 @@ func (op unaryOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia
 	if d == noDeriv {
 		return nil, fmt.Errorf("ops: %v has no derivative", op)
 	}
-	xbar, err := gorgonia.ApplyOp(scaledOp{d}, in[0], grad)
+	xbar, err := gorgonia.ApplyOp(scaledOp{kind: d}, in[0], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +205,10 @@ func (k unaryKernel) Eval(out []float64, in [][]float64) error {
 
 // scaledOp is y = g ⊙ f(x), the form every elementwise gradient takes. Fusing
 // the product keeps a compiled gradient to one kernel per op.
-type scaledOp struct{ kind unaryKind }
+type scaledOp struct {
+	matOp
+	kind unaryKind
+}
 
 func (op scaledOp) Arity() int    { return 2 }
 func (op scaledOp) Type() hm.Type { return hm.NewFnType(typeVar, typeVar, typeVar) }
@@ -237,9 +223,6 @@ func (op scaledOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return s[0].Clone(), nil
 }
 func (op scaledOp) Do(v ...gorgonia.Value) (gorgonia.Value, error) { return doWithKernel(op, v) }
-func (op scaledOp) ReturnsPtr() bool                               { return false }
-func (op scaledOp) CallsExtern() bool                              { return false }
-func (op scaledOp) OverwritesInput() int                           { return -1 }
 func (op scaledOp) WriteHash(h hash.Hash)                          { writeHash(h, op) }
 func (op scaledOp) Hashcode() uint32                               { return hashOf(op) }
 func (op scaledOp) String() string                                 { return "g*" + unaryFuncs[op.kind].name }
@@ -251,7 +234,7 @@ func (op scaledOp) DiffWRT(int) []bool {
 // SymDiff: for y = g⊙f(x), x̄ = ȳ⊙g⊙f'(x) and ḡ = ȳ⊙f(x).
 func (op scaledOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, g := in[0], in[1]
-	gbar, err := gorgonia.ApplyOp(scaledOp{op.kind}, x, grad)
+	gbar, err := gorgonia.ApplyOp(scaledOp{kind: op.kind}, x, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +244,7 @@ func (op scaledOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgoni
 		if err != nil {
 			return nil, err
 		}
-		if xbar, err = gorgonia.ApplyOp(scaledOp{d}, x, gg); err != nil {
+		if xbar, err = gorgonia.ApplyOp(scaledOp{kind: d}, x, gg); err != nil {
 			return nil, err
 		}
 	}

@@ -34,7 +34,7 @@ var unaryCases = []struct {
 func TestUnaryValues(t *testing.T) {
 	for _, c := range unaryCases {
 		sh := tensor.Shape{len(c.x)}
-		got, err := runKernel(t, unaryOp{c.kind}, []tensor.Shape{sh}, c.x)
+		got, err := runKernel(t, unaryOp{kind: c.kind}, []tensor.Shape{sh}, c.x)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -57,11 +57,11 @@ func TestUnaryValues(t *testing.T) {
 func TestUnaryExtremes(t *testing.T) {
 	sh := tensor.Shape{4}
 	x := []float64{-800, -40, 40, 800}
-	sp, err := runKernel(t, unaryOp{kindSoftplus}, []tensor.Shape{sh}, x)
+	sp, err := runKernel(t, unaryOp{kind: kindSoftplus}, []tensor.Shape{sh}, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := runKernel(t, unaryOp{kindLogSigmoid}, []tensor.Shape{sh}, x)
+	ls, err := runKernel(t, unaryOp{kind: kindLogSigmoid}, []tensor.Shape{sh}, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,13 +80,7 @@ func TestUnaryExtremes(t *testing.T) {
 func TestUnaryGradients(t *testing.T) {
 	for _, c := range unaryCases {
 		sh := tensor.Shape{len(c.x)}
-		checkGrad(t, c.name, sh, c.x, func(x *gorgonia.Node) (*gorgonia.Node, error) {
-			y, err := c.build(x)
-			if err != nil {
-				return nil, err
-			}
-			return weightedSum(y, 3)
-		}, 2e-6)
+		checkGrad(t, c.name, sh, c.x, weighted(c.build, 3), 2e-6)
 		// A scalar node works too.
 		checkGrad(t, c.name+"/scalar", tensor.ScalarShape(), c.x[1:2], c.build, 2e-6)
 	}
@@ -129,11 +123,11 @@ func TestUnaryDomainErrors(t *testing.T) {
 		{kindAtanh, 1}, {kindAtanh, -1.5}, {kindAtanhD1, 2},
 	}
 	for _, c := range cases {
-		op := unaryOp{c.kind}
+		op := unaryOp{kind: c.kind}
 		if _, err := runKernel(t, op, []tensor.Shape{{1}}, []float64{c.x}); err != ErrDomain {
 			t.Errorf("%v(%v): error %v, want ErrDomain", op, c.x, err)
 		}
-		if _, err := runKernel(t, scaledOp{c.kind}, []tensor.Shape{{1}, {1}}, []float64{c.x}, []float64{1}); err != ErrDomain {
+		if _, err := runKernel(t, scaledOp{kind: c.kind}, []tensor.Shape{{1}, {1}}, []float64{c.x}, []float64{1}); err != ErrDomain {
 			t.Errorf("g*%v(%v): error %v, want ErrDomain", op, c.x, err)
 		}
 	}
@@ -144,7 +138,7 @@ func TestUnaryDomainErrors(t *testing.T) {
 	// an error, not a panic.
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"))
-	y, err := gorgonia.ApplyOp(unaryOp{kindTrigamma}, x)
+	y, err := gorgonia.ApplyOp(unaryOp{kind: kindTrigamma}, x)
 	if err != nil {
 		t.Fatal(err)
 	}

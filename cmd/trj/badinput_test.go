@@ -18,13 +18,7 @@ import (
 // library's cases are in the packages' own TestBadInputs… tests.
 func TestBadInputsCLI(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeTestFile(t, dir, name, text) }
 	good := write("good.csv", "lp__,x\n-1,0.5\n-2,0.25\n-1.5,0.75\n-1.2,0.1\n")
 	bom := write("bom.csv", "\ufefflp__,x\n-1,0.5\n-2,0.25\n-1.5,0.75\n-1.2,0.1\n")
 	ragged := write("ragged.csv", "lp__,x\n-1,0.5\n-2\n")

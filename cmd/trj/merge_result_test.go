@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -95,14 +94,7 @@ func TestMergeTRJResults(t *testing.T) {
 		t.Errorf("running figure: %v", err)
 	}
 	load := func(name string) map[string]any {
-		b, err := os.ReadFile(p(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
+		m, _ := readJSONMap(t, p(name))
 		delete(m, "Timings")
 		return m
 	}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +19,67 @@ import (
 // exitInterrupted is the exit code of a run stopped by SIGINT or SIGTERM
 // after saving what it had: 128 + SIGINT, as shells report it.
 const exitInterrupted = 130
+
+// flagsExit is the exit code of command cmd whose flags were parsed with
+// err, and whether to stop: exitOK for -help, exitUsage with a message
+// for bad flags; (0, false) when err is nil.
+func flagsExit(stderr io.Writer, cmd string, err error) (int, bool) {
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK, true
+	}
+	fmt.Fprintf(stderr, "trj %s: %v\n", cmd, err)
+	return exitUsage, true
+}
+
+// parseFileArgs parses the flags of command cmd, which takes one or more
+// files (what); it returns the exit code and true when the command should
+// stop: after -help, bad flags or no files.
+func parseFileArgs(flags *flag.FlagSet, args []string, stderr io.Writer, cmd, what string) (int, bool) {
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, true
+		}
+		return exitUsage, true
+	}
+	if flags.NArg() == 0 {
+		fmt.Fprintf(stderr, "trj %s: no %s given\n", cmd, what)
+		return exitUsage, true
+	}
+	return 0, false
+}
+
+// shardAndArgs parses the -shard flag's value and refuses arguments left
+// after the flags.
+func shardAndArgs(flags *flag.FlagSet, shardArg string) (shard.Shard, error) {
+	sh, err := shard.Parse(shardArg)
+	if err != nil {
+		return sh, err
+	}
+	if flags.NArg() > 0 {
+		return sh, fmt.Errorf("unexpected argument %q", flags.Arg(0))
+	}
+	return sh, nil
+}
+
+// checkLengths checks the -chains and -warmup flags and the run length n
+// of flag nFlag (counting units): at least one chain and one unit, no
+// negative warm-up, and warm-up plus run countable by an int.
+func checkLengths(chains, warmup, n int, nFlag, units string) error {
+	switch {
+	case chains < 1:
+		return fmt.Errorf("-chains %d: need at least 1", chains)
+	case warmup < 0:
+		return fmt.Errorf("-warmup %d: must not be negative", warmup)
+	case n < 1:
+		return fmt.Errorf("-%s %d: need at least 1", nFlag, n)
+	case warmup > math.MaxInt-n:
+		return fmt.Errorf("-warmup %d and -%s %d: more %s than an int counts", warmup, nFlag, n, units)
+	}
+	return nil
+}
 
 // checkWritable reports whether a file can be written at path, without
 // changing what is there: an existing file is opened for writing (not

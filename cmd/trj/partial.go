@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -111,13 +112,21 @@ func newPartial(kind string, settings map[string]any, sh shard.Shard, items []in
 	}, nil
 }
 
-// write writes p as indented JSON to path.
-func (p *partialFile) write(path string) error {
+// writePartial writes the partial file of shard sh (see newPartial) as
+// indented JSON to path, creating its folder, and returns it.
+func writePartial(path, kind string, settings map[string]any, sh shard.Shard, items []int, total int, seconds float64, payload any) (*partialFile, error) {
+	p, err := newPartial(kind, settings, sh, items, total, seconds, payload)
+	if err != nil {
+		return nil, err
+	}
 	b, err := json.MarshalIndent(p, "", " ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return p, os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // readPartial reads a partial file and checks that it is one and that its

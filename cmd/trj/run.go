@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/models/sas"
 
@@ -178,12 +179,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // exitInterrupted.
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer, exps map[string]experimentFunc) int {
 	name, o, err := parseRunFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "trj run: %v\n", err)
-		return exitUsage
+	if code, stop := flagsExit(stderr, "run", err); stop {
+		return code
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "trj run %s: %v\n", name, err)
@@ -274,17 +271,24 @@ func finishedPart(r *experiment.Result, err error) (*experiment.Result, []string
 	return r, nil, err
 }
 
+// withFigures ends an experiment's run: when it failed or was interrupted,
+// the part it finished (r, nil or not) and err; else its result r and the
+// figures write puts into dir.
+func withFigures(r *experiment.Result, write func(dir string) ([]string, error), dir string, err error) (*experiment.Result, []string, error) {
+	if err != nil {
+		return finishedPart(r, err)
+	}
+	files, err := write(dir)
+	return r, files, err
+}
+
 // runSAS is the sinh-arcsinh experiment of the paper's §4.2.
 func runSAS(ctx context.Context, o runOptions) (*experiment.Result, []string, error) {
 	res, err := sas.Paper().Run(ctx, sasConfig(o))
-	if err != nil {
-		if res != nil {
-			return finishedPart(res.Result, err)
-		}
+	if res == nil {
 		return nil, nil, err
 	}
-	files, err := res.WriteFigures(o.out)
-	return res.Result, files, err
+	return withFigures(res.Result, res.WriteFigures, o.out, err)
 }
 
 // sasConfig is the SAS experiment's configuration for the flags o.
@@ -293,20 +297,47 @@ func sasConfig(o runOptions) sas.Config {
 	if o.paper {
 		cfg = sas.PaperConfig()
 	}
-	cfg.Seed = o.seed
-	cfg.Progress = o.progress
-	setPositive(&cfg.Chains, o.chains)
-	setPositive(&cfg.Steps, o.steps)
-	setPositive(&cfg.TrainDraws, o.trainDraws)
-	setPositive(&cfg.EvalDraws, o.evalDraws)
-	setPositive(&cfg.BridgeReplicates, o.bridgeReps)
-	setPositive(&cfg.ScatterSources, o.scatterSources)
-	if o.trainIters > 0 {
-		// Keep the batch doublings inside the shortened run.
-		cfg.Train.Iterations = o.trainIters
-		cfg.Train.DoubleAt = nil
-	}
+	o.override(configFields{
+		seed: &cfg.Seed, progress: &cfg.Progress,
+		chains: &cfg.Chains, steps: &cfg.Steps, trainDraws: &cfg.TrainDraws, evalDraws: &cfg.EvalDraws,
+		bridgeReps: &cfg.BridgeReplicates, scatterSources: &cfg.ScatterSources,
+		train: []*flows.TrainOptions{&cfg.Train},
+	})
 	return cfg
+}
+
+// configFields points at the fields of an experiment's configuration that
+// the flags every experiment shares set; nil where it has no such field.
+type configFields struct {
+	seed                                                             *uint64
+	progress                                                         **experiment.Progress
+	chains, steps, trainDraws, evalDraws, bridgeReps, scatterSources *int
+	train                                                            []*flows.TrainOptions
+}
+
+// override sets the fields f from the flags o: the seed and progress bars
+// always, the sizes where a flag is given.
+func (o runOptions) override(f configFields) {
+	*f.seed = o.seed
+	*f.progress = o.progress
+	for _, s := range []struct {
+		dst *int
+		v   int
+	}{
+		{f.chains, o.chains}, {f.steps, o.steps}, {f.trainDraws, o.trainDraws}, {f.evalDraws, o.evalDraws},
+		{f.bridgeReps, o.bridgeReps}, {f.scatterSources, o.scatterSources},
+	} {
+		if s.dst != nil {
+			setPositive(s.dst, s.v)
+		}
+	}
+	if o.trainIters > 0 {
+		for _, t := range f.train {
+			// Keep the batch doublings inside the shortened run.
+			t.Iterations = o.trainIters
+			t.DoubleAt = nil
+		}
+	}
 }
 
 // setPositive overrides *dst with v when v > 0.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/models/factor"
@@ -15,31 +16,21 @@ func runFactor(ctx context.Context, o runOptions) (*experiment.Result, []string,
 	if o.paper {
 		cfg = factor.PaperConfig()
 	}
-	cfg.Seed = o.seed
-	cfg.Progress = o.progress
-	p, err := o.dataPath(datasets.ExchangeRates)
-	if err != nil {
+	o.override(configFields{
+		seed: &cfg.Seed, progress: &cfg.Progress,
+		chains: &cfg.Chains, steps: &cfg.Steps, trainDraws: &cfg.PilotDraws,
+		bridgeReps: &cfg.BridgeReplicates, scatterSources: &cfg.ScatterSources,
+		train: []*flows.TrainOptions{&cfg.Train},
+	})
+	var err error
+	if cfg.DataPath, err = o.dataPath(datasets.ExchangeRates); err != nil {
 		return nil, nil, err
-	}
-	cfg.DataPath = p
-	setPositive(&cfg.Chains, o.chains)
-	setPositive(&cfg.Steps, o.steps)
-	setPositive(&cfg.PilotDraws, o.trainDraws)
-	setPositive(&cfg.BridgeReplicates, o.bridgeReps)
-	setPositive(&cfg.ScatterSources, o.scatterSources)
-	if o.trainIters > 0 {
-		cfg.Train.Iterations = o.trainIters
-		cfg.Train.DoubleAt = nil
 	}
 	res, err := factor.Run(ctx, cfg)
-	if err != nil {
-		if res != nil {
-			return finishedPart(res.Result, err)
-		}
+	if res == nil {
 		return nil, nil, err
 	}
-	files, err := res.WriteFigures(o.out)
-	return res.Result, files, err
+	return withFigures(res.Result, res.WriteFigures, o.out, err)
 }
 
 // runRobustVS is the robust variable-selection experiment of the paper's
@@ -49,31 +40,20 @@ func runRobustVS(ctx context.Context, o runOptions) (*experiment.Result, []strin
 	if o.paper {
 		cfg = robustvs.PaperConfig()
 	}
-	cfg.Seed = o.seed
-	cfg.Progress = o.progress
-	p, err := o.dataPath(datasets.RobustRegression)
-	if err != nil {
+	o.override(configFields{
+		seed: &cfg.Seed, progress: &cfg.Progress,
+		trainDraws: &cfg.PilotDraws, bridgeReps: &cfg.BridgeReplicates, scatterSources: &cfg.ScatterSources,
+		train: []*flows.TrainOptions{&cfg.Train, &cfg.CTrain},
+	})
+	var err error
+	if cfg.DataPath, err = o.dataPath(datasets.RobustRegression); err != nil {
 		return nil, nil, err
-	}
-	cfg.DataPath = p
-	setPositive(&cfg.PilotDraws, o.trainDraws)
-	setPositive(&cfg.BridgeReplicates, o.bridgeReps)
-	setPositive(&cfg.ScatterSources, o.scatterSources)
-	if o.trainIters > 0 {
-		for _, t := range []*int{&cfg.Train.Iterations, &cfg.CTrain.Iterations} {
-			*t = o.trainIters
-		}
-		cfg.Train.DoubleAt, cfg.CTrain.DoubleAt = nil, nil
 	}
 	res, err := robustvs.Run(ctx, cfg)
-	if err != nil {
-		if res != nil {
-			return finishedPart(res.Result, err)
-		}
+	if res == nil {
 		return nil, nil, err
 	}
-	files, err := res.WriteFigures(o.out)
-	return res.Result, files, err
+	return withFigures(res.Result, res.WriteFigures, o.out, err)
 }
 
 // dataPath is the data file an experiment reads for its data set file:

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/trjgo/trj"
@@ -89,14 +87,8 @@ func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 	for _, c := range chains {
 		items = append(items, c+1)
 	}
-	p, err := newPartial(runKindSAS, settings, o.sh, items, cfg.Chains, time.Since(start).Seconds(), part)
+	p, err := writePartial(o.partial, runKindSAS, settings, o.sh, items, cfg.Chains, time.Since(start).Seconds(), part)
 	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(o.partial), 0o755); err != nil {
-		return err
-	}
-	if err := p.write(o.partial); err != nil {
 		return err
 	}
 	if !o.quiet {
@@ -133,18 +125,5 @@ func mergeSAS(parts []*partialFile, dir, jsonPath string, stdout io.Writer) ([]s
 	if err != nil {
 		return nil, err
 	}
-	if err := merged.WriteTable(stdout); err != nil {
-		return nil, err
-	}
-	files, err := merged.WriteFigures(dir)
-	if err != nil {
-		return files, err
-	}
-	if jsonPath != "" {
-		if err := merged.WriteJSONFile(jsonPath); err != nil {
-			return files, err
-		}
-		files = append(files, jsonPath)
-	}
-	return files, nil
+	return writeMerged(merged, dir, jsonPath, stdout, merged.WriteJSONFile)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,14 +42,7 @@ func TestRunSASEndToEnd(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	m, _ := readJSONMap(t, js)
 	props, _ := m["proposals"].(map[string]any)
 	if m["experiment"] != "sas" || len(props) != 3 {
 		t.Fatalf("json: experiment %v, proposals %v", m["experiment"], props)
@@ -215,14 +207,7 @@ func TestRunInterruptedWritesPartialJSON(t *testing.T) {
 	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") || !strings.Contains(out.String(), "exact") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	m, b := readJSONMap(t, js)
 	props, _ := m["proposals"].(map[string]any)
 	if m["incomplete"] != true || m["stopped"] != "interrupted" || m["experiment"] != "sas" || len(props) != 1 {
 		t.Errorf("partial JSON: %s", b)

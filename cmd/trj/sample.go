@@ -158,24 +158,17 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 		return nil, err
 	}
 	var err error
-	if f.sh, err = shard.Parse(f.shardArg); err != nil {
+	if f.sh, err = shardAndArgs(fs, f.shardArg); err != nil {
 		return nil, err
 	}
+	lengthsErr := checkLengths(f.chains, f.warmup, f.draws, "draws", "iterations")
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case f.model == "":
 		return nil, errors.New("-model is required")
 	case !slices.Contains(samplerNames(), f.sampler):
 		return nil, fmt.Errorf("-sampler %q: want one of %s", f.sampler, strings.Join(samplerNames(), ", "))
-	case f.chains < 1:
-		return nil, fmt.Errorf("-chains %d: need at least 1", f.chains)
-	case f.warmup < 0:
-		return nil, fmt.Errorf("-warmup %d: must not be negative", f.warmup)
-	case f.draws < 1:
-		return nil, fmt.Errorf("-draws %d: need at least 1", f.draws)
-	case f.warmup > math.MaxInt-f.draws:
-		return nil, fmt.Errorf("-warmup %d and -draws %d: more iterations than an int counts", f.warmup, f.draws)
+	case lengthsErr != nil:
+		return nil, lengthsErr
 	case !slices.Contains(metricNames(), f.metric):
 		return nil, fmt.Errorf("-metric %q: want one of %s", f.metric, strings.Join(metricNames(), ", "))
 	case !slices.Contains(smcMoveNames(), f.smcMove):
@@ -199,12 +192,8 @@ func parseSampleFlags(args []string, stderr io.Writer) (*sampleFlags, error) {
 
 func runSample(ctx context.Context, args []string, stdout, stderr io.Writer, b backend) int {
 	f, err := parseSampleFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "trj sample: %v\n", err)
-		return exitUsage
+	if code, stop := flagsExit(stderr, "sample", err); stop {
+		return code
 	}
 	if err := sample(ctx, f, stdout, stderr, b); err != nil {
 		fmt.Fprintf(stderr, "trj sample: %v\n", err)
@@ -473,15 +462,8 @@ func runSummary(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: trj summary FILE...\n\nPrints R̂, ESS and quantiles of CmdStan-style CSV files, one chain per file.")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "trj summary: no CSV files given")
-		return exitUsage
+	if code, stop := parseFileArgs(fs, args, stderr, "summary", "CSV files"); stop {
+		return code
 	}
 	note, err := checkShardFiles(fs.Args())
 	if err != nil {

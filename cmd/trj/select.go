@@ -77,7 +77,7 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		return &f, nil
 	}
 	var err error
-	if f.sh, err = shard.Parse(f.shardArg); err != nil {
+	if f.sh, err = shardAndArgs(fs, f.shardArg); err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}
@@ -88,23 +88,16 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		}
 		return nil
 	}
+	lengthsErr := checkLengths(f.chains, f.warmup, f.steps, "steps", "steps")
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case f.data == "":
 		return nil, errors.New("-data is required: a CSV file with a header row")
 	case f.y == "":
 		return nil, errors.New("-y is required: the name of the response column")
 	case !slices.Contains(selectFamilies(), f.family):
 		return nil, fmt.Errorf("-family %q: want one of %s", f.family, strings.Join(selectFamilies(), ", "))
-	case f.chains < 1:
-		return nil, fmt.Errorf("-chains %d: need at least 1", f.chains)
-	case f.warmup < 0:
-		return nil, fmt.Errorf("-warmup %d: must not be negative", f.warmup)
-	case f.steps < 1:
-		return nil, fmt.Errorf("-steps %d: need at least 1", f.steps)
-	case f.warmup > math.MaxInt-f.steps:
-		return nil, fmt.Errorf("-warmup %d and -steps %d: more steps than an int counts", f.warmup, f.steps)
+	case lengthsErr != nil:
+		return nil, lengthsErr
 	case f.top < 1:
 		return nil, fmt.Errorf("-top %d: need at least 1", f.top)
 	case f.family != "gaussian" && (set["g"] || set["a"] || set["b"]):
@@ -296,12 +289,8 @@ func (f *selectFlags) prior() map[string]float64 {
 // JSON marked incomplete, and returns exitInterrupted.
 func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f, err := parseSelectFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "trj select: %v\n", err)
-		return exitUsage
+	if code, stop := flagsExit(stderr, "select", err); stop {
+		return code
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "trj select: %v\n", err)

@@ -35,8 +35,29 @@ func selectCSV(t *testing.T, dir, family string) string {
 		}
 		fmt.Fprintf(&b, "%.4f,%g,%.4f,%.4f\n", x[0], y, x[1], x[2])
 	}
-	p := filepath.Join(dir, family+".csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+	return writeTestFile(t, dir, family+".csv", b.String())
+}
+
+// readJSONMap reads the JSON object in the file path, returning it decoded
+// and as read.
+func readJSONMap(t *testing.T, path string) (map[string]any, []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m, b
+}
+
+// writeTestFile writes text to the file name in dir and returns its path.
+func writeTestFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -46,13 +67,7 @@ func selectCSV(t *testing.T, dir, family string) string {
 // naming the cause, before any sampling.
 func TestSelectBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeTestFile(t, dir, name, text) }
 	good := selectCSV(t, dir, "gaussian")
 	onlyY := write("onlyy.csv", "y\n1\n2\n3\n")
 	word := write("word.csv", "y,x1,x2\n1,0.5,1\n2,abc,2\n3,0.1,3\n")

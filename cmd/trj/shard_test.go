@@ -16,12 +16,8 @@ import (
 // the shared data folder.
 func eightSchools(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "eight_schools.json")
 	data := `{"J": 8, "y": [28, 8, -3, 7, -1, 1, 18, 12], "sigma": [15, 10, 16, 11, 9, 11, 10, 18]}`
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return writeTestFile(t, t.TempDir(), "eight_schools.json", data)
 }
 
 // dataRows returns the lines of a CSV file that are not comments: the

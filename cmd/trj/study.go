@@ -142,12 +142,8 @@ func (f *studyFlags) config() (factor.StudyConfig, error) {
 // the table and writing the figures.
 func runStudy(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f, err := parseStudyFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "trj study: %v\n", err)
-		return exitUsage
+	if code, stop := flagsExit(stderr, "study", err); stop {
+		return code
 	}
 	if err := study(ctx, f, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "trj study factor: %v\n", err)
@@ -190,14 +186,8 @@ func study(ctx context.Context, f *studyFlags, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "pair %d done in %.1f s\n", p, float64(r.Seconds["total"]))
 		}
 	}
-	part, err := newPartial(studyKindFactor, settings, f.sh, items, cfg.Pairs, time.Since(start).Seconds(), pairs)
+	part, err := writePartial(f.partial, studyKindFactor, settings, f.sh, items, cfg.Pairs, time.Since(start).Seconds(), pairs)
 	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(f.partial), 0o755); err != nil {
-		return err
-	}
-	if err := part.write(f.partial); err != nil {
 		return err
 	}
 	if !f.quiet {
@@ -238,6 +228,28 @@ func mergeFactorStudy(parts []*partialFile, dir, jsonPath string, stdout io.Writ
 	if err != nil {
 		return nil, err
 	}
+	return writeMerged(res, dir, jsonPath, stdout, func(path string) error {
+		b, err := json.MarshalIndent(struct {
+			Settings map[string]any `json:"settings"`
+			*factor.StudyResult
+		}{parts[0].Settings, res}, "", " ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, append(b, '\n'), 0o644)
+	})
+}
+
+// mergedResult is a merged run's result as a merger writes it.
+type mergedResult interface {
+	WriteTable(w io.Writer) error
+	WriteFigures(dir string) ([]string, error)
+}
+
+// writeMerged prints res's table on stdout, writes its figures into dir
+// and, when jsonPath is not "", the JSON file writeJSON writes there; it
+// returns the files written.
+func writeMerged(res mergedResult, dir, jsonPath string, stdout io.Writer, writeJSON func(path string) error) ([]string, error) {
 	if err := res.WriteTable(stdout); err != nil {
 		return nil, err
 	}
@@ -246,14 +258,7 @@ func mergeFactorStudy(parts []*partialFile, dir, jsonPath string, stdout io.Writ
 		return files, err
 	}
 	if jsonPath != "" {
-		b, err := json.MarshalIndent(struct {
-			Settings map[string]any `json:"settings"`
-			*factor.StudyResult
-		}{parts[0].Settings, res}, "", " ")
-		if err != nil {
-			return files, err
-		}
-		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		if err := writeJSON(jsonPath); err != nil {
 			return files, err
 		}
 		files = append(files, jsonPath)
@@ -303,15 +308,8 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 			"refusing files of different runs (seed, settings, model or data) and missing or repeated shards.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "trj merge: no partial result files given")
-		return exitUsage
+	if code, stop := parseFileArgs(fs, args, stderr, "merge", "partial result files"); stop {
+		return code
 	}
 	paths := fs.Args()
 	docs := make([][]byte, len(paths))

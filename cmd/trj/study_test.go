@@ -33,11 +33,7 @@ func factorData(t *testing.T) string {
 		}
 		b.WriteByte('\n')
 	}
-	p := filepath.Join(t.TempDir(), "rates.csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return writeTestFile(t, t.TempDir(), "rates.csv", b.String())
 }
 
 // withoutSeconds returns the JSON file's value with every "seconds" entry

@@ -193,58 +193,40 @@ func (l *loader) keep(err error) bool {
 	return l.err == nil
 }
 
-func (l *loader) integer(name string, lo int) int {
+// read returns what f reads from the data set, or the zero value without
+// calling f once a read has failed; it keeps f's error.
+func read[T any](l *loader, f func() (T, error)) T {
 	if l.err != nil {
-		return 0
+		var zero T
+		return zero
 	}
-	v, err := l.d.integer(name, lo)
+	v, err := f()
 	l.keep(err)
 	return v
+}
+
+func (l *loader) integer(name string, lo int) int {
+	return read(l, func() (int, error) { return l.d.integer(name, lo) })
 }
 
 func (l *loader) number(name string) float64 {
-	if l.err != nil {
-		return 0
-	}
-	v, err := l.d.number(name)
-	l.keep(err)
-	return v
+	return read(l, func() (float64, error) { return l.d.number(name) })
 }
 
 func (l *loader) vector(name string, n int) []float64 {
-	if l.err != nil {
-		return nil
-	}
-	v, err := l.d.vector(name, n)
-	l.keep(err)
-	return v
+	return read(l, func() ([]float64, error) { return l.d.vector(name, n) })
 }
 
 func (l *loader) boundedVector(name string, n int, lo, hi float64) []float64 {
-	if l.err != nil {
-		return nil
-	}
-	v, err := l.d.boundedVector(name, n, lo, hi)
-	l.keep(err)
-	return v
+	return read(l, func() ([]float64, error) { return l.d.boundedVector(name, n, lo, hi) })
 }
 
 func (l *loader) counts(name string, n int) []float64 {
-	if l.err != nil {
-		return nil
-	}
-	v, err := l.d.counts(name, n)
-	l.keep(err)
-	return v
+	return read(l, func() ([]float64, error) { return l.d.counts(name, n) })
 }
 
 func (l *loader) matrix(name string, rows, cols int) *mat.Dense {
-	if l.err != nil {
-		return nil
-	}
-	v, err := l.d.matrix(name, rows, cols)
-	l.keep(err)
-	return v
+	return read(l, func() (*mat.Dense, error) { return l.d.matrix(name, rows, cols) })
 }
 
 // embeddedDir is the folder of the posteriordb data sets in package
@@ -253,10 +235,8 @@ const embeddedDir = "posteriordb/"
 
 // load opens the data file at path for a model's data section; an empty
 // path means the model's own data set, file, embedded in package datasets.
-func load(path, file string) (*loader, error) {
+// A file that cannot be read is the loader's first error.
+func load(path, file string) *loader {
 	d, err := readData(path, file)
-	if err != nil {
-		return nil, err
-	}
-	return &loader{d: d}, nil
+	return &loader{d: d, err: err}
 }

@@ -10,10 +10,7 @@ type eightSchoolsData struct {
 }
 
 func loadEightSchools(path, file string) (*eightSchoolsData, error) {
-	l, err := load(path, file)
-	if err != nil {
-		return nil, err
-	}
+	l := load(path, file)
 	d := &eightSchoolsData{}
 	d.j = l.integer("J", 1)
 	d.y = l.vector("y", d.j)

@@ -22,10 +22,7 @@ const gpJitter = 1e-10
 // is numerically not positive definite is reported as an error by the
 // Cholesky op, which samplers treat as a rejection.
 func GPPoisRegr(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "gp_pois_regr-gp_pois_regr.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "gp_pois_regr-gp_pois_regr.json")
 	n := l.integer("N", 1)
 	x := l.vector("x", n)
 	k := l.counts("k", n)

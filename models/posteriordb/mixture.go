@@ -16,10 +16,7 @@ import (
 // weighted component densities. The ordering of μ identifies the
 // components. Parameters mu (2, ordered), sigma (2), theta.
 func LowDimGaussMix(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "low_dim_gauss_mix-low_dim_gauss_mix.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "low_dim_gauss_mix-low_dim_gauss_mix.json")
 	n := l.integer("N", 1)
 	y := l.vector("y", n)
 	if l.err != nil {
@@ -55,10 +52,7 @@ func LowDimGaussMix(dataPath string) (*ppl.GraphModel, error) {
 // theta1, theta2 (simplexes: theta1.2 = 1 − theta1.1, so four free
 // dimensions), mu. The Viterbi generated quantities are not computed.
 func HMMExample(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "hmm_example-hmm_example.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "hmm_example-hmm_example.json")
 	n := l.integer("N", 1)
 	k := l.integer("K", 1)
 	y := l.vector("y", n)

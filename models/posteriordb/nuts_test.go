@@ -188,10 +188,7 @@ func TestNUTSBLR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := load("", "sblrc-blr.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := load("", "sblrc-blr.json")
 	x, y := l.matrix("X", 100, 5), l.vector("y", 100)
 	if l.err != nil {
 		t.Fatal(l.err)

@@ -21,10 +21,7 @@ const maxFloat = math.MaxFloat64
 // years are not centred, so α and β are almost perfectly correlated a
 // posteriori. The data field xpred is not used.
 func Kilpisjarvi(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "kilpisjarvi_mod-kilpisjarvi.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "kilpisjarvi_mod-kilpisjarvi.json")
 	n := l.integer("N", 0)
 	x := l.vector("x", n)
 	y := l.vector("y", n)
@@ -59,10 +56,7 @@ func Kilpisjarvi(dataPath string) (*ppl.GraphModel, error) {
 // (scores and IQ in [0, 200], hs in [0, 1]) are checked; mom_hs_new and
 // mom_iq_new are not used.
 func KidscoreInteraction(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "kidiq-kidscore_interaction.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "kidiq-kidscore_interaction.json")
 	n := l.integer("N", 0)
 	score := l.boundedVector("kid_score", n, 0, 200)
 	iq := l.boundedVector("mom_iq", n, 0, 200)
@@ -91,10 +85,7 @@ func KidscoreInteraction(dataPath string) (*ppl.GraphModel, error) {
 //
 // Parameters beta (D), sigma.
 func BLR(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "sblrc-blr.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "sblrc-blr.json")
 	n, d := l.integer("N", 0), l.integer("D", 0)
 	x := l.matrix("X", n, d)
 	y := l.vector("y", n)
@@ -131,10 +122,7 @@ func BLR(dataPath string) (*ppl.GraphModel, error) {
 // so an evaluation costs a (K−1)² matrix–vector product instead of an
 // N×(K−1) one.
 func Diamonds(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "diamonds-diamonds.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "diamonds-diamonds.json")
 	n, k := l.integer("N", 1), l.integer("K", 2)
 	y := l.vector("Y", n)
 	x := l.matrix("X", n, k)
@@ -199,10 +187,7 @@ func Diamonds(dataPath string) (*ppl.GraphModel, error) {
 // Parameters alpha, beta (K), sigma. The lags form a constant design
 // matrix, so the likelihood is one matrix–vector product.
 func ArK(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "arK-arK.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "arK-arK.json")
 	k, t := l.integer("K", 1), l.integer("T", 1)
 	y := l.vector("y", t)
 	if l.err == nil && t <= k {

@@ -12,10 +12,7 @@ import "github.com/trjgo/trj/ppl"
 // Parameters mu, phi, theta, sigma. The errors are a recursion through θ,
 // unrolled into T scalar steps, so the gradient runs through all of them.
 func Arma11(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "arma-arma11.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "arma-arma11.json")
 	t := l.integer("T", 1)
 	y := l.vector("y", t)
 	if l.err != nil {
@@ -58,10 +55,7 @@ func Arma11(dataPath string) (*ppl.GraphModel, error) {
 // log(1 − α₁) + log σ(u) + log(1 − σ(u)) to the log-Jacobian.
 // Parameters mu, alpha0, alpha1, beta1.
 func Garch11(dataPath string) (*ppl.GraphModel, error) {
-	l, err := load(dataPath, "garch-garch11.json")
-	if err != nil {
-		return nil, err
-	}
+	l := load(dataPath, "garch-garch11.json")
 	t := l.integer("T", 1)
 	y := l.vector("y", t)
 	sigma1 := l.number("sigma1")
