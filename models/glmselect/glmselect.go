@@ -42,6 +42,11 @@ type Settings struct {
 	// Cache bounds the compiled models each chain keeps (default
 	// ppl.DefaultModelCache).
 	Cache int
+	// PerModel builds and compiles each model on its own when first
+	// visited. By default the family's saturated model is compiled once
+	// and every model is a masked view of it (ppl.NewMaskedSelectionSpace),
+	// which gives the same log-densities without a compilation per model.
+	PerModel bool
 
 	// G, A and B are the Gaussian family's normal-inverse-gamma prior:
 	// every coefficient, intercept included, β | σ² ~ N(0, σ² G), and
@@ -204,7 +209,7 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 		b.AddLogDensity(b.Check(ops.NormalIDGLM(b.DataMatrix("X", d.matrix(t)), beta, b.Data("y", d.y), sigma)))
 		return nil
 	}
-	return d.space(build, &s, 1)
+	return d.choose(build, gaussianMasked(d, &s), &s, 1)
 }
 
 // Logistic returns the selection space of the logistic regression
@@ -253,5 +258,5 @@ func glm(X mat.Matrix, y []float64, settings *Settings, lik func(x, beta, y *gor
 		b.AddLogDensity(b.Check(lik(b.DataMatrix("X", d.matrix(t)), beta, b.Data("y", d.y))))
 		return nil
 	}
-	return d.space(build, &s, 0)
+	return d.choose(build, glmMasked(d, &s, lik), &s, 0)
 }
