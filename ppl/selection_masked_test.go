@@ -246,15 +246,15 @@ func TestMaskedSelectionBadInput(t *testing.T) {
 		opts  []SelectionOption
 		want  string
 	}{
-		"p = 0":          {0, ok, nil, "at least one candidate term"},
-		"nil build":      {3, nil, nil, "nil build function"},
-		"nil option":     {3, ok, []SelectionOption{nil}, "option 0 is nil"},
+		"p = 0":      {0, ok, nil, "at least one candidate term"},
+		"nil build":  {3, nil, nil, "nil build function"},
+		"nil option": {3, ok, []SelectionOption{nil}, "option 0 is nil"},
 		"too few coords": {3, func(b *Builder, mask *gorgonia.Node) error {
 			beta := b.Real("beta", 2)
 			b.AddLogDensity(b.Check(gorgonia.Mul(b.Check(gorgonia.Sum(mask)), b.Check(gorgonia.Sum(beta)))))
 			return nil
 		}, nil, "one coordinate per term"},
-		"shared":         {3, ok, []SelectionOption{WithSelectionShared(1)}, "one coordinate per term"},
+		"shared": {3, ok, []SelectionOption{WithSelectionShared(1)}, "one coordinate per term"},
 		"build error": {3, func(b *Builder, mask *gorgonia.Node) error {
 			return errors.New("no data")
 		}, nil, "no data"},
