@@ -28,6 +28,12 @@ import (
 // no prior, and no model's dimension counts it.
 type MaskedBuildFunc func(b *Builder, mask *gorgonia.Node) error
 
+// DefaultMaskedModelCache is the default bound on the models a masked
+// selection space (each clone) keeps. A masked model costs no compiled
+// program, only index slices, so the bound can be far larger than
+// DefaultModelCache and spare refitting what a sampler keeps proposing.
+const DefaultMaskedModelCache = 1 << 15
+
 // maskName names the mask's input. Users cannot declare it: their names
 // cannot contain '.'.
 const maskName = "ppl.mask"
@@ -55,7 +61,7 @@ func NewMaskedSelectionSpace(p int, build MaskedBuildFunc, opts ...SelectionOpti
 	if build == nil {
 		return nil, errors.New("ppl: nil build function")
 	}
-	s := &SelectionSpace{p: p, prior: BetaBinomial{1, 1}, bound: DefaultModelCache, builds: new(atomic.Int64)}
+	s := &SelectionSpace{p: p, prior: BetaBinomial{1, 1}, bound: DefaultMaskedModelCache, builds: new(atomic.Int64)}
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("ppl: selection option %d is nil", i)

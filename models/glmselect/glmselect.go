@@ -39,8 +39,8 @@ type Settings struct {
 	// ModelPrior is the prior over models (default ppl.BetaBinomial{1, 1},
 	// every model size equally likely).
 	ModelPrior ppl.ModelPrior
-	// Cache bounds the compiled models each chain keeps (default
-	// ppl.DefaultModelCache).
+	// Cache bounds the models each chain keeps (default
+	// ppl.DefaultMaskedModelCache, or ppl.DefaultModelCache with PerModel).
 	Cache int
 	// PerModel builds and compiles each model on its own when first
 	// visited. By default the family's saturated model is compiled once
@@ -82,6 +82,9 @@ func (s *Settings) withDefaults() Settings {
 	}
 	if o.Cache == 0 {
 		o.Cache = ppl.DefaultModelCache
+		if !o.PerModel {
+			o.Cache = ppl.DefaultMaskedModelCache
+		}
 	}
 	if o.ModelPrior == nil {
 		o.ModelPrior = ppl.BetaBinomial{A: 1, B: 1}
