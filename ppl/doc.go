@@ -101,4 +101,20 @@
 //		...
 //		return nil
 //	}, ppl.WithModelPrior(ppl.BetaBinomial{A: 1, B: 1}))
+//
+// When every model is the full model with some terms switched off, as in a
+// regression, NewMaskedSelectionSpace compiles that saturated model once,
+// with the mask of active terms as an input, and each model is a cheap view
+// of it; the build function multiplies each term's coefficient (where it
+// enters the likelihood) and its prior log-density by the term's mask
+// entry:
+//
+//	sp, err := ppl.NewMaskedSelectionSpace(p, func(b *ppl.Builder, mask *gorgonia.Node) error {
+//		beta := b.Real("beta", p)
+//		lp := b.Check(ppl.Normal{Mu: 0.0, Sigma: 2.5}.LogProbs(beta))
+//		b.AddLogDensity(b.Check(gorgonia.HadamardProd(lp, mask)))
+//		bm := b.Check(gorgonia.HadamardProd(beta, mask)) // the coefficients in the likelihood
+//		...
+//		return nil
+//	})
 package ppl

@@ -62,6 +62,7 @@ type modelLayout struct {
 	dim      int
 	index    map[string]int // parameter name → index in params
 	temper   *temperSource  // what Tempered compiles from
+	view     *maskedView    // set for a model of a masked selection space
 }
 
 // sumTerms returns offset plus the sum of the scalar terms as one node of
@@ -246,6 +247,9 @@ func (m *GraphModel) Unconstrain(x, u []float64) error {
 	if len(u) != lay.dim {
 		return fmt.Errorf("ppl: Unconstrain: u has length %d, want %d", len(u), lay.dim)
 	}
+	if lay.view != nil {
+		return lay.view.unconstrain(x, u)
+	}
 	// Node-valued bounds depend only on parameters declared earlier, so
 	// unconstraining in declaration order lets each bound be evaluated at a
 	// point whose earlier coordinates are already final.
@@ -277,6 +281,9 @@ func (m *GraphModel) Unconstrain(x, u []float64) error {
 // (each row-major, of the parameter's size). Every parameter must be given.
 func (m *GraphModel) UnconstrainNamed(values map[string][]float64, u []float64) error {
 	lay := m.shared
+	if lay.view != nil {
+		return fmt.Errorf("%w: UnconstrainNamed (use Unconstrain)", errMaskedView)
+	}
 	x := make([]float64, lay.nParam)
 	for name, v := range values {
 		i, ok := lay.index[name]

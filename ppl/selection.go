@@ -284,6 +284,7 @@ type SelectionSpace struct {
 	cache  *lru
 	builds *atomic.Int64 // per clone; atomic because Build may run on several goroutines
 	hits   int
+	masked *maskedSaturated // the saturated model of NewMaskedSelectionSpace, or nil
 }
 
 // SelectionOption configures NewSelectionSpace.
@@ -477,6 +478,9 @@ func (s *SelectionSpace) buildModel(t Terms) (m *GraphModel, err error) {
 	}()
 	if s.builds != nil {
 		s.builds.Add(1)
+	}
+	if s.masked != nil {
+		return s.masked.view(t), nil
 	}
 	b := NewBuilder()
 	if err := s.build(b, t); err != nil {

@@ -265,6 +265,9 @@ func univariateOf(d Distribution) (univariate, bool) {
 // (later calls, on the model or its clones, share them); it must not run
 // while the model's Builder is still in use.
 func (m *GraphModel) Tempered() (*TemperedModel, error) {
+	if m.shared.view != nil {
+		return nil, fmt.Errorf("%w: Tempered", errMaskedView)
+	}
 	plan, err := m.shared.temper.compile(m.shared)
 	if err != nil {
 		return nil, err

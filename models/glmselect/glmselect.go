@@ -39,9 +39,14 @@ type Settings struct {
 	// ModelPrior is the prior over models (default ppl.BetaBinomial{1, 1},
 	// every model size equally likely).
 	ModelPrior ppl.ModelPrior
-	// Cache bounds the compiled models each chain keeps (default
-	// ppl.DefaultModelCache).
+	// Cache bounds the models each chain keeps (default
+	// ppl.DefaultMaskedModelCache, or ppl.DefaultModelCache with PerModel).
 	Cache int
+	// PerModel builds and compiles each model on its own when first
+	// visited. By default the family's saturated model is compiled once
+	// and every model is a masked view of it (ppl.NewMaskedSelectionSpace),
+	// which gives the same log-densities without a compilation per model.
+	PerModel bool
 
 	// G, A and B are the Gaussian family's normal-inverse-gamma prior:
 	// every coefficient, intercept included, β | σ² ~ N(0, σ² G), and
@@ -77,6 +82,9 @@ func (s *Settings) withDefaults() Settings {
 	}
 	if o.Cache == 0 {
 		o.Cache = ppl.DefaultModelCache
+		if !o.PerModel {
+			o.Cache = ppl.DefaultMaskedModelCache
+		}
 	}
 	if o.ModelPrior == nil {
 		o.ModelPrior = ppl.BetaBinomial{A: 1, B: 1}
@@ -204,7 +212,7 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 		b.AddLogDensity(b.Check(ops.NormalIDGLM(b.DataMatrix("X", d.matrix(t)), beta, b.Data("y", d.y), sigma)))
 		return nil
 	}
-	return d.space(build, &s, 1)
+	return d.choose(build, gaussianMasked(d, &s), &s, 1)
 }
 
 // Logistic returns the selection space of the logistic regression
@@ -253,5 +261,5 @@ func glm(X mat.Matrix, y []float64, settings *Settings, lik func(x, beta, y *gor
 		b.AddLogDensity(b.Check(lik(b.DataMatrix("X", d.matrix(t)), beta, b.Data("y", d.y))))
 		return nil
 	}
-	return d.space(build, &s, 0)
+	return d.choose(build, glmMasked(d, &s, lik), &s, 0)
 }
