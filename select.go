@@ -109,18 +109,10 @@ func (s *SelectSettings) withDefaults() SelectSettings {
 	if s != nil {
 		o = *s
 	}
-	if o.Chains == 0 {
-		o.Chains = DefaultSelectChains
-	}
-	if o.Warmup == 0 {
-		o.Warmup = DefaultSelectWarmup
-	}
-	if o.Steps == 0 {
-		o.Steps = DefaultSelectSteps
-	}
-	if o.Top == 0 {
-		o.Top = DefaultSelectTop
-	}
+	orDefault(&o.Chains, DefaultSelectChains)
+	orDefault(&o.Warmup, DefaultSelectWarmup)
+	orDefault(&o.Steps, DefaultSelectSteps)
+	orDefault(&o.Top, DefaultSelectTop)
 	return o
 }
 

@@ -139,6 +139,9 @@ type SelectionKernel struct {
 	z, z2  []float64
 	theta  []float64
 	w      []float64
+	// next holds the proposed model's terms; it trades places with the
+	// state's on acceptance, so a step allocates no term list.
+	next []int
 	// informed: the normalising sums of the neighbour weights, by model.
 	wsum map[string]float64
 }
@@ -267,7 +270,7 @@ func (k *SelectionKernel) jump(rng *rand.Rand, st *SelectionState) (SelectionInf
 			}
 		}
 		info.Move, info.Term, info.Out = MoveSwap, in, out
-		newActive = make([]int, 0, size)
+		newActive = k.next[:0]
 		for _, a := range st.Active {
 			if a != out {
 				newActive = append(newActive, a)
@@ -290,12 +293,13 @@ func (k *SelectionKernel) jump(rng *rand.Rand, st *SelectionState) (SelectionInf
 		info.Term = j
 		if _, in := slices.BinarySearch(st.Active, j); in {
 			info.Move = MoveDrop
-			newActive = slices.DeleteFunc(slices.Clone(st.Active), func(a int) bool { return a == j })
+			newActive = slices.DeleteFunc(append(k.next[:0], st.Active...), func(a int) bool { return a == j })
 		} else {
 			info.Move = MoveAdd
-			newActive = insertSorted(slices.Clone(st.Active), j)
+			newActive = insertSorted(append(k.next[:0], st.Active...), j)
 		}
 	}
+	k.next = newActive
 	m2, err := k.target.Model(newActive)
 	if err != nil {
 		return info, err
@@ -351,7 +355,7 @@ func (k *SelectionKernel) jump(rng *rand.Rand, st *SelectionState) (SelectionInf
 	info.AcceptProb = math.Exp(min(0, logA))
 	if logA >= 0 || rng.Float64() < math.Exp(logA) {
 		info.Accepted = true
-		st.Active = newActive
+		st.Active, k.next = newActive, st.Active
 		st.Model = m2
 		st.Theta = append(st.Theta[:0], theta2...)
 		st.LogDensity = ld2
