@@ -430,34 +430,39 @@ type selTarget struct {
 	*selShared
 	order *list.List
 	items map[string]*list.Element
+	// terms and key are scratch for the look-ups of every step, which then
+	// allocate nothing when the model is cached.
+	terms ppl.Terms
+	key   []byte
 }
 
 func newSelTarget(sh *selShared) *selTarget {
-	return &selTarget{selShared: sh, order: list.New(), items: map[string]*list.Element{}}
+	terms, _ := ppl.NewTerms(sh.sp.P()) // P ≥ 1: the space was checked
+	return &selTarget{selShared: sh, order: list.New(), items: map[string]*list.Element{}, terms: terms}
 }
 
 func (t *selTarget) NumTerms() int { return t.sp.P() }
 func (t *selTarget) Always() int   { return t.sp.Always() }
 
 func (t *selTarget) LogModelPrior(active []int) (float64, error) {
-	tm, err := ppl.NewTerms(t.sp.P(), active...)
-	if err != nil {
+	if err := t.terms.SetIndices(active...); err != nil {
 		return math.Inf(-1), err
 	}
-	return t.sp.LogPrior(tm)
+	return t.sp.LogPrior(t.terms)
 }
 
 // Model returns model active from the chain's cache or the shared one.
 func (t *selTarget) Model(active []int) (kernels.SelectionModel, error) {
-	tm, err := ppl.NewTerms(t.sp.P(), active...)
-	if err != nil {
+	if err := t.terms.SetIndices(active...); err != nil {
 		return nil, err
 	}
-	key := tm.Key()
-	if el, ok := t.items[key]; ok {
+	t.key = t.terms.AppendKey(t.key[:0])
+	if el, ok := t.items[string(t.key)]; ok {
 		t.order.MoveToFront(el)
 		return el.Value.(*selEntry), nil
 	}
+	tm, _ := ppl.NewTerms(t.sp.P(), active...) // a copy the cache may keep
+	key := string(t.key)
 	se, err := t.get(tm)
 	if err != nil {
 		return nil, err

@@ -174,14 +174,33 @@ func (t Terms) Equal(u Terms) bool {
 
 // Key returns a compact string identifying the set among sets over the
 // same P, for use as a map key.
-func (t Terms) Key() string {
-	b := make([]byte, 8*len(t.w))
-	for k, w := range t.w {
+func (t Terms) Key() string { return string(t.AppendKey(nil)) }
+
+// AppendKey appends the bytes of Key to dst, so that a caller looking a
+// set up in a map (m[string(key)]) need not allocate.
+func (t Terms) AppendKey(dst []byte) []byte {
+	for _, w := range t.w {
 		for j := range 8 {
-			b[8*k+j] = byte(w >> (8 * j))
+			dst = append(dst, byte(w>>(8*j)))
 		}
 	}
-	return string(b)
+	return dst
+}
+
+// SetIndices makes t the set of the given terms out of its P candidates,
+// reusing its storage. It fails, leaving t unchanged, when an index is
+// outside [0, P).
+func (t *Terms) SetIndices(idx ...int) error {
+	for _, i := range idx {
+		if i < 0 || i >= t.p {
+			return fmt.Errorf("ppl: term index %d out of range [0, %d)", i, t.p)
+		}
+	}
+	clear(t.w)
+	for _, i := range idx {
+		t.w[i/64] |= 1 << (i % 64)
+	}
+	return nil
 }
 
 // String writes the members in increasing order, "{1,4,7}"; "{}" is the
@@ -201,7 +220,8 @@ func (t Terms) String() string {
 
 // ModelPrior is a prior over the models of a selection.
 type ModelPrior interface {
-	// LogModelPrior returns log p(γ), normalised over the 2^P sets.
+	// LogModelPrior returns log p(γ), normalised over the 2^P sets. It
+	// must not keep t: callers reuse its storage.
 	LogModelPrior(t Terms) float64
 	// String names the prior.
 	String() string

@@ -165,3 +165,36 @@ func TestSelectionSpaceBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTermsReuse checks that SetIndices and AppendKey, which the samplers
+// use to look models up without allocating, agree with NewTerms and Key.
+func TestTermsReuse(t *testing.T) {
+	scratch, err := NewTerms(130)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key []byte
+	for _, idx := range [][]int{{}, {0}, {5, 64, 129}, {1, 2, 3, 63, 64, 65}, {7}} {
+		want, err := NewTerms(130, idx...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := scratch.SetIndices(idx...); err != nil {
+			t.Fatal(err)
+		}
+		key = scratch.AppendKey(key[:0])
+		if !scratch.Equal(want) || string(key) != want.Key() {
+			t.Errorf("SetIndices(%v) = %v (key %q), NewTerms gives %v (key %q)", idx, scratch, key, want, want.Key())
+		}
+	}
+	before := scratch.Key()
+	if err := scratch.SetIndices(3, 130); err == nil || scratch.Key() != before {
+		t.Errorf("SetIndices with an index out of range: err %v, set changed %t", err, scratch.Key() != before)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		_ = scratch.SetIndices(5, 64, 129)
+		key = scratch.AppendKey(key[:0])
+	}); n != 0 {
+		t.Errorf("SetIndices and AppendKey allocate %v times per call", n)
+	}
+}
