@@ -6,6 +6,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -99,4 +101,15 @@ func TestSelectLogisticP15(t *testing.T) {
 		}
 	}
 	t.Logf("largest |z| %.2f over %d terms, %d kept steps", worst, len(res.PIP), res.Steps)
+
+	fig := filepath.Join(t.TempDir(), "pips.png")
+	if err := res.WriteFigure(fig, want...); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(fig); err != nil || fi.Size() == 0 {
+		t.Fatalf("figure not written: %v", err)
+	}
+	if err := res.WriteFigure(fig, want[:3]...); err == nil {
+		t.Error("WriteFigure accepted 3 reference PIPs for 15 terms")
+	}
 }
