@@ -52,7 +52,7 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.StringVar(&f.y, "y", "", "the response `column`; every other column is a candidate predictor (required)")
 	fs.StringVar(&f.family, "family", "gaussian", "the regression: "+strings.Join(selectFamilies(), ", "))
 	fs.StringVar(&f.jsonPath, "json", "", "write the result as JSON to `file`")
-	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv) with an indicator column per predictor")
+	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv) with an indicator column per predictor, and the figures pips.png (every PIP ± 2 MCSE) and running_pips.png (running PIPs of the least certain predictors)")
 	fs.Float64Var(&f.g, "g", glmselect.DefaultG, "gaussian: every coefficient, intercept included, ~ N(0, σ² g) on the standardised predictors")
 	fs.Float64Var(&f.a, "a", glmselect.DefaultA, "gaussian: σ² ~ InverseGamma(a, b), shape")
 	fs.Float64Var(&f.b, "b", glmselect.DefaultB, "gaussian: σ² ~ InverseGamma(a, b), scale")
@@ -364,6 +364,14 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if f.out != "" {
 		files = append(files, filepath.Join(f.out, "select-*.csv"))
+		pips, running := filepath.Join(f.out, "pips.png"), filepath.Join(f.out, "running_pips.png")
+		if err := res.WriteFigure(pips); err != nil {
+			return fail(err)
+		}
+		if err := res.WriteRunningFigure(running); err != nil {
+			return fail(err)
+		}
+		files = append(files, pips, running)
 	}
 	if !f.quiet && len(files) > 0 {
 		fmt.Fprintf(stderr, "wrote %s\n", strings.Join(files, ", "))

@@ -169,6 +169,11 @@ func TestSelectRuns(t *testing.T) {
 		if len(files) != 2 {
 			t.Errorf("%s: draws files %v", fam, files)
 		}
+		for _, fig := range []string{"pips.png", "running_pips.png"} {
+			if fi, err := os.Stat(filepath.Join(draws, fig)); err != nil || fi.Size() == 0 {
+				t.Errorf("%s: figure %s not written: %v", fam, fig, err)
+			}
+		}
 	}
 }
 
