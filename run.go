@@ -54,7 +54,11 @@ func RunFitted(ctx context.Context, space *ppl.Space, settings *Settings) (*Resu
 		}
 	}
 	r := &runner{ctx: ctx, space: space, s: &s, res: newResult(space, &s)}
-	r.res.Fingerprint = fingerprint(space, &s)
+	var unnamed []string
+	r.res.Fingerprint, unnamed = fingerprint(space, &s)
+	if s.Chains.Shard != nil && len(unnamed) > 0 {
+		return nil, nil, fmt.Errorf("trj: a shard's settings hold functions the fingerprint cannot hash (%v): set Settings.Tag to name them, so that Merge can tell this run's shards from another's", unnamed)
+	}
 	if s.OutputDir != "" {
 		var err error
 		if r.out, err = newOutput(s.OutputDir); err != nil {

@@ -30,6 +30,15 @@ type Settings struct {
 	// Progress, when non-nil, is called as stages advance. Calls may come
 	// from several goroutines at once.
 	Progress func(Progress)
+	// Tag names, for the run's fingerprint (Result.Fingerprint, which
+	// Merge compares), what the fingerprint cannot read: the functions in
+	// the settings (Chains.Start, Pilot.Tempered, UserTransports.New,
+	// Independence.Proposal, a family of one's own's function fields),
+	// whose presence alone it hashes. Every other setting is hashed by
+	// value. Give each distinct set of functions (and of what they
+	// capture) its own Tag, such as "start-at-mode v2". A shard
+	// (Chains.Shard) whose settings hold functions needs a Tag.
+	Tag string
 }
 
 // Progress reports how far a stage has come: Done of Total units (draws,
