@@ -387,5 +387,13 @@ func ReadResult(r io.Reader) (*Result, error) {
 	if res.Fingerprint == "" || len(res.Labels) == 0 {
 		return nil, errors.New("trj: reading a result: no fingerprint or models: not a trj result")
 	}
+	// One result per file: a second one appended (or any other data after
+	// the first) would otherwise be ignored without a word.
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			return nil, fmt.Errorf("trj: reading a result: data after the result (offset %d): one result per file", dec.InputOffset())
+		}
+		return nil, fmt.Errorf("trj: reading a result: after the result: %w", err)
+	}
 	return &res, nil
 }
