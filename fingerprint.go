@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -23,7 +24,8 @@ import (
 // pointers, slices, maps, structs and interfaces (by dynamic type and
 // value), except what cannot change the computation: Settings.Chains.Shard,
 // Settings.OutputDir, Pilot.From's fitted proposals (Run reuses only the
-// pilots) and every field named Progress (hooks that observe). A
+// pilots), every field named Progress (hooks that observe) and
+// flows.TrainOptions.Cache (compiled programs lent between fits). A
 // LoadedTransports set is hashed by its bytes.
 //
 // Functions cannot be hashed (nor channels): unnamed lists the paths of
@@ -76,7 +78,7 @@ type hasher struct {
 // of the fingerprint (see fingerprint).
 func fingerprintSkip(t reflect.Type, name string) bool {
 	switch {
-	case name == "Progress":
+	case name == "Progress", name == "Cache" && t == reflect.TypeFor[flows.TrainOptions]():
 		return true
 	case t == reflect.TypeFor[Settings]():
 		return name == "OutputDir"

@@ -57,7 +57,7 @@ func fingerprintSamples() map[reflect.Type][]any {
 
 // fingerprintIgnored are the settings that cannot change the computation.
 func fingerprintIgnored(path string) bool {
-	return strings.HasSuffix(path, ".Progress") || slices.Contains([]string{
+	return strings.HasSuffix(path, ".Progress") || strings.HasSuffix(path, ".Train.Cache") || slices.Contains([]string{
 		"Settings.OutputDir", "Settings.Chains.Shard", "Settings.Pilot.From.Proposals"}, path)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
 )
 
 // LoadedTransports reads a transport set written by Fitted.Save (a
@@ -69,6 +70,12 @@ const oldSetMagic = "trj transport set v"
 
 // Fit implements Proposals.
 func (l *LoadedTransports) Fit(_ context.Context, d *FitData) (FittedProposals, error) {
+	return l.fitSpace(d.Space)
+}
+
+// fitSpace reads the set and checks it against space (Run does before the
+// pilots).
+func (l *LoadedTransports) fitSpace(space *ppl.Space) (FittedProposals, error) {
 	data, err := l.load()
 	if err != nil {
 		return nil, err
@@ -82,7 +89,6 @@ func (l *LoadedTransports) Fit(_ context.Context, d *FitData) (FittedProposals, 
 	if err != nil {
 		return nil, fmt.Errorf("trj: loading transports: %w", err)
 	}
-	space := d.Space
 	if len(set) == 1 && set[0].Model == conditionalLabel {
 		c, ok := set[0].Flow.(*flows.ConditionalRQMA)
 		if !ok || c.MaxDim() != space.MaxDim() || c.NumModels() != space.NumModels() {

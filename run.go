@@ -53,6 +53,9 @@ func RunFitted(ctx context.Context, space *ppl.Space, settings *Settings) (*Resu
 			return nil, nil, fmt.Errorf("trj: model %q has dimension %d, the space says %d", space.ModelLabel(k), m.Dim(), space.ModelDim(k))
 		}
 	}
+	if err := s.validateRun(space); err != nil {
+		return nil, nil, err
+	}
 	r := &runner{ctx: ctx, space: space, s: &s, res: newResult(space, &s)}
 	var unnamed []string
 	r.res.Fingerprint, unnamed = fingerprint(space, &s)

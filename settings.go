@@ -2,6 +2,7 @@ package trj
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/trjgo/trj/kernels"
@@ -217,7 +218,7 @@ func (s *Settings) withDefaults(numModels int) Settings {
 	orDefault(&c.Chains, 8)
 	orDefault(&c.Steps, 5000)
 	orDefault(&c.Warmup, c.Steps/10)
-	orDefault(&c.MaxSteps, 10*c.Steps)
+	orDefault(&c.MaxSteps, 10*min(c.Steps, math.MaxInt/10))
 	c.MaxSteps = max(c.MaxSteps, c.Steps)
 	c.Warmup = max(c.Warmup, 0)
 	orDefault(&c.JumpFloor, 0.1/float64(max(numModels, 1)))
