@@ -31,7 +31,7 @@ func TestSharedNamesDiffer(t *testing.T) {
 	}
 	xs := model(both(normal("a"), normal("x", 2)))    // a, x.1, x.2
 	ys := model(both(normal("b", 2), normal("y", 2))) // b.1, b.2, y.1, y.2
-	xa := model(both(normal("x", 2), normal("a"))) // the same parameters, in another order
+	xa := model(both(normal("x", 2), normal("a")))    // the same parameters, in another order
 	same := model(both(normal("c", 3), normal("x", 2)))
 	simplex := func(b *Builder) { b.Simplex("p", 3) } // flat: 2 unconstrained coordinates p#1, p#2
 	for _, c := range []struct {
