@@ -35,6 +35,9 @@ func Merge(parts ...*Result) (*Result, error) {
 		case !p.Complete:
 			return nil, fmt.Errorf("trj: merge: part %d is incomplete", i+1)
 		}
+		if err := checkChains(p.Chains, len(first.Labels)); err != nil {
+			return nil, fmt.Errorf("trj: merge: part %d: %w", i+1, err)
+		}
 		for _, c := range p.Chains.Chains {
 			if j, dup := seen[c.Chain]; dup {
 				return nil, fmt.Errorf("trj: merge: chain %d is in parts %d and %d", c.Chain+1, j+1, i+1)
@@ -58,4 +61,31 @@ func Merge(parts ...*Result) (*Result, error) {
 	out.Jumps = nil
 	out.setChains(all)
 	return &out, nil
+}
+
+// checkChains checks chains read back from a file: K models, jump counts
+// K×K, models visited in range, chain numbers non-negative.
+func checkChains(rj *kernels.RJSampleResult, K int) error {
+	if rj.NumModels != K {
+		return fmt.Errorf("its chains have %d models, the run %d", rj.NumModels, K)
+	}
+	for _, c := range rj.Chains {
+		if c.Chain < 0 {
+			return fmt.Errorf("chain number %d", c.Chain)
+		}
+		if len(c.Proposed) != K || len(c.Accepted) != K {
+			return fmt.Errorf("chain %d has jump counts for %d and %d models, want %d", c.Chain+1, len(c.Proposed), len(c.Accepted), K)
+		}
+		for k := range K {
+			if len(c.Proposed[k]) != K || len(c.Accepted[k]) != K {
+				return fmt.Errorf("chain %d: jump counts from model %d have %d and %d entries, want %d", c.Chain+1, k, len(c.Proposed[k]), len(c.Accepted[k]), K)
+			}
+		}
+		for i, m := range c.Models {
+			if m < 0 || m >= K {
+				return fmt.Errorf("chain %d: step %d is in model %d, outside 0..%d", c.Chain+1, i, m, K-1)
+			}
+		}
+	}
+	return nil
 }

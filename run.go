@@ -175,7 +175,7 @@ func (r *runner) fit() error {
 // bridge makes the bridge estimate from the evaluation draws.
 func (r *runner) bridge() error {
 	jump := kernels.UniformJumps(len(r.pilots))
-	b, err := bridgeEstimate(r.ctx, r.s.Seed, r.pilots, nil, r.s.Bridge.Proposals, func(int) (kernels.RJKernel, error) {
+	b, err := bridgeEstimate(r.ctx, r.s.Seed, r.pilots, nil, bridgeProposals(r.s.Bridge.Proposals, r.pilots), func(int) (kernels.RJKernel, error) {
 		return r.props.Kernel(jump, nil, 0)
 	})
 	if err != nil {

@@ -127,7 +127,12 @@ type BridgeSettings struct {
 	// otherwise). The standard errors are the delete-one-group jackknife's.
 	Groups int
 	// Proposals is the number of proposals made from every evaluation
-	// draw (1). More average out the proposals' noise but not the draws':
+	// draw. By default it is the least number that gives every ordered pair
+	// of models enough proposals (see bridgeProposals): 1 unless there are
+	// many models for the evaluation draws, such as more than about 100
+	// models with NUTS pilots' 2000 (with 256 models and 200 draws per
+	// model in 20 groups, 29), since each pair needs proposals both ways in every
+	// jackknife subset. More average out the proposals' noise but not the draws':
 	// with the independent-auxiliary proposal on robust variable selection
 	// (2–5 % of jumps accepted) up to 8 rounds left the estimate's error
 	// dominated by the few evaluation draws whose proposals are ever
@@ -210,7 +215,6 @@ func (s *Settings) withDefaults(numModels int) Settings {
 	orDefault(&p.Draws, 1000)
 	orDefault(&p.Runs, 40)
 	orDefault(&p.Refresh, 10)
-	orDefault(&d.Bridge.Proposals, 1)
 	if d.Proposals == nil {
 		d.Proposals = &AutoTransports{}
 	}
@@ -257,8 +261,8 @@ func (s *Settings) validate(numModels int) error {
 		return fmt.Errorf("trj: %d steps per chain: need at least 4", c.Steps)
 	case !(c.JumpFloor > 0 && c.JumpFloor*float64(numModels) <= 1):
 		return fmt.Errorf("trj: jump floor %v: need 0 < floor ≤ 1/K", c.JumpFloor)
-	case s.Bridge.Proposals < 0:
-		return fmt.Errorf("trj: %d bridge proposals per evaluation draw: need at least 1", s.Bridge.Proposals)
+	case s.Bridge.Proposals < 0 || s.Bridge.Proposals > maxBridgeProposals:
+		return fmt.Errorf("trj: %d bridge proposals per evaluation draw: need 1 to %d (0: the default)", s.Bridge.Proposals, maxBridgeProposals)
 	case s.Bridge.Groups < 0 || s.Bridge.Groups == 1:
 		return fmt.Errorf("trj: %d bridge groups: need at least 2", s.Bridge.Groups)
 	}
