@@ -20,7 +20,8 @@ import (
 type LoadedTransports struct {
 	// From is the set. It is read to the end once, before the pilots (so
 	// that a set which does not fit the space is refused at once), and the
-	// bytes kept: later runs with the same value reuse them.
+	// bytes kept: later runs with the same value reuse them (one at a
+	// time: runs at once need a value each).
 	From io.Reader
 	// Builders rebuild user-written flows (flows.GraphFlow), by model
 	// label; nil when the set has none.

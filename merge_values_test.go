@@ -2,11 +2,13 @@ package trj_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
 )
 
 // TestReadResultBadInput: ReadResult refuses what is not exactly one
@@ -79,5 +81,59 @@ func TestResultAccessorsOnPartialResults(t *testing.T) {
 	bad.Chains.Chains[0] = kernels.RJChainResult{Models: []int{0, 2}, Proposed: [][]int{{0, 0}, {0, 0}}, Accepted: [][]int{{0, 0}, {0, 0}}}
 	if _, err := trj.Merge(bad); err == nil || !strings.Contains(err.Error(), "in model 2") {
 		t.Errorf("merging chains in model 2 of 2: err = %v", err)
+	}
+}
+
+// TestMergeRefusesOtherRuns: shards of one run merge; a shard of a run
+// whose given pilot draws differ in one value, or whose data differ, does
+// not. A LoadedTransports value serves a second run too.
+func TestMergeRefusesOtherRuns(t *testing.T) {
+	g := newGaussModels(3, 0.3)
+	space := g.space(t)
+	settings := func(shard []int, given [][][][]float64) *trj.Settings {
+		return &trj.Settings{
+			Seed:      2,
+			Pilot:     trj.PilotSettings{Method: trj.PilotGiven, Given: given},
+			Proposals: &trj.AffineTransports{},
+			Chains:    trj.ChainSettings{Chains: 2, Steps: 50, MaxSteps: 50, Within: trj.WithinRandomWalk, Shard: shard},
+		}
+	}
+	run := func(space *ppl.Space, s *trj.Settings) *trj.Result {
+		t.Helper()
+		res, err := trj.Run(context.Background(), space, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	given := g.draws(1, 4, 30)
+	a := run(space, settings([]int{0}, given))
+	if _, err := trj.Merge(a, run(space, settings([]int{1}, given))); err != nil {
+		t.Fatalf("shards of one run: %v", err)
+	}
+	other := g.draws(1, 4, 30)
+	other[2][3][7][0] += 1e-9
+	if _, err := trj.Merge(a, run(space, settings([]int{1}, other))); err == nil || !strings.Contains(err.Error(), "different run") {
+		t.Errorf("given draws differing in one value: err = %v", err)
+	}
+	if _, err := trj.Merge(a, run(newGaussModels(3, 0.31).space(t), settings([]int{1}, given))); err == nil || !strings.Contains(err.Error(), "different run") {
+		t.Errorf("other data: err = %v", err)
+	}
+
+	_, fitted, err := trj.RunFitted(context.Background(), space, settings(nil, given))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set bytes.Buffer
+	if err := fitted.Save(&set); err != nil {
+		t.Fatal(err)
+	}
+	loaded := &trj.LoadedTransports{From: &set}
+	s := settings(nil, given)
+	s.Proposals = loaded
+	first := run(space, s)
+	second := run(space, s)
+	if first.Fingerprint != second.Fingerprint || first.Bridge.Normalized[0] != second.Bridge.Normalized[0] {
+		t.Errorf("a loaded set's second run: fingerprints %s and %s, bridge %v and %v", first.Fingerprint, second.Fingerprint, first.Bridge.Normalized, second.Bridge.Normalized)
 	}
 }

@@ -23,7 +23,7 @@ const maxChains = 1 << 16
 // chains' start (Chains.Start is called once per chain to be run, with a
 // stream of its own, and its models and θ checked).
 func (s *Settings) validateRun(space *ppl.Space) error {
-	if err := checkFinite("Settings", reflect.ValueOf(s).Elem(), 0); err != nil {
+	if err := checkFinite("Settings", reflect.ValueOf(s).Elem(), map[uintptr]bool{}); err != nil {
 		return err
 	}
 	K := space.NumModels()
@@ -90,16 +90,20 @@ func (s *Settings) validatePilotSize(space *ppl.Space) error {
 		return nil
 	}
 	K := space.NumModels()
+	dims := 0
+	for k := range K {
+		dims += space.ModelDim(k)
+	}
 	switch {
 	case p.Warmup > math.MaxInt-p.Draws:
 		return fmt.Errorf("trj: Pilot.Warmup %d + Draws %d overflow an int", p.Warmup, p.Draws)
 	case p.Chains > maxChains:
 		return fmt.Errorf("trj: Pilot.Chains = %d: at most %d chains per model", p.Chains, maxChains)
 	}
-	// Every model's pilot is kept: K·Chains chains of Draws draws of at
-	// most the largest dimension.
+	// Every model's pilot is kept: K·Chains chains of Draws draws, of the
+	// models' mean dimension (rounded up).
 	set := kernels.SampleSettings{Chains: K * p.Chains, Warmup: p.Warmup, Draws: p.Draws}
-	if err := set.CheckMemory(space.MaxDim()); err != nil {
+	if err := set.CheckMemory((dims + K - 1) / K); err != nil {
 		return fmt.Errorf("trj: the pilots (%d models × Pilot.Chains %d × Draws %d): %w", K, p.Chains, p.Draws, err)
 	}
 	return nil
@@ -150,10 +154,7 @@ func (s *Settings) checkStart(space *ppl.Space) error {
 // checkFinite refuses a NaN or infinite float anywhere in v (path names it),
 // except in the given pilot draws and reused pilots (checked with their
 // own messages) and in the families' fitted state.
-func checkFinite(path string, v reflect.Value, depth int) error {
-	if depth > 32 {
-		return nil
-	}
+func checkFinite(path string, v reflect.Value, seen map[uintptr]bool) error {
 	switch v.Kind() {
 	case reflect.Float32, reflect.Float64:
 		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
@@ -161,13 +162,18 @@ func checkFinite(path string, v reflect.Value, depth int) error {
 		}
 	case reflect.Slice, reflect.Array:
 		for i := range v.Len() {
-			if err := checkFinite(path+"["+strconv.Itoa(i)+"]", v.Index(i), depth+1); err != nil {
+			if err := checkFinite(path+"["+strconv.Itoa(i)+"]", v.Index(i), seen); err != nil {
 				return err
 			}
 		}
-	case reflect.Pointer, reflect.Interface:
+	case reflect.Pointer:
+		if !v.IsNil() && !seen[v.Pointer()] {
+			seen[v.Pointer()] = true // each value once, cycles included
+			return checkFinite(path, v.Elem(), seen)
+		}
+	case reflect.Interface:
 		if !v.IsNil() {
-			return checkFinite(path, v.Elem(), depth+1)
+			return checkFinite(path, v.Elem(), seen)
 		}
 	case reflect.Struct:
 		t := v.Type()
@@ -176,7 +182,7 @@ func checkFinite(path string, v reflect.Value, depth int) error {
 			if !f.IsExported() || (t == reflect.TypeFor[PilotSettings]() && (f.Name == "Given" || f.Name == "From")) {
 				continue
 			}
-			if err := checkFinite(path+"."+f.Name, v.Field(i), depth+1); err != nil {
+			if err := checkFinite(path+"."+f.Name, v.Field(i), seen); err != nil {
 				return err
 			}
 		}
