@@ -200,7 +200,10 @@ type ChainSettings struct {
 	FlowMoves int
 	// Start, when non-nil, gives chain c's initial model and unconstrained
 	// θ; by default the model is drawn from the bridge estimate and θ from
-	// its evaluation draws.
+	// its evaluation draws. Run also calls it once for every chain
+	// before the pilots, with a stream of its own, to refuse a start
+	// outside the space (a model out of range, θ of the wrong length or
+	// where the log density is not finite) before any work.
 	Start func(chain int, rng *rand.Rand) (k int, theta []float64, err error)
 }
 
@@ -243,28 +246,28 @@ func (s *Settings) validate(numModels int) error {
 	p := s.Pilot
 	switch {
 	case p.Method < PilotNUTS || p.Method > PilotGiven:
-		return fmt.Errorf("trj: unknown pilot method %d", int(p.Method))
+		return fmt.Errorf("trj: unknown pilot method %d (Pilot.Method)", int(p.Method))
 	case p.Method == PilotNUTS && (p.Chains < 2 || p.Chains%2 != 0):
-		return fmt.Errorf("trj: %d pilot chains: need an even number ≥ 2 (half train, half evaluate)", p.Chains)
+		return fmt.Errorf("trj: %d pilot chains (Pilot.Chains): need an even number ≥ 2 (half train, half evaluate)", p.Chains)
 	case p.Method == PilotNUTS && (p.Draws < 2 || p.Warmup < 0):
-		return fmt.Errorf("trj: pilot of %d warm-up and %d draws per chain", p.Warmup, p.Draws)
+		return fmt.Errorf("trj: pilot of %d warm-up and %d draws per chain (Pilot.Warmup, Pilot.Draws): need warm-up ≥ 0 and at least 2 draws", p.Warmup, p.Draws)
 	case p.Method == PilotSMC && (p.Runs < 4 || p.Runs%2 != 0):
-		return fmt.Errorf("trj: %d SMC runs: need an even number ≥ 4 (half train, half evaluate)", p.Runs)
+		return fmt.Errorf("trj: %d SMC runs (Pilot.Runs): need an even number ≥ 4 (half train, half evaluate)", p.Runs)
 	case p.Method == PilotGiven && len(p.Given) != numModels:
-		return fmt.Errorf("trj: pilot draws given for %d models, the space has %d", len(p.Given), numModels)
+		return fmt.Errorf("trj: pilot draws given for %d models (Pilot.Given), the space has %d", len(p.Given), numModels)
 	}
 	c := s.Chains
 	switch {
 	case c.Chains < 1:
-		return fmt.Errorf("trj: %d chains", c.Chains)
+		return fmt.Errorf("trj: %d chains (Chains.Chains): need at least 1", c.Chains)
 	case c.Steps < 4:
-		return fmt.Errorf("trj: %d steps per chain: need at least 4", c.Steps)
+		return fmt.Errorf("trj: %d steps per chain (Chains.Steps): need at least 4", c.Steps)
 	case !(c.JumpFloor > 0 && c.JumpFloor*float64(numModels) <= 1):
-		return fmt.Errorf("trj: jump floor %v: need 0 < floor ≤ 1/K", c.JumpFloor)
+		return fmt.Errorf("trj: jump floor %v (Chains.JumpFloor): need 0 < floor ≤ 1/K = %v", c.JumpFloor, 1/float64(numModels))
 	case s.Bridge.Proposals < 0 || s.Bridge.Proposals > maxBridgeProposals:
-		return fmt.Errorf("trj: %d bridge proposals per evaluation draw: need 1 to %d (0: the default)", s.Bridge.Proposals, maxBridgeProposals)
+		return fmt.Errorf("trj: %d bridge proposals per evaluation draw (Bridge.Proposals): need 1 to %d (0: the default)", s.Bridge.Proposals, maxBridgeProposals)
 	case s.Bridge.Groups < 0 || s.Bridge.Groups == 1:
-		return fmt.Errorf("trj: %d bridge groups: need at least 2", s.Bridge.Groups)
+		return fmt.Errorf("trj: %d bridge groups (Bridge.Groups): need at least 2", s.Bridge.Groups)
 	}
 	return c.validateWithin(numModels)
 }

@@ -65,7 +65,7 @@ func TestRunBadSettingsUpFront(t *testing.T) {
 		{name: "shard negative", edit: func(s *trj.Settings) { s.Chains.Shard = []int{-1} }, want: "chain -1"},
 		{name: "shard repeated", edit: func(s *trj.Settings) { s.Chains.Shard = []int{1, 1} }, want: "chain 1 twice"},
 		{name: "shard empty", edit: func(s *trj.Settings) { s.Chains.Shard = []int{} }, want: "Chains.Shard is empty"},
-		{name: "chains negative", edit: func(s *trj.Settings) { s.Chains.Chains = -3 }, want: "-3 chains"},
+		{name: "chains negative", edit: func(s *trj.Settings) { s.Chains.Chains = -3 }, want: "-3 chains (Chains.Chains)"},
 		{name: "chains 1e9", edit: func(s *trj.Settings) { s.Chains.Chains = 1e9 }, want: "Chains.Chains = 1000000000"},
 		{name: "steps 1e9", edit: func(s *trj.Settings) { s.Chains.Steps = 1e9 }, want: "MaxSteps", tooBig: true},
 		{name: "max steps 1e12", edit: func(s *trj.Settings) { s.Chains.MaxSteps = 1e12 }, want: "MaxSteps", tooBig: true},
@@ -75,7 +75,7 @@ func TestRunBadSettingsUpFront(t *testing.T) {
 		{name: "pilot draws 1e12", edit: func(s *trj.Settings) { s.Pilot.Draws = 1e12 }, want: "the pilots", tooBig: true},
 		{name: "pilot chains 1e9", edit: func(s *trj.Settings) { s.Pilot.Chains = 1e9 }, want: "Pilot.Chains"},
 		{name: "bridge proposals negative", edit: func(s *trj.Settings) { s.Bridge.Proposals = -1 }, want: "bridge proposals"},
-		{name: "RW scale NaN", edit: func(s *trj.Settings) { s.Chains.RWScale = math.NaN() }, want: "scale NaN"},
+		{name: "RW scale NaN", edit: func(s *trj.Settings) { s.Chains.RWScale = math.NaN() }, want: "scale NaN (Chains.RWScale)"},
 		{name: "jump floor +Inf", edit: func(s *trj.Settings) { s.Chains.JumpFloor = math.Inf(1) }, want: "jump floor"},
 		{name: "fixed jump NaN", edit: func(s *trj.Settings) {
 			s.Chains.Jump = make([]float64, K)
@@ -118,6 +118,7 @@ func TestRunBadSettingsUpFront(t *testing.T) {
 		c.edit(s)
 		res, err := trj.Run(ctx, space, s)
 		cancel()
+		t.Logf("%s: %v", c.name, err)
 		switch {
 		case err == nil || !strings.Contains(err.Error(), c.want):
 			t.Errorf("%s: err = %v, want one mentioning %q", c.name, err, c.want)
