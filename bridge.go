@@ -103,8 +103,13 @@ func (b *Bridge) Reported() (p, se []float64, balance bool) {
 // measurement on robust variable selection; see docs/guide.md).
 const ReliableAcceptESS = 100
 
-// maxBridgeProposals bounds Bridge.Proposals.
-const maxBridgeProposals = 1 << 20
+// maxBridgeProposals bounds Bridge.Proposals, and
+// maxDefaultBridgeProposals its default (a pilot of very few evaluation
+// draws cannot be made up for by proposals alone).
+const (
+	maxBridgeProposals        = 1 << 20
+	maxDefaultBridgeProposals = 1000
+)
 
 // bridgeProposals is the number of proposals per evaluation draw: set when
 // positive, else the least number that gives every ordered pair of the K
@@ -119,7 +124,7 @@ func bridgeProposals(set int, pilots []*pilot) int {
 	}
 	K := len(pilots)
 	need := bridgeNeed(K, pilots)
-	return max(1, min(int(math.Ceil(need)), maxBridgeProposals))
+	return max(1, min(int(math.Ceil(need)), maxDefaultBridgeProposals))
 }
 
 // bridgeNeed is the real number of proposals per evaluation draw that

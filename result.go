@@ -60,7 +60,10 @@ type Result struct {
 	// combines).
 	Chains *kernels.RJSampleResult `json:",omitempty"`
 	// Fingerprint identifies the models, data and settings (but not the
-	// shard) of the run: shards of one run share it.
+	// shard) of the run: shards of one run share it. Every setting enters
+	// by value (the given pilot draws, a loaded set's bytes, each field of
+	// the family of proposals...); functions, which cannot, are named by
+	// Settings.Tag.
 	Fingerprint string
 }
 
