@@ -107,6 +107,7 @@ func (g *gaussModels) draws(seed uint64, groups, n int) [][][][]float64 {
 // and its estimate agrees with the exact probabilities (a long run: not
 // with -short).
 func TestBridgeManyModels(t *testing.T) {
+	skipInRacePass(t, "256 models' bridge, one stage after another; the bridge's concurrency is TestRunExact's")
 	g := newGaussModels(256, 0.3)
 	space := g.space(t)
 	exact := g.exact()
@@ -144,7 +145,6 @@ func TestBridgeManyModels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the default bridge of 256 models makes 1.7 million proposals")
 	}
-	skipInRacePass(t, "statistical; the bridge's concurrency is TestRunExact's")
 	res, err = trj.Run(context.Background(), space, settings(0))
 	if err != nil {
 		t.Fatal(err)
