@@ -253,6 +253,8 @@ func (s *Settings) validate(numModels int) error {
 		return fmt.Errorf("trj: pilot of %d warm-up and %d draws per chain (Pilot.Warmup, Pilot.Draws): need warm-up ≥ 0 and at least 2 draws", p.Warmup, p.Draws)
 	case p.Method == PilotSMC && (p.Runs < 4 || p.Runs%2 != 0):
 		return fmt.Errorf("trj: %d SMC runs (Pilot.Runs): need an even number ≥ 4 (half train, half evaluate)", p.Runs)
+	case p.Method != PilotGiven && p.Given != nil && p.From == nil:
+		return fmt.Errorf("trj: pilot draws given (Pilot.Given) but Pilot.Method is %v: set it to PilotGiven to use them", p.Method)
 	case p.Method == PilotGiven && len(p.Given) != numModels:
 		return fmt.Errorf("trj: pilot draws given for %d models (Pilot.Given), the space has %d", len(p.Given), numModels)
 	}

@@ -74,6 +74,7 @@ func TestRunBadSettingsUpFront(t *testing.T) {
 		{name: "pilot warm-up MaxInt", edit: func(s *trj.Settings) { s.Pilot.Warmup = math.MaxInt }, want: "Pilot.Warmup"},
 		{name: "pilot draws 1e12", edit: func(s *trj.Settings) { s.Pilot.Draws = 1e12 }, want: "the pilots", tooBig: true},
 		{name: "pilot chains 1e9", edit: func(s *trj.Settings) { s.Pilot.Chains = 1e9 }, want: "Pilot.Chains"},
+		{name: "given draws, NUTS pilots", edit: func(s *trj.Settings) { s.Pilot.Given = [][][][]float64{} }, want: "Pilot.Method is NUTS"},
 		{name: "bridge proposals negative", edit: func(s *trj.Settings) { s.Bridge.Proposals = -1 }, want: "bridge proposals"},
 		{name: "RW scale NaN", edit: func(s *trj.Settings) { s.Chains.RWScale = math.NaN() }, want: "scale NaN (Chains.RWScale)"},
 		{name: "jump floor +Inf", edit: func(s *trj.Settings) { s.Chains.JumpFloor = math.Inf(1) }, want: "jump floor"},
