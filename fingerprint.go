@@ -41,7 +41,9 @@ func fingerprint(space *ppl.Space, s *Settings) (fp string, unnamed []string) {
 	rng := stream(0, "fingerprint", 0)
 	for k := range space.NumModels() {
 		lp, _ := space.LogPrior(k)
-		fmt.Fprintln(h, space.ModelLabel(k), space.ModelDim(k), strconv.FormatFloat(lp, 'g', -1, 64))
+		// Model values to 12 digits: the same on every machine a shard may
+		// run on (fused multiply-adds can change the last bits).
+		fmt.Fprintln(h, space.ModelLabel(k), space.ModelDim(k), strconv.FormatFloat(lp, 'g', 12, 64))
 		m, err := space.Model(k)
 		if err != nil {
 			fmt.Fprintln(h, "no model:", err)
@@ -55,7 +57,7 @@ func fingerprint(space *ppl.Space, s *Settings) (fp string, unnamed []string) {
 				x[i] = 0.5 * rng.NormFloat64()
 			}
 			v, err := m.LogDensity(x)
-			fmt.Fprintln(h, strconv.FormatFloat(v, 'g', -1, 64), err != nil)
+			fmt.Fprintln(h, strconv.FormatFloat(v, 'g', 12, 64), err != nil)
 		}
 	}
 	if s.Tag != "" {
