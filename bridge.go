@@ -2,6 +2,7 @@ package trj
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -84,8 +85,12 @@ type Bridge struct {
 // Balance ± BalanceSE (balance true). Where the Bartolucci estimate is
 // marked unreliable its jackknife SE understates its error while the
 // balance estimate's holds (see Balance), so that the standard errors
-// reported are calibrated either way.
+// reported are calibrated either way. A nil Bridge (a failed stage)
+// reports nil.
 func (b *Bridge) Reported() (p, se []float64, balance bool) {
+	if b == nil { // the stage failed (Result.BridgeError)
+		return nil, nil, false
+	}
 	if b.Unreliable && b.Balance != nil && len(b.BalanceSE) == len(b.Balance) {
 		return b.Balance, b.BalanceSE, true
 	}
@@ -97,6 +102,51 @@ func (b *Bridge) Reported() (p, se []float64, balance bool) {
 // bridge estimate and its jackknife SE are reported as reliable (chosen by
 // measurement on robust variable selection; see docs/guide.md).
 const ReliableAcceptESS = 100
+
+// maxBridgeProposals bounds Bridge.Proposals, and
+// maxDefaultBridgeProposals its default (a pilot of very few evaluation
+// draws cannot be made up for by proposals alone).
+const (
+	maxBridgeProposals        = 1 << 20
+	maxDefaultBridgeProposals = 1000
+)
+
+// bridgeProposals is the number of proposals per evaluation draw: set when
+// positive, else the least number that gives every ordered pair of the K
+// models, in every delete-one-group subset of the evaluation draws (those
+// of pilots), λ = ln(1000·K(K−1)(G+1)) proposals on average (uniform jumps
+// give a pair 1/(K−1) of a model's proposals). The counts being Poisson,
+// some pair of some subset then has none with probability below about
+// 1/1000; without proposals both ways the estimate cannot be made.
+func bridgeProposals(set int, pilots []*pilot) int {
+	if set > 0 {
+		return set
+	}
+	K := len(pilots)
+	need := bridgeNeed(K, pilots)
+	return max(1, min(int(math.Ceil(need)), maxDefaultBridgeProposals))
+}
+
+// bridgeNeed is the real number of proposals per evaluation draw that
+// bridgeProposals rounds up.
+func bridgeNeed(K int, pilots []*pilot) float64 {
+	if K < 2 {
+		return 1
+	}
+	least := math.MaxInt // evaluation draws of a model without its largest group
+	G := 0
+	for _, p := range pilots {
+		n, top := 0, 0
+		for _, g := range p.Eval {
+			n += len(g)
+			top = max(top, len(g))
+		}
+		least = min(least, n-top)
+		G = max(G, len(p.Eval))
+	}
+	lambda := math.Log(1000 * float64(K) * float64(K-1) * float64(G+1))
+	return lambda * float64(K-1) / float64(max(least, 1))
+}
 
 // bridgeEstimate makes proposals (that many) from every evaluation draw of
 // every model (uniform jumps between models) and returns the estimate with its
@@ -159,14 +209,14 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 	}
 	full, err := estimate(-1)
 	if err != nil {
-		return nil, err
+		return nil, noJumpsAdvice(err, pilots, proposals)
 	}
 	b := &Bridge{Raw: full.Raw, Normalized: full.Normalized, Groups: G, Proposals: proposals, Estimate: full,
 		RawSE: make([]float64, K), NormalizedSE: make([]float64, K)}
 	loo := make([]kernels.BridgeEstimate, G)
 	for g := range G {
 		if loo[g], err = estimate(g); err != nil {
-			return nil, fmt.Errorf("bridge estimate without group %d: %w (use fewer groups or more pilot draws)", g, err)
+			return nil, fmt.Errorf("without group %d: %w", g, noJumpsAdvice(err, pilots, proposals))
 		}
 	}
 	b.PerGroup, b.PerGroupOK = make([]kernels.BridgeEstimate, G), make([]bool, G)
@@ -200,6 +250,26 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 		b.NormalizedSE[k] = kernels.JackknifeSE(column(norm, k))
 	}
 	return b, nil
+}
+
+// noJumpsAdvice adds to an error of a model pair without proposals both
+// ways what to change.
+func noJumpsAdvice(err error, pilots []*pilot, proposals int) error {
+	if !errors.Is(err, kernels.ErrNoJumps) {
+		return err
+	}
+	K := len(pilots)
+	draws := 0
+	for _, g := range pilots[0].Eval {
+		draws += len(g)
+	}
+	perPair := float64(proposals*draws) / float64(K-1)
+	want := int(math.Ceil(bridgeNeed(K, pilots)))
+	if want <= proposals {
+		want = 2 * proposals
+	}
+	return fmt.Errorf("%w: %d evaluation draws per model × %d proposals (Bridge.Proposals) give each of the %d×%d model pairs about %.1f proposals; set Bridge.Proposals to %d or more (or leave it 0 for the default), or make more pilot draws; where a pair had proposals but none was accepted, the transports fit those models poorly",
+		err, draws, proposals, K, K-1, perPair, want)
 }
 
 // column returns x[g][k] for every g.

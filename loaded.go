@@ -2,20 +2,26 @@ package trj
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
 )
 
 // LoadedTransports reads a transport set written by Fitted.Save (a
 // flows.SaveSet set) instead of fitting: per-model transports run TRJ, a
 // conditional flow CTRJ. The set must match the space.
 type LoadedTransports struct {
-	// From is the set; Fit reads it to the end, so a value serves one run.
+	// From is the set. It is read to the end once, before the pilots (so
+	// that a set which does not fit the space is refused at once), and the
+	// bytes kept: later runs with the same value reuse them (one at a
+	// time: runs at once need a value each).
 	From io.Reader
 	// Builders rebuild user-written flows (flows.GraphFlow), by model
 	// label; nil when the set has none.
@@ -26,6 +32,35 @@ type LoadedTransports struct {
 	// Aux is CTRJ's auxiliary density for a conditional flow (the standard
 	// normal when nil).
 	Aux kernels.AuxiliaryDensity
+
+	read io.Reader // the From that data was read from
+	data []byte
+}
+
+// load reads From, once for each reader.
+func (l *LoadedTransports) load() ([]byte, error) {
+	if l.From == nil {
+		return nil, fmt.Errorf("trj: loaded transports: From is nil")
+	}
+	if l.read != nil && sameReader(l.read, l.From) {
+		return l.data, nil
+	}
+	data, err := io.ReadAll(l.From)
+	if err != nil {
+		return nil, fmt.Errorf("trj: reading the transport set: %w", err)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("trj: loaded transports: From is empty (a reader already read to its end?)")
+	}
+	l.read, l.data = l.From, data
+	return data, nil
+}
+
+// sameReader reports whether a and b are the same reader, without the
+// panic of == on readers of incomparable types.
+func sameReader(a, b io.Reader) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
 }
 
 // Name implements Proposals.
@@ -36,10 +71,17 @@ const oldSetMagic = "trj transport set v"
 
 // Fit implements Proposals.
 func (l *LoadedTransports) Fit(_ context.Context, d *FitData) (FittedProposals, error) {
-	if l.From == nil {
-		return nil, fmt.Errorf("trj: loaded transports: From is nil")
+	return l.fitSpace(d.Space)
+}
+
+// fitSpace reads the set and checks it against space (Run does before the
+// pilots).
+func (l *LoadedTransports) fitSpace(space *ppl.Space) (FittedProposals, error) {
+	data, err := l.load()
+	if err != nil {
+		return nil, err
 	}
-	br := bufio.NewReader(l.From)
+	br := bufio.NewReader(bytes.NewReader(data))
 	if head, _ := br.Peek(len(oldSetMagic) + 8); strings.HasPrefix(string(head), oldSetMagic) {
 		v, _, _ := strings.Cut(string(head), "\n")
 		return nil, fmt.Errorf("trj: the transport set is of the old format %q: this trj reads flows sets (set version %d), written by Fitted.Save: fit the transports again", v, flows.SetVersion)
@@ -48,7 +90,6 @@ func (l *LoadedTransports) Fit(_ context.Context, d *FitData) (FittedProposals, 
 	if err != nil {
 		return nil, fmt.Errorf("trj: loading transports: %w", err)
 	}
-	space := d.Space
 	if len(set) == 1 && set[0].Model == conditionalLabel {
 		c, ok := set[0].Flow.(*flows.ConditionalRQMA)
 		if !ok || c.MaxDim() != space.MaxDim() || c.NumModels() != space.NumModels() {

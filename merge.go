@@ -1,54 +1,12 @@
 package trj
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/trjgo/trj/kernels"
-	"github.com/trjgo/trj/ppl"
 )
-
-// fingerprint hashes what makes two runs the same computation: the models
-// (labels, dimensions, prior and their log-densities at fixed points, which
-// tell different data apart), and every setting except the shard and the
-// output.
-func fingerprint(space *ppl.Space, s *Settings) string {
-	h := sha256.New()
-	w := func(v ...any) { fmt.Fprintln(h, v...) }
-	w("trj run v1", s.Seed, s.Pilot.Method, s.Pilot.Chains, s.Pilot.Warmup, s.Pilot.Draws, s.Pilot.Runs, s.Pilot.Given != nil)
-	if s.Pilot.SMC != nil {
-		smc := *s.Pilot.SMC
-		if smc.Move == nil { // hashed as when moves were numbers
-			smc.Move = kernels.SMCEigenRWM{}
-		}
-		w(smc)
-	}
-	w(fmt.Sprintf("%T", s.Proposals), s.Proposals.Name(), s.Bridge.Groups, s.Bridge.Proposals)
-	w(s.Chains.Chains, s.Chains.Steps, s.Chains.Warmup, s.Chains.JumpFloor, s.Chains.Start != nil, s.Chains.Jump, s.Chains.Within, s.Chains.RWScale, s.Chains.FlowMoves, s.Chains.MaxSteps)
-	rng := stream(0, "fingerprint", 0)
-	for k := range space.NumModels() {
-		lp, _ := space.LogPrior(k)
-		w(space.ModelLabel(k), space.ModelDim(k), strconv.FormatFloat(lp, 'g', 12, 64))
-		m, err := space.Model(k)
-		if err != nil {
-			continue
-		}
-		m = m.Clone()
-		x := make([]float64, m.Dim())
-		for range 3 {
-			for i := range x {
-				x[i] = 0.5 * rng.NormFloat64()
-			}
-			v, err := m.LogDensity(x)
-			w(strconv.FormatFloat(v, 'g', 12, 64), err != nil)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
-}
 
 // Merge combines the results of shards of one run (Settings.Chains.Shard)
 // into the result the whole run gives: the chains' estimates are computed
@@ -77,6 +35,9 @@ func Merge(parts ...*Result) (*Result, error) {
 		case !p.Complete:
 			return nil, fmt.Errorf("trj: merge: part %d is incomplete", i+1)
 		}
+		if err := checkChains(p.Chains, len(first.Labels)); err != nil {
+			return nil, fmt.Errorf("trj: merge: part %d: %w", i+1, err)
+		}
 		for _, c := range p.Chains.Chains {
 			if j, dup := seen[c.Chain]; dup {
 				return nil, fmt.Errorf("trj: merge: chain %d is in parts %d and %d", c.Chain+1, j+1, i+1)
@@ -100,4 +61,31 @@ func Merge(parts ...*Result) (*Result, error) {
 	out.Jumps = nil
 	out.setChains(all)
 	return &out, nil
+}
+
+// checkChains checks chains read back from a file: K models, jump counts
+// K×K, models visited in range, chain numbers non-negative.
+func checkChains(rj *kernels.RJSampleResult, K int) error {
+	if rj.NumModels != K {
+		return fmt.Errorf("its chains have %d models, the run %d", rj.NumModels, K)
+	}
+	for _, c := range rj.Chains {
+		if c.Chain < 0 {
+			return fmt.Errorf("chain number %d", c.Chain)
+		}
+		if len(c.Proposed) != K || len(c.Accepted) != K {
+			return fmt.Errorf("chain %d has jump counts for %d and %d models, want %d", c.Chain+1, len(c.Proposed), len(c.Accepted), K)
+		}
+		for k := range K {
+			if len(c.Proposed[k]) != K || len(c.Accepted[k]) != K {
+				return fmt.Errorf("chain %d: jump counts from model %d have %d and %d entries, want %d", c.Chain+1, k, len(c.Proposed[k]), len(c.Accepted[k]), K)
+			}
+		}
+		for i, m := range c.Models {
+			if m < 0 || m >= K {
+				return fmt.Errorf("chain %d: step %d is in model %d, outside 0..%d", c.Chain+1, i, m, K-1)
+			}
+		}
+	}
+	return nil
 }

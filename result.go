@@ -60,7 +60,10 @@ type Result struct {
 	// combines).
 	Chains *kernels.RJSampleResult `json:",omitempty"`
 	// Fingerprint identifies the models, data and settings (but not the
-	// shard) of the run: shards of one run share it.
+	// shard) of the run: shards of one run share it. Every setting enters
+	// by value (the given pilot draws, a loaded set's bytes, each field of
+	// the family of proposals...); functions, which cannot, are named by
+	// Settings.Tag.
 	Fingerprint string
 }
 
@@ -267,6 +270,9 @@ func betweenSE(x [][]float64) float64 {
 // Acceptance returns the fraction of the chains' jump proposals from model k
 // that were accepted, and the number proposed.
 func (r *Result) Acceptance(k int) (float64, int) {
+	if r == nil {
+		return 0, 0
+	}
 	var p, a int
 	for _, j := range r.Jumps {
 		if j.From == k {
@@ -282,6 +288,9 @@ func (r *Result) Acceptance(k int) (float64, int) {
 
 // String returns the table WriteTable writes.
 func (r *Result) String() string {
+	if r == nil {
+		return "<nil>"
+	}
 	var b strings.Builder
 	r.WriteTable(&b)
 	return b.String()
@@ -292,6 +301,12 @@ func (r *Result) String() string {
 // marked "*", where the Bartolucci estimate is unreliable), the SMC evidence probability ± SE when SMC
 // pilots ran, the transport and the jump acceptance from the model.
 func (r *Result) WriteTable(w io.Writer) error {
+	if r == nil {
+		return errors.New("trj: nil result")
+	}
+	// A result read back from JSON may lack any stage's fields, or hold
+	// fewer entries than models: such cells show "—".
+	at := func(n, k int) bool { return k < n }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"model", "dim", "chains", "R̂", "bridge"}
 	if r.Evidence != nil {
@@ -300,17 +315,20 @@ func (r *Result) WriteTable(w io.Writer) error {
 	head = append(head, "transport", "accept")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for k, label := range r.Labels {
-		row := []string{label, fmt.Sprint(r.Dims[k])}
+		row := []string{label, "—"}
+		if at(len(r.Dims), k) {
+			row[1] = fmt.Sprint(r.Dims[k])
+		}
 		switch {
-		case r.Chain == nil:
+		case !at(len(r.Chain), k):
 			row = append(row, "—", "—")
 		case r.Chain[k].Mixed:
 			row = append(row, fmt.Sprintf("%.4f ± %.4f", r.Chain[k].P, r.Chain[k].MCSE), fmt.Sprintf("%.3f", r.Chain[k].Rhat))
 		default:
 			row = append(row, fmt.Sprintf("%.4f (not mixed)", r.Chain[k].P), "—")
 		}
-		if b := r.Bridge; b != nil {
-			p, se, balance := b.Reported()
+		if p, se, balance := r.Bridge.Reported(); at(len(p), k) && at(len(se), k) {
+			b := r.Bridge
 			cell := fmt.Sprintf("%.4f ± %.4f", p[k], se[k])
 			switch {
 			case balance:
@@ -325,9 +343,17 @@ func (r *Result) WriteTable(w io.Writer) error {
 			row = append(row, "—")
 		}
 		if e := r.Evidence; e != nil {
-			row = append(row, fmt.Sprintf("%.4f ± %.4f", e.P[k], e.SE[k]), fmt.Sprintf("%.2f ± %.2f", e.LogZ[k], e.LogZSE[k]))
+			if at(len(e.P), k) && at(len(e.SE), k) && at(len(e.LogZ), k) && at(len(e.LogZSE), k) {
+				row = append(row, fmt.Sprintf("%.4f ± %.4f", e.P[k], e.SE[k]), fmt.Sprintf("%.2f ± %.2f", e.LogZ[k], e.LogZSE[k]))
+			} else {
+				row = append(row, "—", "—")
+			}
 		}
-		row = append(row, r.Transports[k].Kind)
+		if at(len(r.Transports), k) {
+			row = append(row, r.Transports[k].Kind)
+		} else {
+			row = append(row, "—")
+		}
 		if a, n := r.Acceptance(k); n > 0 {
 			row = append(row, fmt.Sprintf("%.2f", a))
 		} else {
@@ -338,7 +364,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if b := r.Bridge; b != nil && b.Unreliable && b.MinFrom < len(r.Labels) && b.MinTo < len(r.Labels) {
+	if b := r.Bridge; b != nil && b.Unreliable && b.MinFrom >= 0 && b.MinTo >= 0 && b.MinFrom < len(r.Labels) && b.MinTo < len(r.Labels) && len(b.Normalized) >= len(r.Labels) && len(b.NormalizedSE) >= len(r.Labels) {
 		if _, _, balance := b.Reported(); balance {
 			fmt.Fprintf(w, "* balance estimate (Bridge.Balance): the Bartolucci estimate rests on %.0f effective accepted proposals %s → %s (want ≥ %d), so its SE understates its error\n  Bartolucci:",
 				b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
@@ -386,6 +412,14 @@ func ReadResult(r io.Reader) (*Result, error) {
 	}
 	if res.Fingerprint == "" || len(res.Labels) == 0 {
 		return nil, errors.New("trj: reading a result: no fingerprint or models: not a trj result")
+	}
+	// One result per file: a second one appended (or any other data after
+	// the first) would otherwise be ignored without a word.
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			return nil, fmt.Errorf("trj: reading a result: data after the result (offset %d): one result per file", dec.InputOffset())
+		}
+		return nil, fmt.Errorf("trj: reading a result: after the result: %w", err)
 	}
 	return &res, nil
 }

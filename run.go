@@ -53,8 +53,15 @@ func RunFitted(ctx context.Context, space *ppl.Space, settings *Settings) (*Resu
 			return nil, nil, fmt.Errorf("trj: model %q has dimension %d, the space says %d", space.ModelLabel(k), m.Dim(), space.ModelDim(k))
 		}
 	}
+	if err := s.validateRun(space); err != nil {
+		return nil, nil, err
+	}
 	r := &runner{ctx: ctx, space: space, s: &s, res: newResult(space, &s)}
-	r.res.Fingerprint = fingerprint(space, &s)
+	var unnamed []string
+	r.res.Fingerprint, unnamed = fingerprint(space, &s)
+	if s.Chains.Shard != nil && len(unnamed) > 0 {
+		return nil, nil, fmt.Errorf("trj: a shard's settings hold functions the fingerprint cannot hash (%v): set Settings.Tag to name them, so that Merge can tell this run's shards from another's", unnamed)
+	}
 	if s.OutputDir != "" {
 		var err error
 		if r.out, err = newOutput(s.OutputDir); err != nil {
@@ -168,7 +175,7 @@ func (r *runner) fit() error {
 // bridge makes the bridge estimate from the evaluation draws.
 func (r *runner) bridge() error {
 	jump := kernels.UniformJumps(len(r.pilots))
-	b, err := bridgeEstimate(r.ctx, r.s.Seed, r.pilots, nil, r.s.Bridge.Proposals, func(int) (kernels.RJKernel, error) {
+	b, err := bridgeEstimate(r.ctx, r.s.Seed, r.pilots, nil, bridgeProposals(r.s.Bridge.Proposals, r.pilots), func(int) (kernels.RJKernel, error) {
 		return r.props.Kernel(jump, nil, 0)
 	})
 	if err != nil {

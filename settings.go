@@ -2,6 +2,7 @@ package trj
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/trjgo/trj/kernels"
@@ -30,6 +31,15 @@ type Settings struct {
 	// Progress, when non-nil, is called as stages advance. Calls may come
 	// from several goroutines at once.
 	Progress func(Progress)
+	// Tag names, for the run's fingerprint (Result.Fingerprint, which
+	// Merge compares), what the fingerprint cannot read: the functions in
+	// the settings (Chains.Start, Pilot.Tempered, UserTransports.New,
+	// Independence.Proposal, a family of one's own's function fields),
+	// whose presence alone it hashes. Every other setting is hashed by
+	// value. Give each distinct set of functions (and of what they
+	// capture) its own Tag, such as "start-at-mode v2". A shard
+	// (Chains.Shard) whose settings hold functions needs a Tag.
+	Tag string
 }
 
 // Progress reports how far a stage has come: Done of Total units (draws,
@@ -117,7 +127,12 @@ type BridgeSettings struct {
 	// otherwise). The standard errors are the delete-one-group jackknife's.
 	Groups int
 	// Proposals is the number of proposals made from every evaluation
-	// draw (1). More average out the proposals' noise but not the draws':
+	// draw. By default it is the least number that gives every ordered pair
+	// of models enough proposals (see bridgeProposals): 1 unless there are
+	// many models for the evaluation draws, such as more than about 100
+	// models with NUTS pilots' 2000 (with 256 models and 200 draws per
+	// model in 20 groups, 29), since each pair needs proposals both ways in every
+	// jackknife subset. More average out the proposals' noise but not the draws':
 	// with the independent-auxiliary proposal on robust variable selection
 	// (2–5 % of jumps accepted) up to 8 rounds left the estimate's error
 	// dominated by the few evaluation draws whose proposals are ever
@@ -185,7 +200,10 @@ type ChainSettings struct {
 	FlowMoves int
 	// Start, when non-nil, gives chain c's initial model and unconstrained
 	// θ; by default the model is drawn from the bridge estimate and θ from
-	// its evaluation draws.
+	// its evaluation draws. Run also calls it once for every chain
+	// before the pilots, with a stream of its own, to refuse a start
+	// outside the space (a model out of range, θ of the wrong length or
+	// where the log density is not finite) before any work.
 	Start func(chain int, rng *rand.Rand) (k int, theta []float64, err error)
 }
 
@@ -200,7 +218,6 @@ func (s *Settings) withDefaults(numModels int) Settings {
 	orDefault(&p.Draws, 1000)
 	orDefault(&p.Runs, 40)
 	orDefault(&p.Refresh, 10)
-	orDefault(&d.Bridge.Proposals, 1)
 	if d.Proposals == nil {
 		d.Proposals = &AutoTransports{}
 	}
@@ -208,7 +225,7 @@ func (s *Settings) withDefaults(numModels int) Settings {
 	orDefault(&c.Chains, 8)
 	orDefault(&c.Steps, 5000)
 	orDefault(&c.Warmup, c.Steps/10)
-	orDefault(&c.MaxSteps, 10*c.Steps)
+	orDefault(&c.MaxSteps, 10*min(c.Steps, math.MaxInt/10))
 	c.MaxSteps = max(c.MaxSteps, c.Steps)
 	c.Warmup = max(c.Warmup, 0)
 	orDefault(&c.JumpFloor, 0.1/float64(max(numModels, 1)))
@@ -229,28 +246,30 @@ func (s *Settings) validate(numModels int) error {
 	p := s.Pilot
 	switch {
 	case p.Method < PilotNUTS || p.Method > PilotGiven:
-		return fmt.Errorf("trj: unknown pilot method %d", int(p.Method))
+		return fmt.Errorf("trj: unknown pilot method %d (Pilot.Method)", int(p.Method))
 	case p.Method == PilotNUTS && (p.Chains < 2 || p.Chains%2 != 0):
-		return fmt.Errorf("trj: %d pilot chains: need an even number ≥ 2 (half train, half evaluate)", p.Chains)
+		return fmt.Errorf("trj: %d pilot chains (Pilot.Chains): need an even number ≥ 2 (half train, half evaluate)", p.Chains)
 	case p.Method == PilotNUTS && (p.Draws < 2 || p.Warmup < 0):
-		return fmt.Errorf("trj: pilot of %d warm-up and %d draws per chain", p.Warmup, p.Draws)
+		return fmt.Errorf("trj: pilot of %d warm-up and %d draws per chain (Pilot.Warmup, Pilot.Draws): need warm-up ≥ 0 and at least 2 draws", p.Warmup, p.Draws)
 	case p.Method == PilotSMC && (p.Runs < 4 || p.Runs%2 != 0):
-		return fmt.Errorf("trj: %d SMC runs: need an even number ≥ 4 (half train, half evaluate)", p.Runs)
+		return fmt.Errorf("trj: %d SMC runs (Pilot.Runs): need an even number ≥ 4 (half train, half evaluate)", p.Runs)
+	case p.Method != PilotGiven && p.Given != nil && p.From == nil:
+		return fmt.Errorf("trj: pilot draws given (Pilot.Given) but Pilot.Method is %v: set it to PilotGiven to use them", p.Method)
 	case p.Method == PilotGiven && len(p.Given) != numModels:
-		return fmt.Errorf("trj: pilot draws given for %d models, the space has %d", len(p.Given), numModels)
+		return fmt.Errorf("trj: pilot draws given for %d models (Pilot.Given), the space has %d", len(p.Given), numModels)
 	}
 	c := s.Chains
 	switch {
 	case c.Chains < 1:
-		return fmt.Errorf("trj: %d chains", c.Chains)
+		return fmt.Errorf("trj: %d chains (Chains.Chains): need at least 1", c.Chains)
 	case c.Steps < 4:
-		return fmt.Errorf("trj: %d steps per chain: need at least 4", c.Steps)
+		return fmt.Errorf("trj: %d steps per chain (Chains.Steps): need at least 4", c.Steps)
 	case !(c.JumpFloor > 0 && c.JumpFloor*float64(numModels) <= 1):
-		return fmt.Errorf("trj: jump floor %v: need 0 < floor ≤ 1/K", c.JumpFloor)
-	case s.Bridge.Proposals < 0:
-		return fmt.Errorf("trj: %d bridge proposals per evaluation draw: need at least 1", s.Bridge.Proposals)
+		return fmt.Errorf("trj: jump floor %v (Chains.JumpFloor): need 0 < floor ≤ 1/K = %v", c.JumpFloor, 1/float64(numModels))
+	case s.Bridge.Proposals < 0 || s.Bridge.Proposals > maxBridgeProposals:
+		return fmt.Errorf("trj: %d bridge proposals per evaluation draw (Bridge.Proposals): need 1 to %d (0: the default)", s.Bridge.Proposals, maxBridgeProposals)
 	case s.Bridge.Groups < 0 || s.Bridge.Groups == 1:
-		return fmt.Errorf("trj: %d bridge groups: need at least 2", s.Bridge.Groups)
+		return fmt.Errorf("trj: %d bridge groups (Bridge.Groups): need at least 2", s.Bridge.Groups)
 	}
 	return c.validateWithin(numModels)
 }

@@ -42,20 +42,20 @@ const defaultRWScale = 2.38 * 2.38
 func (c *ChainSettings) validateWithin(numModels int) error {
 	switch {
 	case c.Within < WithinNUTS || c.Within > WithinRandomWalk:
-		return fmt.Errorf("trj: unknown within-model kind %d", int(c.Within))
+		return fmt.Errorf("trj: unknown within-model kind %d (Chains.Within)", int(c.Within))
 	case !(c.RWScale > 0) || math.IsInf(c.RWScale, 0):
-		return fmt.Errorf("trj: random-walk scale %v: need a finite value > 0", c.RWScale)
+		return fmt.Errorf("trj: random-walk scale %v (Chains.RWScale): need a finite value > 0", c.RWScale)
 	}
 	if c.Jump == nil {
 		return nil
 	}
 	if len(c.Jump) != numModels {
-		return fmt.Errorf("trj: %d fixed jump probabilities for %d models", len(c.Jump), numModels)
+		return fmt.Errorf("trj: %d fixed jump probabilities for %d models (Chains.Jump)", len(c.Jump), numModels)
 	}
 	var sum float64
 	for k, p := range c.Jump {
 		if !(p > 0) || math.IsInf(p, 0) {
-			return fmt.Errorf("trj: fixed jump probability %d is %v: need a finite value > 0", k, p)
+			return fmt.Errorf("trj: fixed jump probability %d is %v (Chains.Jump): need a finite value > 0", k, p)
 		}
 		sum += p
 	}

@@ -222,3 +222,11 @@ func (t *TRJ) propose(rng *rand.Rand, k int, theta []float64, logDensity float64
 	}
 	return logA, lp
 }
+
+// CheckPermutations checks TRJ's map h̄ (TRJConfig.Permutations) against
+// models of dimensions dims, as NewTRJ does: callers that build kernels
+// late can refuse a bad map before any work.
+func CheckPermutations(p [][][]int, dims []int) error {
+	_, err := rjCheckPermutations(p, dims)
+	return err
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,7 +176,11 @@ func WithSaturatedDim(n int) SpaceOption {
 // them across jumps; the models' own coordinates come before them (at the
 // positions given by WithPositions, or first). Indicator vectors
 // (WithIndicators) and position maps then describe only the models' own
-// coordinates. Every model must have dimension at least n.
+// coordinates. Every model must have dimension at least n, and the shared
+// parameters must be the same in every model: where the models name their
+// coordinates (models built by Builder), NewSpace refuses models whose last
+// n coordinates have different names, which would carry one model's
+// parameter into another's.
 func WithShared(n int) SpaceOption {
 	return func(s *Space) error {
 		if n < 0 {
@@ -266,6 +271,9 @@ func (s *Space) layout() error {
 			return fmt.Errorf("ppl: model %d (%s) has dimension %d, below the %d shared parameters", k, s.labels[k], m.Dim(), n)
 		}
 	}
+	if err := s.checkSharedNames(); err != nil {
+		return err
+	}
 	if s.vectors != nil {
 		for k, v := range s.vectors {
 			ones := 0
@@ -318,6 +326,58 @@ func (s *Space) layout() error {
 		}
 	}
 	return nil
+}
+
+// checkSharedNames refuses shared coordinates (WithShared) named
+// differently in two models.
+func (s *Space) checkSharedNames() error {
+	n := s.shared
+	if n == 0 {
+		return nil
+	}
+	first := -1
+	var want []string
+	for k, m := range s.models {
+		names := unconstrainedNames(m)
+		if names == nil {
+			continue
+		}
+		tail := names[len(names)-n:]
+		if first < 0 {
+			first, want = k, tail
+			continue
+		}
+		if !slices.Equal(tail, want) {
+			return fmt.Errorf("ppl: WithShared(%d): the shared coordinates are %v in model %d (%s) but %v in model %d (%s): declare the shared parameters last in every model, in the same order and with the same names",
+				n, tail, k, s.labels[k], want, first, s.labels[first])
+		}
+	}
+	return nil
+}
+
+// unconstrainedNames names model m's unconstrained coordinates when it can
+// (a GraphModel of its own parameters; nil otherwise): a parameter whose
+// transform keeps its size gives its flat names (beta.1, sigma), another
+// its name and the coordinate's index (p#1, p#2).
+func unconstrainedNames(m Model) []string {
+	g, ok := m.(*GraphModel)
+	if !ok || g.shared.view != nil {
+		return nil
+	}
+	var names []string
+	for _, p := range g.shared.params {
+		if p.usize == p.size() {
+			names = flatNames(names, p.name, p.shape)
+			continue
+		}
+		for j := range p.usize {
+			names = append(names, p.name+"#"+strconv.Itoa(j+1))
+		}
+	}
+	if len(names) != m.Dim() {
+		return nil
+	}
+	return names
 }
 
 // NumShared is the number of parameters shared by all models (WithShared):

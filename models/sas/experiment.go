@@ -285,6 +285,7 @@ func (t *Target) Settings(kind string, cfg Config, given [][][][]float64) (*trj.
 	case experiment.ProposalExact:
 		exact := t.Transports()
 		s.Proposals = &trj.UserTransports{New: func(k int) (kernels.Transport, error) { return exact[k].Clone(), nil }}
+		s.Tag = "sas exact transports" // names New for the shards' fingerprint
 	case experiment.ProposalAffine:
 		s.Proposals = &trj.AffineTransports{}
 	case experiment.ProposalRQMA:

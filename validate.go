@@ -1,0 +1,191 @@
+package trj
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+)
+
+// maxChains bounds Chains.Chains as kernels.SampleRJ does: each chain needs
+// a goroutine and a kernel.
+const maxChains = 1 << 16
+
+// validateRun checks, before the first pilot, what the settings ask of the
+// later stages on this space, so that a run that cannot succeed fails at
+// once instead of after its pilots: finite float settings, the chains'
+// counts, shard and memory, the pilot's memory, the permutations of a
+// per-model family, a loaded transport set's fit to the space and the
+// chains' start (Chains.Start is called once per chain to be run, with a
+// stream of its own, and its models and θ checked).
+func (s *Settings) validateRun(space *ppl.Space) error {
+	if err := checkFinite("Settings", reflect.ValueOf(s).Elem(), map[uintptr]bool{}); err != nil {
+		return err
+	}
+	K := space.NumModels()
+	c := &s.Chains
+	switch {
+	case c.Chains > maxChains:
+		return fmt.Errorf("trj: Chains.Chains = %d: at most %d chains", c.Chains, maxChains)
+	case c.Warmup > math.MaxInt-c.Steps:
+		return fmt.Errorf("trj: Chains.Warmup %d + Steps %d overflow an int", c.Warmup, c.Steps)
+	case c.Shard != nil && len(c.Shard) == 0:
+		return errors.New("trj: Chains.Shard is empty: list the chains to run (nil runs them all)")
+	}
+	seen := make(map[int]bool, len(c.Shard))
+	for _, ch := range c.Shard {
+		switch {
+		case ch < 0 || ch >= c.Chains:
+			return fmt.Errorf("trj: Chains.Shard holds chain %d: chains are numbered 0 to %d (Chains.Chains = %d)", ch, c.Chains-1, c.Chains)
+		case seen[ch]:
+			return fmt.Errorf("trj: Chains.Shard holds chain %d twice", ch)
+		}
+		seen[ch] = true
+	}
+	// Every round of a run that extends its chains keeps its steps.
+	rj := kernels.RJSampleSettings{Chains: c.Chains, Shard: c.Shard, Steps: c.MaxSteps}
+	if err := rj.CheckMemory(0); err != nil {
+		return fmt.Errorf("trj: the chains (Chains.Steps %d, up to MaxSteps %d per chain when they extend): %w; lower Chains.Chains, Steps or MaxSteps (MaxSteps = Steps: no extension)", c.Steps, c.MaxSteps, err)
+	}
+	if err := s.validatePilotSize(space); err != nil {
+		return err
+	}
+	dims := make([]int, K)
+	for k := range K {
+		dims[k] = space.ModelDim(k)
+	}
+	var perms [][][]int
+	switch p := s.Proposals.(type) {
+	case *AutoTransports:
+		perms = p.Permutations
+	case *AffineTransports:
+		perms = p.Permutations
+	case *RQMATransports:
+		perms = p.Permutations
+	case *UserTransports:
+		perms = p.Permutations
+	case *LoadedTransports:
+		perms = p.Permutations
+		if _, err := p.fitSpace(space); err != nil {
+			return err
+		}
+	}
+	if perms != nil {
+		if err := kernels.CheckPermutations(perms, dims); err != nil {
+			return fmt.Errorf("trj: %s transports' Permutations: %w", s.Proposals.Name(), err)
+		}
+	}
+	return s.checkStart(space)
+}
+
+// validatePilotSize refuses pilots whose draws cannot fit in memory or
+// whose iterations overflow.
+func (s *Settings) validatePilotSize(space *ppl.Space) error {
+	p := &s.Pilot
+	if p.From != nil || p.Method != PilotNUTS {
+		return nil
+	}
+	K := space.NumModels()
+	dims := 0
+	for k := range K {
+		dims += space.ModelDim(k)
+	}
+	switch {
+	case p.Warmup > math.MaxInt-p.Draws:
+		return fmt.Errorf("trj: Pilot.Warmup %d + Draws %d overflow an int", p.Warmup, p.Draws)
+	case p.Chains > maxChains:
+		return fmt.Errorf("trj: Pilot.Chains = %d: at most %d chains per model", p.Chains, maxChains)
+	}
+	// Every model's pilot is kept: K·Chains chains of Draws draws, of the
+	// models' mean dimension (rounded up).
+	set := kernels.SampleSettings{Chains: K * p.Chains, Warmup: p.Warmup, Draws: p.Draws}
+	if err := set.CheckMemory((dims + K - 1) / K); err != nil {
+		return fmt.Errorf("trj: the pilots (%d models × Pilot.Chains %d × Draws %d): %w", K, p.Chains, p.Draws, err)
+	}
+	return nil
+}
+
+// checkStart calls Chains.Start for every chain to be run and checks what
+// it returns.
+func (s *Settings) checkStart(space *ppl.Space) error {
+	c := &s.Chains
+	if c.Start == nil {
+		return nil
+	}
+	chains := c.Shard
+	if chains == nil {
+		chains = make([]int, c.Chains)
+		for i := range chains {
+			chains[i] = i
+		}
+	}
+	K := space.NumModels()
+	models := make([]ppl.Model, K)
+	for _, ch := range chains {
+		k, theta, err := c.Start(ch, stream(s.Seed, "start check", ch))
+		if err != nil {
+			return fmt.Errorf("trj: Chains.Start of chain %d: %w", ch, err)
+		}
+		if k < 0 || k >= K {
+			return fmt.Errorf("trj: Chains.Start of chain %d gives model %d: the space's models are 0 to %d", ch, k, K-1)
+		}
+		if len(theta) != space.ModelDim(k) {
+			return fmt.Errorf("trj: Chains.Start of chain %d gives θ of length %d for model %q of dimension %d", ch, len(theta), space.ModelLabel(k), space.ModelDim(k))
+		}
+		if models[k] == nil {
+			m, err := space.Model(k)
+			if err != nil {
+				return err
+			}
+			models[k] = m.Clone()
+		}
+		lp, err := models[k].LogDensity(theta)
+		if err != nil || math.IsNaN(lp) || math.IsInf(lp, 0) {
+			return fmt.Errorf("trj: Chains.Start of chain %d gives θ = %v where model %q has log density %v (%v): start where it is finite", ch, theta, space.ModelLabel(k), lp, err)
+		}
+	}
+	return nil
+}
+
+// checkFinite refuses a NaN or infinite float anywhere in v (path names it),
+// except in the given pilot draws and reused pilots (checked with their
+// own messages) and in the families' fitted state.
+func checkFinite(path string, v reflect.Value, seen map[uintptr]bool) error {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("trj: %s is %v: need a finite value", path, f)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if err := checkFinite(path+"["+strconv.Itoa(i)+"]", v.Index(i), seen); err != nil {
+				return err
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() && !seen[v.Pointer()] {
+			seen[v.Pointer()] = true // each value once, cycles included
+			return checkFinite(path, v.Elem(), seen)
+		}
+	case reflect.Interface:
+		if !v.IsNil() {
+			return checkFinite(path, v.Elem(), seen)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() || (t == reflect.TypeFor[PilotSettings]() && (f.Name == "Given" || f.Name == "From")) {
+				continue
+			}
+			if err := checkFinite(path+"."+f.Name, v.Field(i), seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
