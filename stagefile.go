@@ -68,7 +68,11 @@ func writeStageFile(path string, h *stageHeader, payload any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("trj: writing %s: %w", path, err)
 	}
-	if _, err = tmp.Write(b.Bytes()); err == nil {
+	// Readable by the other jobs of the run, as os.Create's files are.
+	if err = tmp.Chmod(0o644); err == nil {
+		_, err = tmp.Write(b.Bytes())
+	}
+	if err == nil {
 		err = tmp.Close()
 	} else {
 		tmp.Close()
