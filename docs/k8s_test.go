@@ -51,8 +51,8 @@ var (
 )
 
 func enum(values ...string) *schema { return &schema{kind: kString, enum: values} }
-func array(elem *schema) *schema   { return &schema{kind: kArray, elem: elem} }
-func dict(elem *schema) *schema    { return &schema{kind: kMap, elem: elem} }
+func array(elem *schema) *schema    { return &schema{kind: kArray, elem: elem} }
+func dict(elem *schema) *schema     { return &schema{kind: kMap, elem: elem} }
 
 // jobSchema is the part of batch/v1 Job (Kubernetes 1.29+) that the
 // manifests of scale.md use, with the field types and values of the API
