@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -288,5 +290,63 @@ func TestStageRefusals(t *testing.T) {
 	lines := bytes.SplitN(b8, []byte("\n"), 3)
 	if string(lines[0]) != "trj stage v1" || json.Unmarshal(lines[1], &head) != nil || head["kind"] != "pilots" {
 		t.Errorf("a pilot file starts %q", b8[:min(len(b8), 120)])
+	}
+}
+
+// TestStagedFamilies runs small staged runs of the eight-model space with
+// SMC pilots (evidence, adapted NUTS metrics, refreshed draws), a
+// conditional flow (stored in the fit file), and independence proposals
+// and independent auxiliaries (fitted again by the chains stage): each
+// identical to the whole run apart from timings.
+func TestStagedFamilies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four whole runs and their stages; the full suite (without -short) runs them")
+	}
+	skipInRacePass(t, "compares sequences of stages with whole runs; the chains' concurrency is TestRunExact's")
+	ctx := context.Background()
+	space, _, err := subsetSpace(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := flows.ConditionalTrainOptions()
+	train.Iterations = 20
+	for name, set := range map[string]func(*trj.Settings){
+		"SMC pilots": func(s *trj.Settings) {
+			s.Pilot = trj.PilotSettings{Method: trj.PilotSMC, Runs: 4, Refresh: 2, SMC: &kernels.SMCSettings{Particles: 100}}
+		},
+		"conditional flow": func(s *trj.Settings) { s.Proposals = &trj.Conditional{Train: &train} },
+		"independence":     func(s *trj.Settings) { s.Proposals = &trj.Independence{} },
+		"independent aux":  func(s *trj.Settings) { s.Proposals = &trj.IndependentAux{} },
+	} {
+		settings := func() *trj.Settings {
+			s := tinySettings(7)
+			s.Chains.Steps, s.Chains.MaxSteps, s.Proposals = 300, 300, nil
+			set(s)
+			return s
+		}
+		whole, err := trj.Run(ctx, space, settings())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Logf("%s: %s, %s pilots, evidence %v, bridge error %q", name, whole.Algorithm, whole.Pilot, whole.Evidence != nil, whole.BridgeError)
+		dir := t.TempDir()
+		for _, models := range [][]int{{0, 1, 2, 3, 4}, {5, 6, 7}} {
+			if _, _, err := trj.RunStage(ctx, space, settings(), trj.StagePilots, dir, models); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		if _, _, err := trj.RunStage(ctx, space, settings(), trj.StageFit, dir, nil); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		staged, _, err := trj.RunStage(ctx, space, settings(), trj.StageChains, dir, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, want := untimedJSON(t, staged), untimedJSON(t, whole); got != want {
+			t.Errorf("%s: the staged run differs from the whole run:\n%s\nwhole run:\n%s", name, firstDiff(got, want), firstDiff(want, got))
+		}
+		if !sameBits(t, staged.Bridge, whole.Bridge) {
+			t.Errorf("%s: bridge estimates differ", name)
+		}
 	}
 }
