@@ -302,8 +302,8 @@ func (r *runner) loadPilots() error {
 		}
 		for _, sp := range payload {
 			k := sp.Model
-			if k < 0 || k >= K || len(sp.Train) == 0 && len(sp.Eval) == 0 {
-				return fmt.Errorf("trj: %s: a pilot of model %d, the space has %d models", name, k, K)
+			if k < 0 || k >= K || !slices.Contains(h.Models, k) {
+				return fmt.Errorf("trj: %s: a pilot of model %d, which its header (models %v) or the space (%d models) lacks", name, k, h.Models, K)
 			}
 			if from[k] != "" {
 				return fmt.Errorf("trj: the pilot of model %q is in both %s and %s: a repeated part (remove one)", r.space.ModelLabel(k), from[k], name)
