@@ -24,7 +24,10 @@ func ExampleRunStage() {
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	settings := &trj.Settings{Seed: 1, Chains: trj.ChainSettings{Steps: 2000, MaxSteps: 2000}}
+	settings := &trj.Settings{Seed: 1,
+		Pilot:  trj.PilotSettings{Warmup: 300, Draws: 500},
+		Chains: trj.ChainSettings{Steps: 1000, MaxSteps: 1000}, // shards never extend
+	}
 
 	for i := 1; i <= 2; i++ { // job i of a pilot array of 2
 		models := shard.Shard{Index: i, Count: 2}.Indices(space.NumModels())
@@ -55,6 +58,6 @@ func ExampleRunStage() {
 	fmt.Println("chains", merged.NumChains, "steps", merged.Steps)
 	fmt.Println("same as the whole run:", merged.Chain[1] == whole.Chain[1] && merged.Bridge.Normalized[1] == whole.Bridge.Normalized[1])
 	// Output:
-	// chains 8 steps 16000
+	// chains 8 steps 8000
 	// same as the whole run: true
 }
