@@ -101,6 +101,11 @@ var jobSchema = func() *schema {
 	})
 }()
 
+var (
+	quantity = regexp.MustCompile(`^[0-9.]+(m|k|Ki|Mi|Gi|Ti|M|G|T)?$`)
+	yamlInt  = regexp.MustCompile(`^-?[0-9]+$`)
+)
+
 // check checks v against s, appending an error per mismatch.
 func (s *schema) check(path string, v any, errs *[]string) {
 	bad := func(format string, a ...any) { *errs = append(*errs, path+": "+fmt.Sprintf(format, a...)) }
@@ -123,7 +128,7 @@ func (s *schema) check(path string, v any, errs *[]string) {
 	case kQuantity:
 		x, isStr := v.(string)
 		_, isInt := v.(int)
-		if !isInt && !(isStr && regexp.MustCompile(`^[0-9.]+(m|k|Ki|Mi|Gi|Ti|M|G|T)?$`).MatchString(x)) {
+		if !isInt && !(isStr && quantity.MatchString(x)) {
 			bad("%v is not a quantity", v)
 		}
 	case kArray:
@@ -640,7 +645,7 @@ func (f *flow) value() (any, error) {
 	switch {
 	case word == "true" || word == "false":
 		return word == "true", nil
-	case regexp.MustCompile(`^-?[0-9]+$`).MatchString(word):
+	case yamlInt.MatchString(word):
 		return strconv.Atoi(word)
 	}
 	return word, nil
