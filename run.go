@@ -33,6 +33,12 @@ func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, er
 // RunFitted is Run that also returns what the run fitted, for later runs to
 // reuse (Settings.Pilot.From, Fitted.Save): nil when no pilot finished.
 func RunFitted(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, *Fitted, error) {
+	return runFitted(ctx, space, settings, nil)
+}
+
+// runFitted is RunFitted, or one stage of it when plan is non-nil
+// (RunStage).
+func runFitted(ctx context.Context, space *ppl.Space, settings *Settings, plan *stagePlan) (*Result, *Fitted, error) {
 	if space == nil {
 		return nil, nil, errors.New("trj: nil space")
 	}
@@ -56,11 +62,11 @@ func RunFitted(ctx context.Context, space *ppl.Space, settings *Settings) (*Resu
 	if err := s.validateRun(space); err != nil {
 		return nil, nil, err
 	}
-	r := &runner{ctx: ctx, space: space, s: &s, res: newResult(space, &s)}
+	r := &runner{ctx: ctx, space: space, s: &s, res: newResult(space, &s), plan: plan}
 	var unnamed []string
 	r.res.Fingerprint, unnamed = fingerprint(space, &s)
-	if s.Chains.Shard != nil && len(unnamed) > 0 {
-		return nil, nil, fmt.Errorf("trj: a shard's settings hold functions the fingerprint cannot hash (%v): set Settings.Tag to name them, so that Merge can tell this run's shards from another's", unnamed)
+	if (s.Chains.Shard != nil || plan != nil) && len(unnamed) > 0 {
+		return nil, nil, fmt.Errorf("trj: a shard's or stage's settings hold functions the fingerprint cannot hash (%v): set Settings.Tag to name them, so that Merge can tell this run's shards from another's", unnamed)
 	}
 	if s.OutputDir != "" {
 		var err error
@@ -87,34 +93,54 @@ type runner struct {
 	fitted *Fitted
 	pilots []*Pilot
 	props  FittedProposals
+	plan   *stagePlan // nil: the whole run
 }
 
 // run runs the stages in turn; a stage's error stops the run, except the
 // bridge's (the chains need no estimate, only jump probabilities).
 func (r *runner) run() error {
+	if r.plan != nil {
+		return r.runStage()
+	}
 	if err := r.res.time("pilot", r.runPilots); err != nil {
 		return err
 	}
 	if err := r.res.time("transport", r.fit); err != nil {
 		return err
 	}
-	probs := make([]float64, len(r.pilots))
-	for k := range probs {
-		probs[k] = 1 / float64(len(probs))
+	if err := r.timedBridge(); err != nil {
+		return err
 	}
+	if err := r.res.time("chains", func() error { return r.chains(r.chainProbs()) }); err != nil {
+		return err
+	}
+	r.res.Complete = true
+	return nil
+}
+
+// timedBridge makes the bridge estimate; its error, other than
+// cancellation, is recorded in Result.BridgeError and ends nothing.
+func (r *runner) timedBridge() error {
 	switch err := r.res.time("bridge", r.bridge); {
 	case err != nil && r.ctx.Err() != nil:
 		return err
 	case err != nil:
 		r.res.BridgeError = err.Error()
-	default:
-		probs = r.res.Bridge.Normalized
 	}
-	if err := r.res.time("chains", func() error { return r.chains(probs) }); err != nil {
-		return err
-	}
-	r.res.Complete = true
 	return nil
+}
+
+// chainProbs is π̂, the bridge estimate the chains start from and jump by:
+// uniform when there is none.
+func (r *runner) chainProbs() []float64 {
+	if r.res.Bridge != nil {
+		return r.res.Bridge.Normalized
+	}
+	probs := make([]float64, len(r.pilots))
+	for k := range probs {
+		probs[k] = 1 / float64(len(probs))
+	}
+	return probs
 }
 
 // progress returns the Progress hook of one model's or chain's part of a
@@ -130,30 +156,41 @@ func (r *runner) progress(stage string, model, chain int) func(done, total int) 
 
 // runPilots draws every model's pilot, one model per worker.
 func (r *runner) runPilots() error {
-	s, space := r.s, r.space
-	K := space.NumModels()
+	K := r.space.NumModels()
 	pilots := make([]*Pilot, K)
 	err := parallel.For(r.ctx, K, func(ctx context.Context, k int) error {
-		p, err := runPilot(ctx, s, space, k, r.progress("pilot", k, -1))
-		if err == nil && s.Pilot.From == nil && s.Pilot.Method != PilotNUTS && s.needsNUTS() {
-			m, _ := space.Model(k)
-			if err = adaptWithin(ctx, s, m, k, p); err == nil && s.Pilot.Method == PilotSMC {
-				err = refresh(ctx, s, m, k, p)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("trj: pilot of model %q: %w", space.ModelLabel(k), err)
-		}
-		pilots[k] = p
-		return nil
+		var err error
+		pilots[k], err = r.pilot(ctx, k)
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	r.setPilots(pilots)
+	return nil
+}
+
+// pilot draws model k's pilot.
+func (r *runner) pilot(ctx context.Context, k int) (*Pilot, error) {
+	s, space := r.s, r.space
+	p, err := runPilot(ctx, s, space, k, r.progress("pilot", k, -1))
+	if err == nil && s.Pilot.From == nil && s.Pilot.Method != PilotNUTS && s.needsNUTS() {
+		m, _ := space.Model(k)
+		if err = adaptWithin(ctx, s, m, k, p); err == nil && s.Pilot.Method == PilotSMC {
+			err = refresh(ctx, s, m, k, p)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trj: pilot of model %q: %w", space.ModelLabel(k), err)
+	}
+	return p, nil
+}
+
+// setPilots records every model's pilot.
+func (r *runner) setPilots(pilots []*Pilot) {
 	r.pilots = pilots
 	r.fitted = &Fitted{Labels: r.res.Labels, Dims: r.res.Dims, Pilot: r.res.Pilot, Pilots: pilots}
 	r.res.setEvidence(pilots)
-	return nil
 }
 
 // fit fits the proposals to the pilots.

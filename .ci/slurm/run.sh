@@ -225,15 +225,31 @@ jid=$(sbatch --array=1,2,3,5 sample.sbatch "${trial[@]}" | submitted)
 want_state=FAILED wait_jobs "$jid"
 grep -h 'has 4 tasks (ids from 1 to 5, with gaps) for 4 shards' logs/sample_"$jid"_5.out
 
-# 2. trj run sas in three shards with a dependent merge job (trj by $TRJ).
-say "trj run sas: 3 shards and a merge job"
+# 2. trj run sas staged: a pilot array, a fit job, a chain array of three
+#    and a merge job, one after the other (trj by $TRJ); then a chain shard
+#    rerun alone, and a failed pilot stage cancelling every job after it.
+say "trj run sas staged: pilots, fit, 3 chain shards, merge"
 export TRJ=$trj
 out=$(./submit-sas.sh)
 echo "$out"
-jid=$(echo "$out" | sed -n 's/^shards: job \([0-9]*\)$/\1/p')
-wait_jobs "$jid" "$(echo "$out" | submitted)"
+read -r pilots fit chains < <(echo "$out" | sed -n 's/^stages: jobs \([0-9]*\) \([0-9]*\) \([0-9]*\)$/\1 \2 \3/p')
+[ -n "$chains" ] || { echo "slurm: submit-sas.sh printed no stage jobs"; exit 1; }
+merge=$(echo "$out" | submitted)
+wait_jobs "$pilots" "$fit" "$chains" "$merge"
+ls trj-out/sas/stages/*/
 "$trj" run sas -quiet -out whole-sas -json whole-sas.json >/dev/null
 same trj-out/sas/sas.json whole-sas.json
+say "trj run sas: chain shard 2 rerun alone"
+rm trj-out/sas/shard_2_of_3.json
+jid=$(sbatch --array=2 sas.sbatch -stage chains -shard 2/3 | submitted)
+wait_jobs "$jid"
+"$trj" merge -quiet -out sas-rerun -json sas-rerun.json trj-out/sas/shard_*_of_3.json >/dev/null
+same sas-rerun.json whole-sas.json
+say "trj run sas: a failed pilot stage cancels the jobs after it"
+out=$(./submit-sas.sh -seed 0x)
+read -r pilots fit chains < <(echo "$out" | sed -n 's/^stages: jobs \([0-9]*\) \([0-9]*\) \([0-9]*\)$/\1 \2 \3/p')
+want_state=FAILED wait_jobs "$pilots"
+want_state=CANCELLED wait_jobs "$fit" "$chains" "$(echo "$out" | submitted)"
 
 # 3. The smallest factor study array: two shards of one pair each.
 say "trj study factor: 2 shards and a merge job"

@@ -10,6 +10,7 @@
 //	trj run sas|factor|robustvs [-paper] [-seed 1] [-out DIR] [-json FILE]
 //	           [-quiet] [-chains N -steps N (sas, factor)]
 //	           [-data FILE (factor, robustvs)] [-shard i/n|n -o PARTIAL.json (sas)]
+//	           [-stage pilot|fit|chains -stages DIR (sas)]
 //	trj select -data FILE.csv -y COLUMN [-family gaussian|logistic|poisson]
 //	           [-json FILE] [-o DIR] [-g 1 -a 0.01 -b 0.01] [-prior-sd 2.5]
 //	           [-intercept-sd 10] [-seed 1] [-chains 4] [-warmup 1000]
@@ -81,5 +82,9 @@
 // differ) and missing or repeated shards. "run sas -shard i/n" likewise
 // runs the pilot, flows and bridge in full but only its block of the
 // chains, and merge gives the whole run's table, figures and JSON (apart
-// from wall times).
+// from wall times). "run sas -stage" splits it into stages that compute
+// nothing twice, each reading the files of the one before from -stages:
+// "-stage pilot -shard i/n" (a block of the models), "-stage fit" (once:
+// the flows and bridge estimates), then "-stage chains -shard i/n" (a
+// block of the chains, for merge). See docs/scale.md.
 package main

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/models/sas"
@@ -37,6 +38,8 @@ type runOptions struct {
 	scatterSources int
 	sh             shard.Shard // the part of a split run to compute
 	partial        string      // the shard's partial result file
+	stage          trj.Stage   // the stage of a staged run (0: the whole run)
+	stageDir       string      // the folder of a staged run's files
 }
 
 // experimentFunc runs one experiment: it returns the Result and the files
@@ -78,6 +81,7 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bars on stderr")
 	var shardArg string
 	fs.StringVar(&shardArg, "shard", "", shardFlagHelp+"; sas only: a shard runs its block of the chains and writes a partial result (-o) for trj merge")
+	stageArg := addStageFlags(fs, o)
 	fs.StringVar(&o.partial, "o", "", "partial result `file` of a shard (default trj-out/NAME/shard_I_of_N.json)")
 	fs.IntVar(&o.trainDraws, "train-draws", 0, "")
 	fs.IntVar(&o.evalDraws, "eval-draws", 0, "")
@@ -133,6 +137,9 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 		}
 	} else if o.partial != "" {
 		return "", nil, errors.New("-o is the partial result file of a shard; give -shard, or -json for a whole run")
+	}
+	if err := o.checkStage(name, *stageArg); err != nil {
+		return "", nil, err
 	}
 	setChains, setSteps, setData := false, false, false
 	fs.Visit(func(f *flag.Flag) {
@@ -193,7 +200,7 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer,
 			}
 		}
 	}
-	if o.sh.Split() {
+	if o.sh.Split() || o.stage == trj.StagePilots || o.stage == trj.StageFit {
 		if err := runSASShard(ctx, *o, stderr); err != nil {
 			return fail(err)
 		}
@@ -303,6 +310,7 @@ func sasConfig(o runOptions) sas.Config {
 		bridgeReps: &cfg.BridgeReplicates, scatterSources: &cfg.ScatterSources,
 		train: []*flows.TrainOptions{&cfg.Train},
 	})
+	cfg.Stage, cfg.StageDir = o.stage, o.stageDir
 	return cfg
 }
 

@@ -59,9 +59,13 @@ func sasSettings(cfg sas.Config) map[string]any {
 }
 
 // runSASShard runs shard o.sh of "trj run sas": the pilot, flows and
-// bridge in full, its block of the chains, and writes them as a partial
-// result file for trj merge.
+// bridge in full (or, in the chains stage of a staged run, read from its
+// files), its block of the chains, and writes them as a partial result
+// file for trj merge. The pilot and fit stages go to runSASStage.
 func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
+	if o.stage == trj.StagePilots || o.stage == trj.StageFit {
+		return runSASStage(ctx, o, stderr)
+	}
 	cfg := sasConfig(o)
 	if err := o.sh.Check(cfg.Chains, "chains"); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -58,8 +59,19 @@ type Config struct {
 	// each exactly as in the whole run: the part of a run split over
 	// processes (trj run -shard; Merge joins the parts). The
 	// pilot, the flows, the bridge and the scatter are computed in full by
-	// every part. nil runs them all.
+	// every part, unless the run is staged (Stage). nil runs them all.
 	ChainIndices []int
+	// Stage, when non-zero, runs one stage of the experiment
+	// (trj.RunStage) for every proposal type, with its files in
+	// StageDir/TYPE: the pilots of the models ModelIndices (0-based; all
+	// when nil), the fit of the proposals with the bridge estimate, or the
+	// chains (of ChainIndices), which read the others' files instead of
+	// computing them again. The pilot and fit stages return a Result
+	// without proposal results; the chains stages' Results merge (Merge)
+	// into the whole run's.
+	Stage        trj.Stage
+	StageDir     string
+	ModelIndices []int
 }
 
 // rwScale is the classic 2.38² random-walk scaling.
@@ -135,6 +147,9 @@ func (c *Config) Validate() error {
 	}
 	if err := checkIndices("chain", c.ChainIndices, c.Chains); err != nil {
 		return err
+	}
+	if c.Stage != 0 && c.StageDir == "" {
+		return fmt.Errorf("sas: the %s stage needs a stage folder", c.Stage)
 	}
 	return experiment.CheckProposals("sas", c.Proposals, ProposalTypes())
 }
@@ -368,7 +383,8 @@ func (t *Target) Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res.Seconds = shared.Seconds()
-	if cfg.ScatterSources > 0 && cfg.ScatterAux > 0 {
+	chains := cfg.Stage == 0 || cfg.Stage == trj.StageChains
+	if chains && cfg.ScatterSources > 0 && cfg.ScatterAux > 0 {
 		// As many background points as proposals per panel.
 		bg, err := t.ExactDraws(experiment.Stream(cfg.Seed, "background", 0), cfg.ScatterSources*cfg.ScatterAux)
 		if err != nil {
@@ -386,17 +402,29 @@ func (t *Target) Run(ctx context.Context, cfg Config) (*Result, error) {
 			nc = len(cfg.ChainIndices)
 		}
 		bars := newBars(cfg.Progress, kind, nc)
-		if kind == experiment.ProposalRQMA {
+		if kind == experiment.ProposalRQMA && (cfg.Stage == 0 || cfg.Stage == trj.StageFit) {
 			bars.train = cfg.Progress.Stage("train "+kind, t.NumModels()*cfg.Train.Iterations)
 			if rq, ok := s.Proposals.(*trj.RQMATransports); ok {
 				rq.Train.Progress = func(flows.Progress) { bars.train.Add(1) }
 			}
 		}
 		s.Progress = bars.report
-		r, fitted, err := trj.RunFitted(ctx, space, s)
+		var r *trj.Result
+		var fitted *trj.Fitted
+		switch cfg.Stage {
+		case 0:
+			r, fitted, err = trj.RunFitted(ctx, space, s)
+		case trj.StagePilots:
+			_, _, err = trj.RunStage(ctx, space, s, cfg.Stage, filepath.Join(cfg.StageDir, kind), cfg.ModelIndices)
+		default:
+			r, fitted, err = trj.RunStage(ctx, space, s, cfg.Stage, filepath.Join(cfg.StageDir, kind), nil)
+		}
 		bars.done()
 		if err != nil {
 			return res, fmt.Errorf("sas: %s: %w", kind, err)
+		}
+		if !chains {
+			continue
 		}
 		res.Runs[kind] = r
 		p, running, err := summarize(r, labels)
