@@ -150,7 +150,7 @@ func TestRunSASShardsMerge(t *testing.T) {
 	}{
 		{[]string{"run", "robustvs", "-shard", "1/2"}, "applies to sas"},
 		{[]string{"run", "sas", "-shard", "1/2", "-json", "x.json"}, "-json applies to a whole run"},
-		{[]string{"run", "sas", "-o", "x.json"}, "give -shard"},
+		{[]string{"run", "sas", "-o", "x.json"}, "needs -shard"},
 	} {
 		if code, _, stderr := runArgs(c.args...); code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: code %d, %s", c.args, code, stderr)
