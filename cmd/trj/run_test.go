@@ -73,7 +73,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"run", "nope"}, exitUsage, `unknown experiment "nope"`},
 		{[]string{"run", "sas", "-chains", "0"}, exitUsage, "need at least 2"},
 		{[]string{"run", "sas", "-chains", "1"}, exitUsage, "need at least 2 replicate chains"},
-		{[]string{"run", "sas", "-steps", "1"}, exitUsage, "need at least 2 steps"},
+		{[]string{"run", "sas", "-steps", "1"}, exitUsage, "sas runs chains of at least 4 steps"},
 		{[]string{"run", "sas", "-bridge-reps", "1"}, exitUsage, "need at least 2 replicates"},
 		{[]string{"run", "sas", "-steps", "-4"}, exitUsage, "-steps"},
 		{[]string{"run", "sas", "extra"}, exitUsage, "unexpected argument"},
