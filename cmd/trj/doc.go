@@ -81,5 +81,12 @@
 // differ) and missing or repeated shards. "run sas -shard i/n" likewise
 // runs the pilot, flows and bridge in full but only its block of the
 // chains, and merge gives the whole run's table, figures and JSON (apart
-// from wall times).
+// from wall times). -shard 1/1 is a shard too (a batch array of one
+// task). A shard stopped by SIGINT or SIGTERM exits 130 after saying
+// "interrupted" and keeps the proposal types that finished in its partial
+// file, marked incomplete, which merge refuses.
+//
+// A standard error that cannot be computed (chains that never jumped, or
+// too short) is printed "n/a" with a note under the table saying why, and
+// is null in the JSON beside "stderr_note".
 package main
