@@ -86,6 +86,9 @@ func LoadSet(r io.Reader, builders map[string]Builder) ([]Labeled, error) {
 	if len(data) > maxFileSize {
 		return nil, fmt.Errorf("%w: larger than %d bytes", ErrFormat, maxFileSize)
 	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%w: nothing to read: the reader is empty or was already read to its end (a reader serves one load: open the file again for each run)", ErrFormat)
+	}
 	if bytes.HasPrefix(data, magic[:]) {
 		return nil, fmt.Errorf("%w: the file holds a single flow written by Save, not a set; read it with Load", ErrFormat)
 	}

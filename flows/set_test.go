@@ -59,6 +59,14 @@ func TestSaveSetLoadSet(t *testing.T) {
 	if _, err := LoadSet(bytes.NewReader(one.Bytes()), nil); err == nil || !strings.Contains(err.Error(), "Load") {
 		t.Errorf("LoadSet of a single flow: %v", err)
 	}
+	// A reader used once is at its end: the second load says so.
+	rd := bytes.NewReader(data)
+	if _, err := LoadSet(rd, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSet(rd, nil); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "already read to its end") {
+		t.Errorf("second LoadSet from one reader: %v", err)
+	}
 	bad := append([]byte(nil), data...)
 	bad[len(bad)/2] ^= 1
 	if _, err := LoadSet(bytes.NewReader(bad), nil); !errors.Is(err, ErrFormat) {

@@ -86,5 +86,12 @@
 // nothing twice, each reading the files of the one before from -stages:
 // "-stage pilot -shard i/n" (a block of the models), "-stage fit" (once:
 // the flows and bridge estimates), then "-stage chains -shard i/n" (a
-// block of the chains, for merge). See docs/scale.md.
+// block of the chains, for merge). See docs/scale.md. -shard 1/1 is a
+// shard too (a batch array of one task). A shard stopped by SIGINT or SIGTERM exits 130 after saying
+// "interrupted" and keeps the proposal types that finished in its partial
+// file, marked incomplete, which merge refuses.
+//
+// A standard error that cannot be computed (chains that never jumped, or
+// too short) is printed "n/a" with a note under the table saying why, and
+// is null in the JSON beside "stderr_note".
 package main

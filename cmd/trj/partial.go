@@ -47,6 +47,11 @@ type partialFile struct {
 	Seconds float64 `json:"seconds"`
 	// Payload is the shard's part of the result.
 	Payload json.RawMessage `json:"payload"`
+	// Incomplete marks the file of a shard stopped before its end (Stopped
+	// says why): it keeps the stages that finished, for inspection, and
+	// trj merge refuses it.
+	Incomplete bool   `json:"incomplete,omitempty"`
+	Stopped    string `json:"stopped,omitempty"`
 }
 
 // fingerprint digests kind and settings (as canonical JSON: object keys
@@ -119,14 +124,20 @@ func writePartial(path, kind string, settings map[string]any, sh shard.Shard, it
 	if err != nil {
 		return nil, err
 	}
+	return p, savePartial(path, p)
+}
+
+// savePartial writes the partial file p as indented JSON to path,
+// creating its folder.
+func savePartial(path string, p *partialFile) error {
 	b, err := json.MarshalIndent(p, "", " ")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
+		return err
 	}
-	return p, os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // readPartial reads a partial file and checks that it is one and that its
@@ -166,6 +177,8 @@ func checkShards(paths []string, parts []*partialFile) (warnings []string, err e
 	owner := make([]int, p0.Total) // 1 + index into parts of the file holding each item
 	for i, p := range parts {
 		switch {
+		case p.Incomplete:
+			return nil, fmt.Errorf("%s is the partial file of shard %s, stopped before its end (%s); run that shard again", paths[i], p.Shard, p.Stopped)
 		case p.Kind != p0.Kind:
 			return nil, fmt.Errorf("%s is a shard of %q, %s of %q", paths[i], p.Kind, paths[0], p0.Kind)
 		case p.Fingerprint != p0.Fingerprint:

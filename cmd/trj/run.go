@@ -16,6 +16,7 @@ import (
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/models/experiment"
+	"github.com/trjgo/trj/models/factor"
 	"github.com/trjgo/trj/models/sas"
 
 	"github.com/trjgo/trj/shard"
@@ -37,6 +38,7 @@ type runOptions struct {
 	trainIters     int
 	scatterSources int
 	sh             shard.Shard // the part of a split run to compute
+	sharded        bool        // -shard given (1/1 too): write a partial file
 	partial        string      // the shard's partial result file
 	stage          trj.Stage   // the stage of a staged run (0: the whole run)
 	stageDir       string      // the folder of a staged run's files
@@ -61,6 +63,9 @@ func experimentNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// minSteps is the fewest steps per chain each experiment with chains runs.
+var minSteps = map[string]int{"sas": sas.MinSteps, "factor": factor.MinSteps}
 
 // hiddenRunFlags shrink experiments for tests; "trj run -h" does not list
 // them.
@@ -125,7 +130,10 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	if o.sh, err = shard.Parse(shardArg); err != nil {
 		return "", nil, err
 	}
-	if o.sh.Split() {
+	// A shard is what -shard asks for, 1/1 included (a batch array of one
+	// task): it writes a partial file for trj merge.
+	o.sharded = shardArg != ""
+	if o.sharded {
 		switch {
 		case !slices.Contains(shardableRuns, name):
 			return "", nil, fmt.Errorf("-shard applies to %s (for the factor study: trj study factor -shard)", strings.Join(shardableRuns, ", "))
@@ -136,7 +144,7 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 			o.partial = filepath.Join("trj-out", name, fmt.Sprintf("shard_%d_of_%d.json", o.sh.Index, o.sh.Count))
 		}
 	} else if o.partial != "" {
-		return "", nil, errors.New("-o is the partial result file of a shard; give -shard, or -json for a whole run")
+		return "", nil, errors.New("-o is the partial result file of a shard and needs -shard i/n; for a whole run give -json")
 	}
 	if err := o.checkStage(name, *stageArg); err != nil {
 		return "", nil, err
@@ -152,8 +160,8 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 	switch {
 	case setChains && o.chains < 2:
 		return "", nil, fmt.Errorf("-chains %d: need at least 2 replicate chains for a standard error", o.chains)
-	case setSteps && o.steps < 2:
-		return "", nil, fmt.Errorf("-steps %d: need at least 2 steps for a chain to make a move", o.steps)
+	case setSteps && o.steps < minSteps[name]:
+		return "", nil, fmt.Errorf("-steps %d: %s runs chains of at least %d steps", o.steps, name, minSteps[name])
 	case o.bridgeReps == 1:
 		return "", nil, errors.New("-bridge-reps 1: need at least 2 replicates for a standard deviation")
 	}
@@ -200,8 +208,11 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer,
 			}
 		}
 	}
-	if o.sh.Split() || o.stage == trj.StagePilots || o.stage == trj.StageFit {
-		if err := runSASShard(ctx, *o, stderr); err != nil {
+	if o.sharded || o.stage == trj.StagePilots || o.stage == trj.StageFit {
+		if err := runSASShard(ctx, *o, stderr); errors.Is(err, errInterrupted) {
+			fmt.Fprintf(stderr, "trj run %s: interrupted\n", name)
+			return exitInterrupted
+		} else if err != nil {
 			return fail(err)
 		}
 		return exitOK

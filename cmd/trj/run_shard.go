@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/trjgo/trj"
@@ -79,6 +80,9 @@ func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 	}
 	start := time.Now()
 	res, err := sas.Paper().Run(ctx, cfg)
+	if err != nil && ctx.Err() != nil {
+		return interruptedShard(o, settings, cfg.Chains, time.Since(start).Seconds(), res, stderr)
+	}
 	if err != nil {
 		return err
 	}
@@ -100,6 +104,28 @@ func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 			o.sh, chains[0]+1, chains[len(chains)-1]+1, cfg.Chains, p.Seconds, o.partial)
 	}
 	return nil
+}
+
+// interruptedShard keeps what a shard of "trj run sas" stopped by a
+// signal finished (res, nil when the stop came before the first proposal
+// type ended) in its partial file marked incomplete, which trj merge
+// refuses, and returns errInterrupted.
+func interruptedShard(o runOptions, settings map[string]any, total int, seconds float64, res *sas.Result, stderr io.Writer) error {
+	var part sasPart
+	if res != nil {
+		part = sasPart{Result: res.Result, Order: res.Order, Runs: res.Runs, Truth: res.Truth}
+	}
+	p, err := newPartial(runKindSAS, settings, o.sh, nil, total, seconds, part)
+	if err != nil {
+		return err
+	}
+	p.Incomplete, p.Stopped = true, "interrupted"
+	if err := savePartial(o.partial, p); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "interrupted: %s keeps the proposal types that finished (%s), marked incomplete; run the shard again for trj merge\n",
+		o.partial, strings.Join(part.Order, ", "))
+	return errInterrupted
 }
 
 // mergeSAS merges the shards of "trj run sas" into the result of the whole

@@ -73,7 +73,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"run", "nope"}, exitUsage, `unknown experiment "nope"`},
 		{[]string{"run", "sas", "-chains", "0"}, exitUsage, "need at least 2"},
 		{[]string{"run", "sas", "-chains", "1"}, exitUsage, "need at least 2 replicate chains"},
-		{[]string{"run", "sas", "-steps", "1"}, exitUsage, "need at least 2 steps"},
+		{[]string{"run", "sas", "-steps", "1"}, exitUsage, "sas runs chains of at least 4 steps"},
 		{[]string{"run", "sas", "-bridge-reps", "1"}, exitUsage, "need at least 2 replicates"},
 		{[]string{"run", "sas", "-steps", "-4"}, exitUsage, "-steps"},
 		{[]string{"run", "sas", "extra"}, exitUsage, "unexpected argument"},
@@ -150,7 +150,7 @@ func TestRunSASShardsMerge(t *testing.T) {
 	}{
 		{[]string{"run", "robustvs", "-shard", "1/2"}, "applies to sas"},
 		{[]string{"run", "sas", "-shard", "1/2", "-json", "x.json"}, "-json applies to a whole run"},
-		{[]string{"run", "sas", "-o", "x.json"}, "give -shard"},
+		{[]string{"run", "sas", "-o", "x.json"}, "needs -shard"},
 	} {
 		if code, _, stderr := runArgs(c.args...); code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: code %d, %s", c.args, code, stderr)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -151,21 +149,14 @@ func readSelectCSV(path, yName, family string) (*selectData, error) {
 	if err != nil {
 		return nil, err
 	}
-	b = bytes.TrimPrefix(b, []byte("\ufeff"))
-	r := csv.NewReader(bytes.NewReader(b))
-	r.TrimLeadingSpace = true
-	header, err := r.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: empty file (want a header row, then one row per observation)", path)
-	}
+	t, err := datasets.ReadCSV(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	header := t.Header
 	yCol := -1
 	seen := map[string]int{}
 	for j, h := range header {
-		h = strings.TrimSpace(h)
-		header[j] = h
 		if h == "" {
 			return nil, fmt.Errorf("%s: column %d has no name in the header", path, j+1)
 		}
@@ -184,20 +175,13 @@ func readSelectCSV(path, yName, family string) (*selectData, error) {
 		return nil, fmt.Errorf("%s has no predictor columns besides the response %q: nothing to select (p = 0)", path, yName)
 	}
 	var rows [][]float64
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		line, _ := r.FieldPos(0)
+	for i, rec := range t.Rows {
+		line := t.Lines[i]
 		row := make([]float64, len(rec))
 		for j, s := range rec {
-			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%s: line %d, column %q: %q is not a number (missing values are not supported; drop or impute them)", path, line, header[j], s)
+			v, err := datasets.ParseDatum(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: line %d, column %q: %v", path, line, header[j], err)
 			}
 			row[j] = v
 		}

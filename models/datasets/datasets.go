@@ -90,7 +90,8 @@ func Label(name string) string { return "embedded:" + name }
 
 // Load reads, with read, the file at path or, when path is "", the
 // embedded data set called name, and returns the result with the name of
-// what it read: path, or the data set's Label.
+// what it read: path, or the data set's Label. A read error starts with
+// that name.
 func Load[T any](path, name string, read func(io.Reader) (T, error)) (T, string, error) {
 	var r io.ReadCloser
 	var err error
@@ -106,6 +107,9 @@ func Load[T any](path, name string, read func(io.Reader) (T, error)) (T, string,
 	}
 	defer r.Close()
 	v, err := read(r)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
 	return v, path, err
 }
 

@@ -330,7 +330,7 @@ func TestWriteTable(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) < 4 || !strings.Contains(lines[0], "π(2)") || !strings.Contains(lines[1], "truth") ||
 		!strings.Contains(lines[2], "rqma") || !strings.Contains(lines[3], "exact") ||
-		!strings.Contains(out, "0.7500 ± NaN") || !strings.Contains(out, "0.2500 ± 0.0100") || !strings.Contains(lines[0], "train s") ||
+		!strings.Contains(out, "0.7500 ± n/a") || strings.Contains(out, "NaN") || !strings.Contains(out, "0.2500 ± 0.0100") || !strings.Contains(lines[0], "train s") ||
 		!strings.Contains(out, "pilot 0.50 s") || !strings.Contains(out, "3 replicates of 20 evaluation draws") ||
 		!strings.Contains(out, "0.7500 ± 0.0000") {
 		t.Errorf("table:\n%s", out)

@@ -76,8 +76,12 @@ type ProposalResult struct {
 	// probability.
 	ModelProbabilities map[string]Float `json:"model_probabilities"`
 	// Stderr maps a model label to the standard error of its estimate
-	// across replicates.
+	// across replicates; NaN (null in JSON, "n/a" in the table) where it
+	// cannot be computed, with StderrNote saying why.
 	Stderr map[string]Float `json:"stderr"`
+	// StderrNote says why a standard error in Stderr is missing; "" when
+	// every one was computed.
+	StderrNote string `json:"stderr_note,omitempty"`
 	// AcceptanceRate is the fraction of proposed between-model jumps that
 	// were accepted (mean acceptance probability for bridge-only runs).
 	AcceptanceRate Float `json:"acceptance_rate"`
@@ -197,7 +201,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 				row = append(row, "-")
 				continue
 			}
-			row = append(row, formatFloat(v, "%.4f")+" ± "+formatFloat(p.Stderr[m], "%.4f"))
+			row = append(row, formatFloat(v, "%.4f")+" ± "+formatSE(p.Stderr[m]))
 		}
 		row = append(row, formatFloat(p.AcceptanceRate, "%.3f"))
 		for _, s := range stages {
@@ -210,6 +214,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := r.writeStderrNotes(w); err != nil {
 		return err
 	}
 	if err := r.writeBridgeTable(w); err != nil {
@@ -299,6 +306,40 @@ const (
 	StageChains = "chains"
 	StageBridge = "bridge"
 )
+
+// formatSE formats a standard error: "n/a" where none could be computed
+// (NaN), never "NaN".
+func formatSE(v Float) string {
+	if x := float64(v); math.IsNaN(x) || math.IsInf(x, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4f", float64(v))
+}
+
+// writeStderrNotes says, under the table, why each "n/a" standard error
+// is missing.
+func (r *Result) writeStderrNotes(w io.Writer) error {
+	for _, name := range r.order() {
+		p := r.Proposals[name]
+		missing := false
+		for _, m := range r.Models {
+			if _, ok := p.ModelProbabilities[m]; ok && formatSE(p.Stderr[m]) == "n/a" {
+				missing = true
+			}
+		}
+		if !missing {
+			continue
+		}
+		note := p.StderrNote
+		if note == "" {
+			note = "no standard error could be computed from these replicates"
+		}
+		if _, err := fmt.Fprintf(w, "  n/a (%s): %s\n", name, note); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func formatFloat(v Float, f string) string {
 	x := float64(v)

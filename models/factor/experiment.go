@@ -136,6 +136,10 @@ func PaperConfig() Config {
 	return c
 }
 
+// MinSteps is the fewest steps per chain the experiment runs, the fewest
+// trj.Run takes.
+const MinSteps = 4
+
 // Validate reports a configuration that cannot run.
 func (c *Config) Validate() error {
 	switch {
@@ -145,6 +149,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("factor: %d pilot draws per model, need at least 50", c.PilotDraws)
 	case c.Chains < 0 || c.Steps < 0 || (c.Chains > 0) != (c.Steps > 0):
 		return fmt.Errorf("factor: %d chains of %d steps", c.Chains, c.Steps)
+	case c.Chains > 0 && c.Steps < MinSteps:
+		return fmt.Errorf("factor: chains of %d steps: need at least %d", c.Steps, MinSteps)
 	case !(c.RWScale > 0) || math.IsInf(c.RWScale, 0):
 		return fmt.Errorf("factor: random-walk scale %v", c.RWScale)
 	case c.BridgeReplicates < 0:

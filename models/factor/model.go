@@ -1,7 +1,6 @@
 package factor
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -68,27 +67,23 @@ func dataBytes(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// ReadData is LoadData from a reader.
+// ReadData is LoadData from a reader. It reads the file as package
+// datasets reads every data file (datasets.ReadCSV, datasets.ParseDatum).
 func ReadData(r io.Reader) (*mat.Dense, error) {
-	cr := csv.NewReader(r)
-	recs, err := cr.ReadAll()
+	t, err := datasets.ReadCSV(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrData, err)
+		return nil, fmt.Errorf("%w: %w", ErrData, err)
 	}
-	if len(recs) < 2 {
+	if len(t.Rows) < 1 {
 		return nil, fmt.Errorf("%w: need a header and at least one row", ErrData)
 	}
-	p := len(recs[0])
-	n := len(recs) - 1
-	y := mat.NewDense(n, p, nil)
-	for i, rec := range recs[1:] {
-		if len(rec) != p {
-			return nil, fmt.Errorf("%w: row %d has %d fields, header %d", ErrData, i+2, len(rec), p)
-		}
+	p := len(t.Header)
+	y := mat.NewDense(len(t.Rows), p, nil)
+	for i, rec := range t.Rows {
 		for j, s := range rec {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: row %d column %d: %q", ErrData, i+2, j+1, s)
+			v, err := datasets.ParseDatum(s)
+			if err != nil {
+				return nil, fmt.Errorf("%w: line %d column %d (%s): %v", ErrData, t.Lines[i], j+1, t.Header[j], err)
 			}
 			y.Set(i, j, v)
 		}

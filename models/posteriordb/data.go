@@ -37,16 +37,19 @@ func readData(path, file string) (*dataSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("posteriordb: reading data: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var fields map[string]json.RawMessage
-	if err := dec.Decode(&fields); err != nil {
-		return nil, fmt.Errorf("%w: %s: not a JSON object: %v", ErrData, path, err)
-	}
-	if fields == nil {
-		return nil, fmt.Errorf("%w: %s: not a JSON object", ErrData, path)
+	fields, err := datasets.ReadJSONObject(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrData, path, err)
 	}
 	return &dataSet{path: path, fields: fields}, nil
+}
+
+// tooLarge says why a finite datum beyond datasets.MaxDatum is refused.
+func tooLarge(x float64) string {
+	if math.Abs(x) > datasets.MaxDatum && !math.IsInf(x, 0) {
+		return fmt.Sprintf(": beyond %g in magnitude its square overflows and the likelihood is not finite; rescale it", datasets.MaxDatum)
+	}
+	return ""
 }
 
 func (d *dataSet) errorf(format string, args ...any) error {
@@ -71,8 +74,8 @@ func (d *dataSet) number(name string) (float64, error) {
 	if err := json.Unmarshal(raw, &x); err != nil {
 		return 0, d.errorf("field %q: want a number: %v", name, err)
 	}
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, d.errorf("field %q is %v", name, x)
+	if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > datasets.MaxDatum {
+		return 0, d.errorf("field %q is %v%s", name, x, tooLarge(x))
 	}
 	return x, nil
 }
@@ -109,8 +112,8 @@ func (d *dataSet) vector(name string, n int) ([]float64, error) {
 		return nil, d.errorf("field %q is empty", name)
 	}
 	for i, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, d.errorf("field %q: element %d is %v", name, i+1, x)
+		if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > datasets.MaxDatum {
+			return nil, d.errorf("field %q: element %d is %v%s", name, i+1, x, tooLarge(x))
 		}
 	}
 	return v, nil
@@ -170,8 +173,8 @@ func (d *dataSet) matrix(name string, rows, cols int) (*mat.Dense, error) {
 	m := mat.NewDense(rows, cols, nil)
 	for i, row := range v {
 		for j, x := range row {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, d.errorf("field %q: element [%d, %d] is %v", name, i+1, j+1, x)
+			if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > datasets.MaxDatum {
+				return nil, d.errorf("field %q: element [%d, %d] is %v%s", name, i+1, j+1, x, tooLarge(x))
 			}
 			m.Set(i, j, x)
 		}

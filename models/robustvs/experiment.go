@@ -195,6 +195,11 @@ func Settings(d *Data, kind string, cfg Config, from *trj.Fitted) (*ppl.Space, *
 // over the BridgeReplicates independent evaluation groups, TRJ or CTRJ
 // chains, and the proposal scatter. Model probabilities in the Result are
 // the bridge estimates; Bridge holds each evaluation group's own estimate.
+//
+// When a proposal type fails or ctx is cancelled, Run returns the error
+// with the Result of the proposal types that finished before it (nil only
+// when the configuration or the data are refused), so that an interrupted
+// run keeps its work.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -205,6 +210,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	d, dataName, err := loadConfigData(cfg.DataPath)
 	if err != nil {
 		return nil, err
+	}
+	if err := d.checkValues(); err != nil {
+		return nil, fmt.Errorf("%s: %w", dataName, err)
 	}
 	labels := Labels()
 	res := &Result{
@@ -221,12 +229,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, kind := range cfg.Proposals {
 		space, set, err := Settings(d, kind, cfg, first)
 		if err != nil {
-			return nil, err
+			return res, err
 		}
 		cfg.Progress.Logf("robustvs: %s", kind)
 		r, fitted, err := trj.RunFitted(ctx, space, set)
 		if err != nil {
-			return nil, fmt.Errorf("robustvs: %s: %w", kind, err)
+			return res, fmt.Errorf("robustvs: %s: %w", kind, err)
 		}
 		if first == nil {
 			first = fitted
@@ -246,7 +254,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		if r.Bridge == nil {
-			return nil, fmt.Errorf("robustvs: %s: no bridge estimate: %s", kind, r.BridgeError)
+			return res, fmt.Errorf("robustvs: %s: no bridge estimate: %s", kind, r.BridgeError)
 		}
 		// The bridge's reliability diagnostic (trj.Bridge.Unreliable)
 		// goes into the settings map, which the JSON keeps, and the log.
@@ -327,7 +335,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			prop, err := ps.proposeScatter(space, experiment.Stream(cfg.Seed, "scatter-"+kind, 0), res.Source, src, dst)
 			if err != nil {
-				return nil, err
+				return res, err
 			}
 			res.Proposed[kind] = prop
 		}

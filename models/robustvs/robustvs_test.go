@@ -2,6 +2,7 @@ package robustvs
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,9 +14,11 @@ import (
 
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/trjgo/trj/models/datasets"
+	"github.com/trjgo/trj/models/experiment"
 )
 
 func loadData(t *testing.T) *Data {
@@ -241,5 +244,103 @@ func TestLoadConfigData(t *testing.T) {
 	}
 	if _, _, err := loadConfigData(filepath.Join(t.TempDir(), "absent.csv")); err == nil {
 		t.Error("absent file: no error")
+	}
+}
+
+// cancelOn is a progress writer that cancels a run when a line with
+// trigger is logged.
+type cancelOn struct {
+	trigger string
+	cancel  context.CancelFunc
+}
+
+func (c cancelOn) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), c.trigger) {
+		c.cancel()
+	}
+	return len(b), nil
+}
+
+// tinyConfig is the experiment at toy sizes.
+func tinyConfig() Config {
+	cfg := DefaultConfig()
+	cfg.PilotDraws = 100
+	cfg.BridgeReplicates = 2
+	for _, o := range []*int{&cfg.Train.Iterations, &cfg.CTrain.Iterations} {
+		*o = 10
+	}
+	cfg.Train.DoubleAt, cfg.CTrain.DoubleAt = nil, nil
+	cfg.CTrain.StopWindow = 0
+	cfg.RQMA.HiddenPerDim, cfg.CRQMA.HiddenPerDim = 2, 2
+	return cfg
+}
+
+// TestRunInterruptedKeepsFinished cancels the run as the second proposal
+// type starts: Run must return the first one's result with the error.
+func TestRunInterruptedKeepsFinished(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Proposals = []string{experiment.ProposalAffine, experiment.ProposalIndepAux}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Progress = experiment.NewProgress(cancelOn{"robustvs: " + experiment.ProposalIndepAux, cancel})
+	res, err := Run(ctx, cfg)
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want the cancellation", err)
+	}
+	if res == nil || res.Proposals[experiment.ProposalAffine] == nil || res.Proposals[experiment.ProposalIndepAux] != nil {
+		t.Fatalf("result %+v: want the affine proposal's result only", res)
+	}
+	if res.Settings["data"] == nil {
+		t.Error("the partial result lost its settings")
+	}
+}
+
+// TestBadData: data the likelihood cannot use are refused naming the
+// datum or the column, before any pilot.
+func TestBadData(t *testing.T) {
+	d := loadData(t)
+	n, _ := d.X.Dims()
+	cases := []struct {
+		name string
+		edit func(d *Data)
+		want string
+	}{
+		{"constant covariate", func(d *Data) {
+			for i := range n {
+				d.X.Set(i, 2, 0.5)
+			}
+		}, "covariate X.3 is constant (0.5 in every row)"},
+		{"overflowing response", func(d *Data) { d.Y[4] = 1e300 }, "y of row 5 is 1e+300"},
+		{"infinite covariate", func(d *Data) { d.X.Set(2, 1, math.Inf(1)) }, "X.2 of row 3 is +Inf"},
+	}
+	for _, c := range cases {
+		bad := &Data{Y: slices.Clone(d.Y), X: mat.DenseCopyOf(d.X)}
+		c.edit(bad)
+		_, err := NewModel(bad, []int{1, 1, 1, 1})
+		if err == nil || !errors.Is(err, ErrData) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: NewModel: %v, want ErrData with %q", c.name, err, c.want)
+		}
+	}
+	// From a file, through Run: refused before the pilots.
+	dir := t.TempDir()
+	raw, err := datasets.ReadFile(datasets.RobustRegression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	for i := 1; i < len(lines); i++ {
+		if f := strings.Split(lines[i], ","); len(f) > 4 {
+			f[4] = "2" // X.3
+			lines[i] = strings.Join(f, ",")
+		}
+	}
+	path := filepath.Join(dir, "constant.csv")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := tinyConfig()
+	cfg.DataPath = path
+	if res, err := Run(context.Background(), cfg); res != nil || err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "covariate X.3 is constant") {
+		t.Errorf("Run on a constant covariate: result %v, error %v", res != nil, err)
 	}
 }

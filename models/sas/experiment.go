@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -127,6 +128,10 @@ func PaperConfig() Config {
 	return c
 }
 
+// MinSteps is the fewest steps per chain the experiment runs, the fewest
+// trj.Run takes.
+const MinSteps = 4
+
 // Validate reports a configuration that cannot run.
 func (c *Config) Validate() error {
 	switch {
@@ -134,8 +139,8 @@ func (c *Config) Validate() error {
 		return errors.New("sas: no proposal types")
 	case c.TrainDraws < 10:
 		return fmt.Errorf("sas: %d training draws per model, need at least 10", c.TrainDraws)
-	case c.Chains < 1 || c.Steps < 4:
-		return fmt.Errorf("sas: %d chains of %d steps: need at least 1 chain of at least 4 steps", c.Chains, c.Steps)
+	case c.Chains < 1 || c.Steps < MinSteps:
+		return fmt.Errorf("sas: %d chains of %d steps: need at least 1 chain of at least %d steps", c.Chains, c.Steps, MinSteps)
 	case !(c.RWScale > 0) || math.IsInf(c.RWScale, 0):
 		return fmt.Errorf("sas: random-walk scale %v", c.RWScale)
 	case c.BridgeReplicates < 2 || c.EvalDraws < 1:
@@ -511,14 +516,43 @@ func summarize(r *trj.Result, labels []string) (*experiment.ProposalResult, [][]
 	}
 	// The pooled estimate and its MCSE from the indicators' ESS across
 	// chains, rather than the spread of a few chains' means.
+	var never, short []string
 	for k, l := range labels {
 		p.ModelProbabilities[l] = experiment.Float(r.Chain[k].P)
 		p.Stderr[l] = experiment.Float(math.NaN())
-		if r.Chain[k].Mixed {
+		switch {
+		case r.Chain[k].Mixed:
 			p.Stderr[l] = experiment.Float(r.Chain[k].MCSE)
+		case r.Chain[k].P == 0 || r.Chain[k].P == 1:
+			never = append(never, l)
+		default:
+			short = append(short, l)
 		}
 	}
+	if len(never)+len(short) > 0 {
+		var acc int
+		for _, c := range runs {
+			acc += c.Accepted
+		}
+		var why []string
+		if len(never) > 0 {
+			why = append(why, fmt.Sprintf("the chains never entered or never left %s", modelList(never)))
+		}
+		if len(short) > 0 {
+			why = append(why, fmt.Sprintf("the indicator series of %s are too short or too constant within chains for an effective sample size", modelList(short)))
+		}
+		p.StderrNote = fmt.Sprintf("no Monte Carlo standard error: %s (%d accepted jumps in %d steps); run more steps",
+			strings.Join(why, "; "), acc, r.Chain[0].Steps)
+	}
 	return p, running, nil
+}
+
+// modelList names the models labels: "model 1", "models 1, 2".
+func modelList(labels []string) string {
+	if len(labels) == 1 {
+		return "model " + labels[0]
+	}
+	return "models " + strings.Join(labels, ", ")
 }
 
 // bars turns trj.Run's progress reports into the experiment's bars: one for
