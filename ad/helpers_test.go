@@ -15,6 +15,17 @@ import (
 // it must be deterministic.
 type graphFunc func(g *G.ExprGraph) (out *G.Node, wrt []*G.Node)
 
+// mustGrad returns p's log-density at x and writes its gradient into g,
+// ending the test on an error.
+func mustGrad(t *testing.T, p *Program, x, g []float64) float64 {
+	t.Helper()
+	v, err := p.LogDensityGrad(x, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // tapeEval evaluates value and gradient with gorgonia's TapeMachine, the
 // reference implementation.
 func tapeEval(t *testing.T, build graphFunc, x []float64) (float64, []float64) {

@@ -33,10 +33,7 @@ func TestLogDensityGradInPlace(t *testing.T) {
 			x[i] = rng.NormFloat64()
 		}
 		want := make([]float64, p.Dim())
-		wv, err := q.LogDensityGrad(x, want)
-		if err != nil {
-			t.Fatal(err)
-		}
+		wv := mustGrad(t, q, x, want)
 		got := make([]float64, p.Dim())
 		for i := range got {
 			got[i] = 99 // must be overwritten

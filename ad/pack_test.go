@@ -145,10 +145,7 @@ func TestLazyIO(t *testing.T) {
 	for trial := range 3 {
 		x := normals(rng, p.Dim())
 		want := make([]float64, p.Dim())
-		wv, err := plain.LogDensityGrad(x, want)
-		if err != nil {
-			t.Fatal(err)
-		}
+		wv := mustGrad(t, plain, x, want)
 		for k, prog := range []*Program{p, q} {
 			g := make([]float64, p.Dim())
 			v, err := prog.LogDensityGradInPlace(x, g)

@@ -145,14 +145,7 @@ func TestSliceGradientIsLinear(t *testing.T) {
 	// Both forms are the same function of the same numbers.
 	x := normals(rand.New(rand.NewPCG(7, 8)), ps.Dim())
 	gs, gc := make([]float64, n+2), make([]float64, n+2)
-	vs, err := ps.LogDensityGrad(x, gs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vc, err := pc.LogDensityGrad(x, gc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vs, vc := mustGrad(t, ps, x, gs), mustGrad(t, pc, x, gc)
 	if !closeTo(vs, vc, 1e-14, 1e-14) {
 		t.Errorf("value %v with slices, %v with scalars", vs, vc)
 	}

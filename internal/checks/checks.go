@@ -1,0 +1,53 @@
+package checks
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+)
+
+// Grad returns f's value at x and writes its gradient into grad, ending
+// the test on an error.
+func Grad(tb testing.TB, f func(x, grad []float64) (float64, error), x, grad []float64) float64 {
+	tb.Helper()
+	v, err := f(x, grad)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+// CentralGradient is the central-difference gradient of f at x with the
+// given step (0: gonum's default); a point where f fails counts as NaN.
+func CentralGradient(f func(x []float64) (float64, error), x []float64, step float64) []float64 {
+	return fd.Gradient(nil, func(x []float64) float64 {
+		v, err := f(x)
+		if err != nil {
+			return math.NaN()
+		}
+		return v
+	}, x, &fd.Settings{Formula: fd.Central, Step: step})
+}
+
+// Bijection is a map with a log-determinant both ways, as flows and
+// transports have.
+type Bijection interface {
+	Forward(x, z []float64) (float64, error)
+	Inverse(z, x []float64) (float64, error)
+}
+
+// RoundTrip maps x forward into z and z back into back, returning the two
+// log-determinants; an error ends the test.
+func RoundTrip(tb testing.TB, f Bijection, x, z, back []float64) (ldForward, ldInverse float64) {
+	tb.Helper()
+	ldForward, err := f.Forward(x, z)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ldInverse, err = f.Inverse(z, back)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ldForward, ldInverse
+}
