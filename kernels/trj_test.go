@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/sas"
 )
@@ -168,10 +169,7 @@ func TestTRJExactSASIsRejectionFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 40000
-	if testing.Short() {
-		n = 10000
-	}
+	n := checks.Size(40000, 10000)
 	jumps := 0
 	x, s := runIndicator(t, k, rng, s, n, 1, func(info kernels.RJInfo) {
 		if info.Jumped {
@@ -243,10 +241,7 @@ func TestTRJImperfectTransportsKeepModelProbabilities(t *testing.T) {
 	// batch-means error then understates the error; independent chains give
 	// an honest one.
 	tg := sas.Paper()
-	reps, n := 8, 12000
-	if testing.Short() {
-		reps, n = 6, 6000
-	}
+	reps, n := checks.Size(8, 6), checks.Size(12000, 6000)
 	est := make([]float64, reps)
 	acc := 0.0
 	for r := range est {
@@ -308,10 +303,7 @@ func TestTRJPriorRecoveryWithPermutation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 60000
-	if testing.Short() {
-		n = 20000
-	}
+	n := checks.Size(60000, 20000)
 	x := make([][]float64, 3)
 	for i := range x {
 		x[i] = make([]float64, n)

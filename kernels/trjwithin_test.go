@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/sas"
 )
@@ -17,10 +18,7 @@ func TestTRJWithNUTSWithin(t *testing.T) {
 	// comes from independent chains (NUTS with a coarse step is sticky in
 	// the tails, where single-chain batch means understate the error).
 	tg := sas.Paper()
-	reps, n := 6, 6000
-	if testing.Short() {
-		reps, n = 4, 4000
-	}
+	reps, n := checks.Size(6, 4), checks.Size(6000, 4000)
 	est := make([]float64, reps)
 	moved := 0
 	for r := range est {

@@ -51,3 +51,12 @@ func RoundTrip(tb testing.TB, f Bijection, x, z, back []float64) (ldForward, ldI
 	}
 	return ldForward, ldInverse
 }
+
+// Size is the size of a statistical test (draws, steps, replications):
+// long normally, short under go test -short.
+func Size(long, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return long
+}

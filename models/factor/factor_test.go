@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/datasets"
 )
@@ -316,10 +317,7 @@ func TestLopesWestJacobian(t *testing.T) {
 // both modes of its posterior (Lopes and West report weights near
 // 0.78/0.22); a NUTS chain would stay in one.
 func TestPilotModes(t *testing.T) {
-	n := 1000
-	if testing.Short() {
-		n = 300
-	}
+	n := checks.Size(1000, 300)
 	y := loadData(t)
 	f, err := TemperedFactory(y, 2)
 	if err != nil {
