@@ -224,39 +224,23 @@ const (
 	logisticD = 25
 )
 
-type logisticData struct {
-	n, d int
-	x    []float64 // n×d row-major
-	y    []float64 // 0 or 1
-}
+// logisticData is a design matrix with outcomes 0 or 1.
+type logisticData struct{ regData }
 
 func newLogisticData(n, d int, seed uint64) *logisticData {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	beta := make([]float64, d)
-	for j := range beta {
-		beta[j] = rng.NormFloat64() / math.Sqrt(float64(d))
-	}
-	ld := &logisticData{n: n, d: d, x: make([]float64, n*d), y: make([]float64, n)}
-	for i := 0; i < n; i++ {
-		eta := 0.0
-		for j := 0; j < d; j++ {
-			v := rng.NormFloat64()
-			ld.x[i*d+j] = v
-			eta += v * beta[j]
-		}
+	x, y := drawRegression(rng, n, d, func(eta float64) float64 {
 		if rng.Float64() < 1/(1+math.Exp(-eta)) {
-			ld.y[i] = 1
+			return 1
 		}
-	}
-	return ld
+		return 0
+	})
+	return &logisticData{regData{n: n, d: d, x: x, y: y}}
 }
 
 func (ld *logisticData) graph() (*G.ExprGraph, *G.Node, []*G.Node) {
 	g := G.NewGraph()
-	X := G.NewMatrix(g, tensor.Float64, G.WithShape(ld.n, ld.d), G.WithName("X"),
-		G.WithValue(tensor.New(tensor.WithShape(ld.n, ld.d), tensor.WithBacking(append([]float64(nil), ld.x...)))))
-	y := G.NewVector(g, tensor.Float64, G.WithShape(ld.n), G.WithName("y"),
-		G.WithValue(tensor.New(tensor.WithShape(ld.n), tensor.WithBacking(append([]float64(nil), ld.y...)))))
+	X, y := ld.nodes(g)
 	beta := G.NewVector(g, tensor.Float64, G.WithShape(ld.d), G.WithName("beta"), G.WithInit(G.Zeroes()))
 	eta := G.Must(G.Mul(X, beta))
 	ll := G.Must(G.Sum(G.Must(G.Sub(G.Must(G.HadamardProd(y, eta)), G.Must(G.Softplus(eta))))))
@@ -268,10 +252,7 @@ func (ld *logisticData) graph() (*G.ExprGraph, *G.Node, []*G.Node) {
 // ops.BernoulliLogitGLM node, the analogue of Stan's bernoulli_logit_glm.
 func (ld *logisticData) graphGLM() (*G.ExprGraph, *G.Node, []*G.Node) {
 	g := G.NewGraph()
-	X := G.NewMatrix(g, tensor.Float64, G.WithShape(ld.n, ld.d), G.WithName("X"),
-		G.WithValue(tensor.New(tensor.WithShape(ld.n, ld.d), tensor.WithBacking(append([]float64(nil), ld.x...)))))
-	y := G.NewVector(g, tensor.Float64, G.WithShape(ld.n), G.WithName("y"),
-		G.WithValue(tensor.New(tensor.WithShape(ld.n), tensor.WithBacking(append([]float64(nil), ld.y...)))))
+	X, y := ld.nodes(g)
 	beta := G.NewVector(g, tensor.Float64, G.WithShape(ld.d), G.WithName("beta"), G.WithInit(G.Zeroes()))
 	ll := G.Must(ops.BernoulliLogitGLM(X, beta, y))
 	prior := G.Must(G.Mul(G.NewConstant(-0.5), G.Must(G.Sum(G.Must(G.Square(beta))))))

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
@@ -59,4 +60,21 @@ func Size(long, short int) int {
 		return short
 	}
 	return long
+}
+
+// CorrelatedGaussian returns rows draws of θ_i = z_i + 0.5·z_{i−1}, z
+// standard normal: stand-ins for posterior draws of dimension n.
+func CorrelatedGaussian(n, rows int, seed uint64) [][]float64 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x := make([][]float64, rows)
+	for r := range x {
+		x[r] = make([]float64, n)
+		prev := 0.0
+		for i := range x[r] {
+			z := rng.NormFloat64()
+			x[r][i] = z + 0.5*prev
+			prev = z
+		}
+	}
+	return x
 }
