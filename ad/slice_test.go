@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // sliceCases exercise the gradients of gorgonia.Slice, which the compiler
@@ -165,8 +164,7 @@ func TestSliceGradientSumAsOutput(t *testing.T) {
 	g := G.NewGraph()
 	x := vec(g, "x", n)
 	zv := normals(rand.New(rand.NewPCG(9, 10)), n)
-	z := G.NewVector(g, G.Float64, G.WithShape(n), G.WithName("z"),
-		G.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(zv))))
+	z := dataNode(g, "z", zv, n)
 
 	// h = Σ_t c_t z_t x_t + Σ_{1≤t<4} z_t e^{x_t}, so that
 	// ∂h/∂z_t = c_t x_t + [1 ≤ t < 4] e^{x_t}: a sum of n + 1 slice
