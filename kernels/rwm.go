@@ -42,18 +42,29 @@ type RWM struct {
 	grad   []float64
 }
 
-// NewRWM returns a random-walk Metropolis kernel for t with proposal
-// N(0, scale²·cov); a nil cov means the identity.
-func NewRWM(t Target, scale float64, cov mat.Symmetric) (*RWM, error) {
+// checkKernelArgs checks what NewNUTS and NewRWM share, a target of
+// positive dimension and a positive finite step (named what), and returns
+// the dimension.
+func checkKernelArgs(t Target, what string, step float64) (int, error) {
 	if t == nil {
-		return nil, errors.New("kernels: nil target")
+		return 0, errors.New("kernels: nil target")
 	}
 	n := t.Dim()
 	if n <= 0 {
-		return nil, fmt.Errorf("%w: target dimension %d", ErrDimension, n)
+		return 0, fmt.Errorf("%w: target dimension %d", ErrDimension, n)
 	}
-	if !(scale > 0) || math.IsInf(scale, 1) {
-		return nil, fmt.Errorf("kernels: proposal scale %v, want positive and finite", scale)
+	if !(step > 0) || math.IsInf(step, 1) {
+		return 0, fmt.Errorf("kernels: %s %v, want positive and finite", what, step)
+	}
+	return n, nil
+}
+
+// NewRWM returns a random-walk Metropolis kernel for t with proposal
+// N(0, scale²·cov); a nil cov means the identity.
+func NewRWM(t Target, scale float64, cov mat.Symmetric) (*RWM, error) {
+	n, err := checkKernelArgs(t, "proposal scale", scale)
+	if err != nil {
+		return nil, err
 	}
 	k := &RWM{Scale: scale, target: t, dim: n, prop: make([]float64, n), grad: make([]float64, n)}
 	if cov != nil {
