@@ -231,11 +231,7 @@ func normalSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
 // speed-up a memory-bound kernel can reach on the machine.
 func BenchmarkGLMWorkers(b *testing.B) {
 	ld := newLogisticData(100000, 100, 2027)
-	g, out, wrt := ld.graphGLM()
-	p, err := ad.Compile(g, out, wrt)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := ld.compileGLM(b)
 	beta := make([]float64, ld.d)
 	rng := rand.New(rand.NewPCG(28, 1))
 	for i := range beta {
@@ -312,11 +308,7 @@ func BenchmarkGLMWorkers(b *testing.B) {
 // with 1 and with 2 workers per gradient: the draws must be identical.
 func TestGLMWorkersDraws(t *testing.T) {
 	ld := newLogisticData(6000, 5, 2029)
-	g, out, wrt := ld.graphGLM()
-	p, err := ad.Compile(g, out, wrt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := ld.compileGLM(t)
 	var draws [][]float64
 	for _, w := range []int{1, 2} {
 		q := p.Clone()
@@ -341,4 +333,14 @@ func TestGLMWorkersDraws(t *testing.T) {
 			t.Fatalf("2 workers: draw value %d = %v, 1 worker %v", i, draws[1][i], v)
 		}
 	}
+}
+
+// compileGLM compiles the fused-GLM form of the logistic regression.
+func (ld *logisticData) compileGLM(tb testing.TB) *ad.Program {
+	g, out, wrt := ld.graphGLM()
+	p, err := ad.Compile(g, out, wrt)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

@@ -294,11 +294,7 @@ func (ld *logisticData) handImpl() gradImpl {
 
 func logisticSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
 	ld := newLogisticData(logisticN, logisticD, 2024)
-	rng := rand.New(rand.NewPCG(25, 1))
-	x := make([]float64, logisticD)
-	for i := range x {
-		x[i] = rng.NormFloat64() / 5
-	}
+	x := startPoint(25, logisticD)
 	g1, out1, wrt1 := ld.graph()
 	g2, out2, wrt2 := ld.graph()
 	g3, out3, wrt3 := ld.graphGLM()

@@ -3,9 +3,14 @@ package checks
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
+
+	"github.com/trjgo/trj/models/datasets"
 )
 
 // Grad returns f's value at x and writes its gradient into grad, ending
@@ -77,4 +82,34 @@ func CorrelatedGaussian(n, rows int, seed uint64) [][]float64 {
 		}
 	}
 	return x
+}
+
+// ConfigDataLoads checks an experiment's data loader, datasets.Load of the
+// embedded file named embedded: a copy of that file on disk and the
+// embedded file read the same, each is named as what it is, and an absent
+// file is an error.
+func ConfigDataLoads[T any](t *testing.T, embedded string, load func(path string) (T, string, error)) {
+	t.Helper()
+	raw, err := datasets.ReadFile(embedded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "data.csv")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, name, err := load(path)
+	if err != nil || name != path {
+		t.Fatalf("from file: %v, name %q", err, name)
+	}
+	fromEmbedded, name, err := load("")
+	if err != nil || name != "embedded:"+embedded {
+		t.Fatalf("embedded: %v, name %q", err, name)
+	}
+	if !reflect.DeepEqual(fromFile, fromEmbedded) {
+		t.Error("file and embedded data differ")
+	}
+	if _, _, err := load(filepath.Join(t.TempDir(), "absent.csv")); err == nil {
+		t.Error("absent file: no error")
+	}
 }

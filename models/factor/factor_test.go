@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -398,26 +397,5 @@ func TestRunTiny(t *testing.T) {
 // TestLoadConfigData checks that a data file on disk and the embedded copy
 // read the same, and that each is named as what it is.
 func TestLoadConfigData(t *testing.T) {
-	raw, err := datasets.ReadFile(datasets.ExchangeRates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "data.csv")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fromFile, name, err := loadConfigData(path)
-	if err != nil || name != path {
-		t.Fatalf("from file: %v, name %q", err, name)
-	}
-	embedded, name, err := loadConfigData("")
-	if err != nil || name != "embedded:"+datasets.ExchangeRates {
-		t.Fatalf("embedded: %v, name %q", err, name)
-	}
-	if !reflect.DeepEqual(fromFile, embedded) {
-		t.Error("file and embedded data differ")
-	}
-	if _, _, err := loadConfigData(filepath.Join(t.TempDir(), "absent.csv")); err == nil {
-		t.Error("absent file: no error")
-	}
+	checks.ConfigDataLoads(t, datasets.ExchangeRates, loadConfigData)
 }

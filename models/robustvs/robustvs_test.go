@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/models/datasets"
 )
 
@@ -220,26 +220,5 @@ func TestRunTiny(t *testing.T) {
 // TestLoadConfigData checks that a data file on disk and the embedded copy
 // read the same, and that each is named as what it is.
 func TestLoadConfigData(t *testing.T) {
-	raw, err := datasets.ReadFile(datasets.RobustRegression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "data.csv")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fromFile, name, err := loadConfigData(path)
-	if err != nil || name != path {
-		t.Fatalf("from file: %v, name %q", err, name)
-	}
-	embedded, name, err := loadConfigData("")
-	if err != nil || name != "embedded:"+datasets.RobustRegression {
-		t.Fatalf("embedded: %v, name %q", err, name)
-	}
-	if !reflect.DeepEqual(fromFile, embedded) {
-		t.Error("file and embedded data differ")
-	}
-	if _, _, err := loadConfigData(filepath.Join(t.TempDir(), "absent.csv")); err == nil {
-		t.Error("absent file: no error")
-	}
+	checks.ConfigDataLoads(t, datasets.RobustRegression, loadConfigData)
 }
