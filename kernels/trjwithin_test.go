@@ -34,15 +34,8 @@ func TestTRJWithNUTSWithin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := kernels.NewTRJ(kernels.TRJConfig{Target: tg, Transports: imperfectSAS(), Jump: kernels.UniformJumps(2), Within: w, Alternate: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		k, s := startTRJ(t, kernels.TRJConfig{Target: tg, Transports: imperfectSAS(), Jump: kernels.UniformJumps(2), Within: w, Alternate: true}, 0, []float64{-3})
 		rng := rand.New(rand.NewPCG(41, uint64(r)))
-		s, err := k.Init(0, []float64{-3})
-		if err != nil {
-			t.Fatal(err)
-		}
 		in := 0
 		for i := 0; i < n; i++ {
 			var info kernels.RJInfo
