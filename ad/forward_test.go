@@ -10,7 +10,7 @@ import (
 
 func TestCompileOutputs(t *testing.T) {
 	g := G.NewGraph()
-	x := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("x"))
+	x := vec(g, "x", 3)
 	d := dataNode(g, "d", []float64{1, 2, 3}, 3)
 	y := G.Must(G.Add(G.Must(G.Exp(x)), d))
 	s := G.Must(G.Sum(y))
@@ -48,7 +48,7 @@ func TestCompileOutputs(t *testing.T) {
 
 func TestWithSharedData(t *testing.T) {
 	g := G.NewGraph()
-	x := G.NewVector(g, tensor.Float64, G.WithShape(2), G.WithName("x"))
+	x := vec(g, "x", 2)
 	backing := []float64{1, 2, 3, 4}
 	w := dataNode(g, "w", backing, 2, 2)
 	y := G.Must(G.Mul(w, x))

@@ -15,7 +15,7 @@ import (
 func TestLogDensityGradInPlace(t *testing.T) {
 	g := G.NewGraph()
 	a := G.NewMatrix(g, tensor.Float64, G.WithShape(3, 4), G.WithName("a"))
-	b := G.NewVector(g, tensor.Float64, G.WithShape(4), G.WithName("b"))
+	b := vec(g, "b", 4)
 	d := dataNode(g, "d", []float64{1, -2, 0.5, 3, 1, -1}, 2, 3)
 	h := G.Must(G.Tanh(G.Must(G.Mul(d, a))))
 	v := G.Must(G.Sum(G.Must(G.Square(G.Must(G.Mul(h, b))))))

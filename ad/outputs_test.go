@@ -18,7 +18,7 @@ import (
 // overlapping.
 func TestOutputsAffineKinds(t *testing.T) {
 	g := G.NewGraph()
-	x := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("x"))
+	x := vec(g, "x", 3)
 	mu := dataNode(g, "mu", []float64{1, -2, 0.5}, 3)
 	wv := []float64{1, 2, 3, -1, 0.5, 4}
 	w := dataNode(g, "w", wv, 2, 3)
@@ -76,7 +76,7 @@ func TestOutputsAffineKinds(t *testing.T) {
 	lv, mv := []float64{2, 0, 0, 1, 3, 0, 4, -1, 5}, []float64{1, -2, 0.5}
 	for _, solve := range []bool{true, false} {
 		ga := G.NewGraph()
-		xa := G.NewVector(ga, tensor.Float64, G.WithShape(3), G.WithName("x"))
+		xa := vec(ga, "x", 3)
 		la := dataNode(ga, "L", lv, 3, 3)
 		ma := dataNode(ga, "mu", mv, 3)
 		var ya *G.Node
