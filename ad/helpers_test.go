@@ -7,9 +7,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // graphFunc builds a test model into a fresh graph and returns its scalar
@@ -134,14 +135,7 @@ func compileFunc(t *testing.T, build graphFunc, opts ...Option) *Program {
 
 // fdGrad is the central finite-difference gradient of the compiled value.
 func fdGrad(p *Program, x []float64) []float64 {
-	f := func(x []float64) float64 {
-		v, err := p.LogDensity(x)
-		if err != nil {
-			return math.NaN()
-		}
-		return v
-	}
-	return fd.Gradient(nil, f, x, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+	return checks.CentralGradient(p.LogDensity, x, 1e-5)
 }
 
 // close reports whether a and b agree to rel relative tolerance, with abs

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -91,14 +90,7 @@ func checkGrad(t *testing.T, name string, f func(u, g []float64) (float64, error
 		t.Fatalf("%s: %v", name, err)
 	}
 	scratch := make([]float64, len(u))
-	val := func(x []float64) float64 {
-		v, err := f(x, scratch)
-		if err != nil {
-			return math.NaN()
-		}
-		return v
-	}
-	want := fd.Gradient(nil, val, u, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+	want := checks.CentralGradient(func(x []float64) (float64, error) { return f(x, scratch) }, u, 1e-5)
 	for i := range g {
 		if d := math.Abs(g[i] - want[i]); d > 1e-5*(1+math.Abs(want[i])) {
 			t.Errorf("%s: gradient[%d] = %.10g, finite differences %.10g", name, i, g[i], want[i])

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -103,13 +102,7 @@ func TestModelAgainstReference(t *testing.T) {
 			if _, err := m.LogDensityGrad(beta, g); err != nil {
 				t.Fatal(err)
 			}
-			want := fd.Gradient(nil, func(x []float64) float64 {
-				v, err := m.LogDensity(x)
-				if err != nil {
-					return math.NaN()
-				}
-				return v
-			}, beta, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+			want := checks.CentralGradient(m.LogDensity, beta, 1e-5)
 			for i := range g {
 				if math.Abs(g[i]-want[i]) > 1e-5*(1+math.Abs(want[i])) {
 					t.Errorf("%v: gradient[%d] %.10g, finite differences %.10g", ind, i, g[i], want[i])
