@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -737,7 +738,6 @@ var errHandNonFinite = errors.New("flows: non-handFinite value")
 // An handRQMA keeps scratch space for single-point evaluations, so a value must
 // not be used from several goroutines at once; use Clone.
 type handRQMA struct {
-	cfg    flows.RQMAConfig
 	net    *handStack
 	params []float64
 	shift  []float64 // a
@@ -753,25 +753,19 @@ type handRQMA struct {
 // and a standardisation from training.Standardisation, which flows has
 // checked, so the copy does not check them again.
 func handNewRQMA(shift, scale []float64, cfg flows.RQMAConfig, seed uint64) *handRQMA {
-	f := handMakeRQMA(len(shift), cfg)
-	copy(f.shift, shift)
-	copy(f.scale, scale)
-	f.net.init(f.params, rand.New(rand.NewPCG(seed, 0x5eed)))
-	return f
-}
-
-func handMakeRQMA(n int, cfg flows.RQMAConfig) *handRQMA {
+	n := len(shift)
 	net := handNewStack(n, cfg.HiddenPerDim*n, cfg.Bins, 0, cfg.Layers)
-	return &handRQMA{
-		cfg:    cfg,
+	f := &handRQMA{
 		net:    net,
 		params: make([]float64, net.numParams()),
-		shift:  make([]float64, n),
-		scale:  make([]float64, n),
+		shift:  slices.Clone(shift),
+		scale:  slices.Clone(scale),
 		c:      cmp.Or(cfg.SigmoidScale, 1),
 		work:   net.newPointWork(),
 		buf:    make([]float64, n),
 	}
+	net.init(f.params, rand.New(rand.NewPCG(seed, 0x5eed)))
+	return f
 }
 
 // Dim returns the dimension n of the flow.
