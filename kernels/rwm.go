@@ -252,28 +252,25 @@ func (a *RWMAdaptation) Step(rng *rand.Rand, s RWMState) (RWMState, RWMInfo, err
 		// not fall off: the draws would run off to infinity.
 		return s, info, fmt.Errorf("kernels: random-walk scale grew past %g at warm-up iteration %d (acceptance %.2f); the posterior may be improper", maxRWMScale, a.iter+1, info.AcceptProb)
 	}
-	if slow, end := a.win.slow(a.iter); slow {
-		a.acc.add(s.Position)
-		if end {
-			m, err := a.acc.metric()
-			if err != nil {
-				return s, info, fmt.Errorf("kernels: covariance estimate at warm-up iteration %d: %w", a.iter, err)
-			}
-			if err := k.SetCovariance(m.InvMass()); err != nil {
-				return s, info, err
-			}
-			// Random-walk draws are strongly autocorrelated, so later
-			// estimates pool every slow window; only the first, which may
-			// hold the transient, is forgotten. The first update changes
-			// the proposal's shape entirely, so the scale restarts at the
-			// optimum for a Gaussian target, 2.38/√d.
-			if !a.covSet {
-				a.covSet = true
-				a.acc.reset()
-				a.t = 0
-				a.logScale = math.Log(2.38 / math.Sqrt(float64(k.dim)))
-				k.Scale = math.Exp(a.logScale)
-			}
+	m, err := windowEstimate(a.win, a.acc, a.iter, s.Position, "covariance")
+	if err != nil {
+		return s, info, err
+	}
+	if m != nil {
+		if err := k.SetCovariance(m.InvMass()); err != nil {
+			return s, info, err
+		}
+		// Random-walk draws are strongly autocorrelated, so later
+		// estimates pool every slow window; only the first, which may
+		// hold the transient, is forgotten. The first update changes
+		// the proposal's shape entirely, so the scale restarts at the
+		// optimum for a Gaussian target, 2.38/√d.
+		if !a.covSet {
+			a.covSet = true
+			a.acc.reset()
+			a.t = 0
+			a.logScale = math.Log(2.38 / math.Sqrt(float64(k.dim)))
+			k.Scale = math.Exp(a.logScale)
 		}
 	}
 	a.iter++
