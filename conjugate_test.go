@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"testing"
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -136,4 +137,14 @@ func subsetSpace(n int) (*ppl.Space, []float64, error) {
 		p[k] /= sum
 	}
 	return space, p, nil
+}
+
+// mustSubsetSpace is subsetSpace's space, ending the test on an error.
+func mustSubsetSpace(t *testing.T, n int) *ppl.Space {
+	t.Helper()
+	space, _, err := subsetSpace(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return space
 }

@@ -46,10 +46,7 @@ type noClone struct{ kernels.IndependenceProposal }
 // called again for every goroutine, and the run is the same as with the
 // clonable default.
 func TestIndependenceUser(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	s := smallSettings(2)
 	s.Chains.Steps = 500
 	s.Proposals = &trj.Independence{}
@@ -87,10 +84,7 @@ func (badProposal) LogDensity([]float64) (float64, error) { return 0, nil }
 func (badProposal) Sample(*rand.Rand, []float64) error    { return nil }
 
 func TestIndependenceBadSettings(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	fit := func(int, [][]float64) (kernels.IndependenceProposal, error) { return badProposal{}, nil }
 	for _, c := range []struct {
 		name string

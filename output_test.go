@@ -15,10 +15,7 @@ import (
 // model__ column, beside the JSON summary and the figure; a cancelled run's
 // files are valid and marked interrupted.
 func TestOutputDir(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	dir := t.TempDir()
 	s := smallSettings(1)
 	s.Chains.Steps = 500

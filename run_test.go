@@ -54,10 +54,7 @@ func checkExact(t *testing.T, res *trj.Result, exact []float64) {
 }
 
 func TestShardsMerge(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	whole, err := trj.Run(context.Background(), space, smallSettings(3))
 	if err != nil {
 		t.Fatal(err)
@@ -107,10 +104,7 @@ func TestShardsMerge(t *testing.T) {
 
 func TestSavedTransports(t *testing.T) {
 	skipInRacePass(t, "a sequential save and reload checked for equality; the chains' concurrency is TestRunExact's")
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	s := smallSettings(5)
 	train := flows.DefaultTrainOptions()
 	train.Iterations = 30
@@ -188,10 +182,7 @@ func TestRunSMCPilots(t *testing.T) {
 // TestChainsExtend checks that chains too short to mix run on, Steps at a
 // time, up to MaxSteps, and that a shard never extends.
 func TestChainsExtend(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	s := smallSettings(3)
 	s.Chains.Steps, s.Chains.MaxSteps = 20, 60
 	res, err := trj.Run(context.Background(), space, s)
@@ -222,10 +213,7 @@ func (n noInverse) Inverse([]float64, []float64) (float64, error) {
 // be made (no proposal into model 0 is accepted) is reported and the
 // chains still run, with uniform jump probabilities.
 func TestBridgeFailureKeepsChains(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	s := smallSettings(4)
 	s.Chains.Steps = 200
 	var user []*flows.Affine
@@ -276,10 +264,7 @@ func identitySym(n int) *mat.SymDense {
 // TestSavedConditional saves a conditional flow and runs CTRJ again from the
 // saved set: the same bridge estimate.
 func TestSavedConditional(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	s := smallSettings(6)
 	s.Chains.Steps = 500
 	train := flows.ConditionalTrainOptions()

@@ -240,10 +240,8 @@ func logisticGraph(n, d int) graphFunc {
 				ys[i] = 1
 			}
 		}
-		X := G.NewMatrix(g, tensor.Float64, G.WithShape(n, d), G.WithName("X"),
-			G.WithValue(tensor.New(tensor.WithShape(n, d), tensor.WithBacking(xs))))
-		y := G.NewVector(g, tensor.Float64, G.WithShape(n), G.WithName("y"),
-			G.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(ys))))
+		X := dataNode(g, "X", xs, n, d)
+		y := dataNode(g, "y", ys, n)
 		beta := vec(g, "beta", d)
 		alpha := scalar(g, "alpha")
 		eta := G.Must(G.Add(G.Must(G.Mul(X, beta)), alpha))

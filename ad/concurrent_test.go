@@ -12,13 +12,7 @@ import (
 // goroutines' calls to overlap, and returns its value at x0 from one call.
 func sharedProgram(t *testing.T) (*Program, []float64, float64) {
 	t.Helper()
-	g := G.NewGraph()
-	x := vec(g, "x", 200)
-	out := G.Must(G.Sum(G.Must(G.Square(x))))
-	p, err := Compile(g, out, []*G.Node{x})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := compileSum(t, 200, G.Square)
 	x0 := make([]float64, 200)
 	for i := range x0 {
 		x0[i] = float64(i) / 7

@@ -10,9 +10,8 @@ import (
 
 func TestCompileOutputs(t *testing.T) {
 	g := G.NewGraph()
-	x := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("x"))
-	d := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("d"),
-		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 2, 3}))))
+	x := vec(g, "x", 3)
+	d := dataNode(g, "d", []float64{1, 2, 3}, 3)
 	y := G.Must(G.Add(G.Must(G.Exp(x)), d))
 	s := G.Must(G.Sum(y))
 	p, err := CompileOutputs(g, []*G.Node{x}, []*G.Node{y, s})
@@ -49,10 +48,9 @@ func TestCompileOutputs(t *testing.T) {
 
 func TestWithSharedData(t *testing.T) {
 	g := G.NewGraph()
-	x := G.NewVector(g, tensor.Float64, G.WithShape(2), G.WithName("x"))
+	x := vec(g, "x", 2)
 	backing := []float64{1, 2, 3, 4}
-	w := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("w"),
-		G.WithValue(tensor.New(tensor.WithShape(2, 2), tensor.WithBacking(backing))))
+	w := dataNode(g, "w", backing, 2, 2)
 	y := G.Must(G.Mul(w, x))
 	rs := G.Must(G.Reshape(w, tensor.Shape{4})) // a view of shared data
 	p, err := CompileOutputs(g, []*G.Node{x}, []*G.Node{y, rs}, WithSharedData(w))

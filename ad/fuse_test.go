@@ -180,31 +180,44 @@ func TestFusionNonFinite(t *testing.T) {
 		build := builds[name]
 		t.Run(name, func(t *testing.T) {
 			fused, plain := compileFunc(t, build), compileFunc(t, build, withoutFusion())
-			dim := fused.Dim()
-			g1, g2 := make([]float64, dim), make([]float64, dim)
-			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-				for j := 0; j < dim; j++ {
-					x := make([]float64, dim)
-					for i := range x {
-						x[i] = 0.1 * float64(i+1)
-					}
-					x[j] = bad
-					v1, err1 := fused.LogDensityGrad(x, g1)
-					v2, err2 := plain.LogDensityGrad(x, g2)
-					if (err1 == nil) != (err2 == nil) || errors.Is(err1, ErrNonFinite) != errors.Is(err2, ErrNonFinite) {
-						t.Fatalf("x[%d]=%v: fused (%v, %v), unfused (%v, %v)", j, bad, v1, err1, v2, err2)
-					}
-					if err1 == nil && (math.IsNaN(v1) || math.IsInf(v1, 0)) {
-						t.Fatalf("x[%d]=%v: non-finite value %v without an error", j, bad, v1)
-					}
-					_, err3 := fused.LogDensity(x)
-					_, err4 := plain.LogDensity(x)
-					if (err3 == nil) != (err4 == nil) {
-						t.Fatalf("x[%d]=%v: LogDensity fused %v, unfused %v", j, bad, err3, err4)
-					}
+			checkFusedFailsAlike(t, fused, plain, []float64{math.NaN(), math.Inf(1), math.Inf(-1)}, func(x []float64, j int, bad, v1 float64, err1 error) {
+				if err1 == nil && (math.IsNaN(v1) || math.IsInf(v1, 0)) {
+					t.Fatalf("x[%d]=%v: non-finite value %v without an error", j, bad, v1)
 				}
-			}
+				_, err3 := fused.LogDensity(x)
+				_, err4 := plain.LogDensity(x)
+				if (err3 == nil) != (err4 == nil) {
+					t.Fatalf("x[%d]=%v: LogDensity fused %v, unfused %v", j, bad, err3, err4)
+				}
+			})
 		})
+	}
+}
+
+// checkFusedFailsAlike evaluates fused and plain at the points that set
+// one coordinate to one of bads (the others 0.1·(i+1)): the two must fail
+// alike, with ErrNonFinite or another error or not at all. more, if not
+// nil, checks more at each point, given fused's value and error.
+func checkFusedFailsAlike(t *testing.T, fused, plain *Program, bads []float64, more func(x []float64, j int, bad, v1 float64, err1 error)) {
+	t.Helper()
+	dim := fused.Dim()
+	g1, g2 := make([]float64, dim), make([]float64, dim)
+	for _, bad := range bads {
+		for j := 0; j < dim; j++ {
+			x := make([]float64, dim)
+			for i := range x {
+				x[i] = 0.1 * float64(i+1)
+			}
+			x[j] = bad
+			v1, err1 := fused.LogDensityGrad(x, g1)
+			v2, err2 := plain.LogDensityGrad(x, g2)
+			if (err1 == nil) != (err2 == nil) || errors.Is(err1, ErrNonFinite) != errors.Is(err2, ErrNonFinite) {
+				t.Fatalf("x[%d]=%v: fused (%v, %v), unfused (%v, %v)", j, bad, v1, err1, v2, err2)
+			}
+			if more != nil {
+				more(x, j, bad, v1, err1)
+			}
+		}
 	}
 }
 
@@ -289,10 +302,7 @@ func TestFusedOverlappingSlices(t *testing.T) {
 	p := compileFunc(t, fuseCases[0].build)
 	x := normals(rand.New(rand.NewPCG(5, 6)), 21)
 	want := make([]float64, 21)
-	v0, err := p.LogDensityGrad(x, want)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v0 := mustGrad(t, p, x, want)
 	buf := append([]float64(nil), x...)
 	v, err := p.LogDensityGrad(buf, buf)
 	if err != nil || v != v0 {

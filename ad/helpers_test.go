@@ -1,19 +1,77 @@
 package ad
 
 import (
+	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // graphFunc builds a test model into a fresh graph and returns its scalar
 // output and wrt nodes. It is called twice per test (compiled and tape), so
 // it must be deterministic.
 type graphFunc func(g *G.ExprGraph) (out *G.Node, wrt []*G.Node)
+
+// dataNode is a Float64 vector (one size) or matrix (two) of the given
+// shape holding v.
+func dataNode(g *G.ExprGraph, name string, v []float64, shape ...int) *G.Node {
+	val := G.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
+	if len(shape) == 2 {
+		return G.NewMatrix(g, tensor.Float64, G.WithShape(shape...), G.WithName(name), val)
+	}
+	return G.NewVector(g, tensor.Float64, G.WithShape(shape...), G.WithName(name), val)
+}
+
+// compileSum compiles Σᵢ f(x)ᵢ of a vector x of n parameters.
+func compileSum(t *testing.T, n int, f func(*G.Node) (*G.Node, error)) *Program {
+	t.Helper()
+	return compileFunc(t, func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := vec(g, "x", n)
+		return G.Must(G.Sum(G.Must(f(x)))), []*G.Node{x}
+	})
+}
+
+// checkSameNumbers checks that p and q, named pName and qName, give the
+// same value and gradient at x to the last bit.
+func checkSameNumbers(t *testing.T, p *Program, pName string, q *Program, qName string, x []float64) {
+	t.Helper()
+	g1, g2 := make([]float64, len(x)), make([]float64, len(x))
+	v1, err1 := p.LogDensityGrad(x, g1)
+	v2, err2 := q.LogDensityGrad(x, g2)
+	if err1 != nil || err2 != nil || v1 != v2 {
+		t.Fatalf("%s %v (%v), %s %v (%v)", pName, v1, err1, qName, v2, err2)
+	}
+	for i := range g1 {
+		if g1[i] != g2[i] {
+			t.Errorf("grad[%d]: %s %v, %s %v", i, pName, g1[i], qName, g2[i])
+		}
+	}
+}
+
+// stringHash is the test ops' Hashcode: the FNV-1a hash of what their
+// WriteHash writes, their String.
+func stringHash(op fmt.Stringer) uint32 {
+	h := fnv.New32a()
+	fmt.Fprint(h, op.String())
+	return h.Sum32()
+}
+
+// mustGrad returns p's log-density at x and writes its gradient into g,
+// ending the test on an error.
+func mustGrad(t *testing.T, p *Program, x, g []float64) float64 {
+	t.Helper()
+	v, err := p.LogDensityGrad(x, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
 
 // tapeEval evaluates value and gradient with gorgonia's TapeMachine, the
 // reference implementation.
@@ -77,14 +135,7 @@ func compileFunc(t *testing.T, build graphFunc, opts ...Option) *Program {
 
 // fdGrad is the central finite-difference gradient of the compiled value.
 func fdGrad(p *Program, x []float64) []float64 {
-	f := func(x []float64) float64 {
-		v, err := p.LogDensity(x)
-		if err != nil {
-			return math.NaN()
-		}
-		return v
-	}
-	return fd.Gradient(nil, f, x, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+	return checks.CentralGradient(p.LogDensity, x, 1e-5)
 }
 
 // close reports whether a and b agree to rel relative tolerance, with abs

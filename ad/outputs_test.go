@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 	"testing"
 
@@ -19,12 +18,10 @@ import (
 // overlapping.
 func TestOutputsAffineKinds(t *testing.T) {
 	g := G.NewGraph()
-	x := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("x"))
-	mu := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("mu"),
-		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, -2, 0.5}))))
+	x := vec(g, "x", 3)
+	mu := dataNode(g, "mu", []float64{1, -2, 0.5}, 3)
 	wv := []float64{1, 2, 3, -1, 0.5, 4}
-	w := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 3), G.WithName("w"),
-		G.WithValue(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(wv))))
+	w := dataNode(g, "w", wv, 2, 3)
 	s := G.NewScalar(g, tensor.Float64, G.WithName("s"), G.WithValue(2.5))
 	d := G.Must(G.Sub(x, mu))
 	y := G.Must(G.Add(G.Must(G.Mul(w, d)), s))      // (2)
@@ -79,11 +76,9 @@ func TestOutputsAffineKinds(t *testing.T) {
 	lv, mv := []float64{2, 0, 0, 1, 3, 0, 4, -1, 5}, []float64{1, -2, 0.5}
 	for _, solve := range []bool{true, false} {
 		ga := G.NewGraph()
-		xa := G.NewVector(ga, tensor.Float64, G.WithShape(3), G.WithName("x"))
-		la := G.NewMatrix(ga, tensor.Float64, G.WithShape(3, 3), G.WithName("L"),
-			G.WithValue(tensor.New(tensor.WithShape(3, 3), tensor.WithBacking(lv))))
-		ma := G.NewVector(ga, tensor.Float64, G.WithShape(3), G.WithName("mu"),
-			G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking(mv))))
+		xa := vec(ga, "x", 3)
+		la := dataNode(ga, "L", lv, 3, 3)
+		ma := dataNode(ga, "mu", mv, 3)
 		var ya *G.Node
 		if solve {
 			ya = G.Must(solveTriangularNode(la, G.Must(G.Sub(xa, ma))))
@@ -176,12 +171,8 @@ func (trsvTestOp) ReturnsPtr() bool               { return false }
 func (trsvTestOp) CallsExtern() bool              { return false }
 func (trsvTestOp) OverwritesInput() int           { return -1 }
 func (op trsvTestOp) WriteHash(h hash.Hash)       { fmt.Fprint(h, op.String()) }
-func (op trsvTestOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
-func (trsvTestOp) String() string { return "testTrsv" }
+func (op trsvTestOp) Hashcode() uint32            { return stringHash(op) }
+func (trsvTestOp) String() string                 { return "testTrsv" }
 func (trsvTestOp) Lower(in []tensor.Shape) (Kernel, error) {
 	return TriangularSolve{N: in[0][0], M: 1, Lower: true}, nil
 }

@@ -116,17 +116,7 @@ func TestPackClone(t *testing.T) {
 	p := compileFunc(t, mlpGraph)
 	q := p.Clone()
 	x := normals(rand.New(rand.NewPCG(1, 2)), p.Dim())
-	g1, g2 := make([]float64, p.Dim()), make([]float64, p.Dim())
-	v1, err1 := p.LogDensityGrad(x, g1)
-	v2, err2 := q.LogDensityGrad(x, g2)
-	if err1 != nil || err2 != nil || v1 != v2 {
-		t.Fatalf("original %v (%v), clone %v (%v)", v1, err1, v2, err2)
-	}
-	for i := range g1 {
-		if g1[i] != g2[i] {
-			t.Fatalf("grad[%d]: original %v, clone %v", i, g1[i], g2[i])
-		}
-	}
+	checkSameNumbers(t, p, "original", q, "clone", x)
 }
 
 // TestLazyIO checks that a gradient program evaluated in place never
@@ -145,10 +135,7 @@ func TestLazyIO(t *testing.T) {
 	for trial := range 3 {
 		x := normals(rng, p.Dim())
 		want := make([]float64, p.Dim())
-		wv, err := plain.LogDensityGrad(x, want)
-		if err != nil {
-			t.Fatal(err)
-		}
+		wv := mustGrad(t, plain, x, want)
 		for k, prog := range []*Program{p, q} {
 			g := make([]float64, p.Dim())
 			v, err := prog.LogDensityGradInPlace(x, g)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -53,13 +52,9 @@ func (op cubeOp) ReturnsPtr() bool      { return false }
 func (op cubeOp) CallsExtern() bool     { return false }
 func (op cubeOp) OverwritesInput() int  { return -1 }
 func (op cubeOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
-func (op cubeOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
-func (op cubeOp) String() string     { return fmt.Sprintf("testCube(%v)", op.limit) }
-func (op cubeOp) DiffWRT(int) []bool { return []bool{true} }
+func (op cubeOp) Hashcode() uint32      { return stringHash(op) }
+func (op cubeOp) String() string        { return fmt.Sprintf("testCube(%v)", op.limit) }
+func (op cubeOp) DiffWRT(int) []bool    { return []bool{true} }
 func (op cubeOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	d, err := G.Mul(G.NewConstant(3.0), G.Must(G.Square(in[0])))
 	if err != nil {
@@ -75,11 +70,7 @@ type loweredCube struct{ cubeOp }
 
 func (op loweredCube) String() string        { return fmt.Sprintf("testLoweredCube(%v)", op.limit) }
 func (op loweredCube) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
-func (op loweredCube) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op loweredCube) Hashcode() uint32      { return stringHash(op) }
 func (op loweredCube) Lower(in []tensor.Shape) (Kernel, error) {
 	if len(in) != 1 {
 		return nil, fmt.Errorf("want 1 input, got %d", len(in))
@@ -129,20 +120,11 @@ func TestLowererAndFallback(t *testing.T) {
 	checkAgainstReferences(t, cubeGraph(cubeOp{limit: 10}), normals, noBug)
 
 	x := []float64{0.3, -1.2, 2, 0.5}
-	g1, g2 := make([]float64, 4), make([]float64, 4)
-	v1, err1 := lowered.LogDensityGrad(x, g1)
-	v2, err2 := slow.LogDensityGrad(x, g2)
-	if err1 != nil || err2 != nil || v1 != v2 {
-		t.Fatalf("lowered %v, %v; fallback %v, %v", v1, err1, v2, err2)
-	}
-	for i := range g1 {
-		if g1[i] != g2[i] {
-			t.Errorf("grad[%d]: lowered %v, fallback %v", i, g1[i], g2[i])
-		}
-	}
+	checkSameNumbers(t, lowered, "lowered", slow, "fallback", x)
 
 	// Kernel errors and panics in Do become errors.
 	bad := []float64{0.3, 11, 2, 0.5}
+	g1 := make([]float64, 4)
 	if _, err := lowered.LogDensityGrad(bad, g1); err == nil {
 		t.Error("lowered kernel error not reported")
 	}
@@ -173,8 +155,7 @@ func TestLowerError(t *testing.T) {
 
 func TestBind(t *testing.T) {
 	g := G.NewGraph()
-	d := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("d"),
-		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 2, 3}))))
+	d := dataNode(g, "d", []float64{1, 2, 3}, 3)
 	x := vec(g, "x", 3)
 	dr := G.Must(G.Reshape(d, tensor.Shape{3, 1})) // a view of d: Bind must show through
 	out := G.Must(G.Add(G.Must(G.Sum(G.Must(G.Square(G.Must(G.Sub(x, d)))))), G.Must(G.Sum(dr))))
@@ -246,13 +227,7 @@ func TestOutputs(t *testing.T) {
 }
 
 func TestNonFinite(t *testing.T) {
-	g := G.NewGraph()
-	x := vec(g, "x", 2)
-	out := G.Must(G.Sum(G.Must(G.Sqrt(x))))
-	p, err := Compile(g, out, []*G.Node{x})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := compileSum(t, 2, G.Sqrt)
 	grad := make([]float64, 2)
 	if _, err := p.LogDensityGrad([]float64{-1, 1}, grad); !errors.Is(err, ErrNonFinite) {
 		t.Errorf("NaN value: err = %v, want ErrNonFinite", err)
@@ -602,11 +577,7 @@ type scratchCube struct {
 
 func (op scratchCube) String() string        { return fmt.Sprintf("testScratchCube(%d)", op.extra) }
 func (op scratchCube) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
-func (op scratchCube) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op scratchCube) Hashcode() uint32      { return stringHash(op) }
 func (op scratchCube) Lower(in []tensor.Shape) (Kernel, error) {
 	return &scratchKernel{n: size(in[0]) + op.extra}, nil
 }

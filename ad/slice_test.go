@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // sliceCases exercise the gradients of gorgonia.Slice, which the compiler
@@ -145,14 +144,7 @@ func TestSliceGradientIsLinear(t *testing.T) {
 	// Both forms are the same function of the same numbers.
 	x := normals(rand.New(rand.NewPCG(7, 8)), ps.Dim())
 	gs, gc := make([]float64, n+2), make([]float64, n+2)
-	vs, err := ps.LogDensityGrad(x, gs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vc, err := pc.LogDensityGrad(x, gc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vs, vc := mustGrad(t, ps, x, gs), mustGrad(t, pc, x, gc)
 	if !closeTo(vs, vc, 1e-14, 1e-14) {
 		t.Errorf("value %v with slices, %v with scalars", vs, vc)
 	}
@@ -172,8 +164,7 @@ func TestSliceGradientSumAsOutput(t *testing.T) {
 	g := G.NewGraph()
 	x := vec(g, "x", n)
 	zv := normals(rand.New(rand.NewPCG(9, 10)), n)
-	z := G.NewVector(g, G.Float64, G.WithShape(n), G.WithName("z"),
-		G.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(zv))))
+	z := dataNode(g, "z", zv, n)
 
 	// h = Σ_t c_t z_t x_t + Σ_{1≤t<4} z_t e^{x_t}, so that
 	// ∂h/∂z_t = c_t x_t + [1 ≤ t < 4] e^{x_t}: a sum of n + 1 slice

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // BenchmarkAffineEval times single-point Forward (θ → z) and Inverse
@@ -15,7 +16,7 @@ import (
 // direction, so that their ratio is read within one run.
 func BenchmarkAffineEval(b *testing.B) {
 	for _, n := range flowDims {
-		x := gaussianDraws(n, 512, uint64(n))
+		x := checks.CorrelatedGaussian(n, 512, uint64(n))
 		g, err := flows.FitAffine(x, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -31,22 +32,11 @@ func BenchmarkAffineEval(b *testing.B) {
 				}
 				f.Forward(theta, z)
 				b.Run(fmt.Sprintf("%s/affine-%s/n=%d", impl, dir, n), func(b *testing.B) {
-					b.ReportAllocs()
-					cpu0 := cpuSeconds()
 					if dir == "forward" {
-						for i := 0; i < b.N; i++ {
-							if _, err := f.Forward(theta, z); err != nil {
-								b.Fatal(err)
-							}
-						}
+						benchMap(b, f.Forward, theta, z)
 					} else {
-						for i := 0; i < b.N; i++ {
-							if _, err := f.Inverse(z, out); err != nil {
-								b.Fatal(err)
-							}
-						}
+						benchMap(b, f.Inverse, z, out)
 					}
-					b.ReportMetric((cpuSeconds()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
 				})
 			}
 		}

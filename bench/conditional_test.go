@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // conditionalFlow fits a conditional RQMA (paper configuration, 20 Adam
@@ -24,7 +25,7 @@ func conditionalFlow(b *testing.B, n int) (*flows.ConditionalRQMA, [][]float64) 
 		spec.Contexts[k] = make([]float64, K)
 		spec.Contexts[k][k] = 1
 	}
-	draws := gaussianDraws(n, 600, uint64(n))
+	draws := checks.CorrelatedGaussian(n, 600, uint64(n))
 	rng := rand.New(rand.NewPCG(uint64(n), 2))
 	models := make([]int, len(draws))
 	for r := range draws {

@@ -3,32 +3,15 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // flowDims are the flow benchmark sizes: the SAS target (2), a mid-size
 // model (6) and the largest factor-analysis model (21).
 var flowDims = []int{2, 6, 21}
-
-// gaussianDraws returns rows of a correlated Gaussian in dimension n:
-// θ_i = z_i + 0.5·z_{i−1}, a stand-in for posterior draws of that size.
-func gaussianDraws(n, rows int, seed uint64) [][]float64 {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	x := make([][]float64, rows)
-	for r := range x {
-		x[r] = make([]float64, n)
-		prev := 0.0
-		for i := range x[r] {
-			z := rng.NormFloat64()
-			x[r][i] = z + 0.5*prev
-			prev = z
-		}
-	}
-	return x
-}
 
 // BenchmarkFlowTrain times one epoch of RQMA training in the paper's
 // configuration: 1024 samples in minibatches of 128 (8 Adam steps, 2
@@ -49,18 +32,18 @@ func benchmarkFlowTrain(b *testing.B, steps int, dims []int) {
 	for _, impl := range []string{"graph", "graph-cache", "hand"} {
 		for _, n := range dims {
 			b.Run(fmt.Sprintf("%s/n=%d", impl, n), func(b *testing.B) {
-				x := gaussianDraws(n, rows, uint64(n))
+				x := checks.CorrelatedGaussian(n, rows, uint64(n))
 				var cache *flows.TrainCache
 				if impl == "graph-cache" {
 					cache = flows.NewTrainCache()
 				}
 				fit := func() error { // DoubleAt from 250 on: a constant batch
 					if impl == "hand" {
-						opts := handDefaultTrainOptions()
+						opts := flows.DefaultTrainOptions()
 						opts.Iterations = steps
 						opts.BatchSize = batch
 						opts.Seed = 1
-						_, _, err := handFitRQMA(x, handPaperRQMAConfig(), opts)
+						_, _, err := handFitRQMA(x, flows.PaperRQMAConfig(), opts)
 						return err
 					}
 					opts := flows.DefaultTrainOptions()
@@ -106,18 +89,15 @@ type point interface {
 func BenchmarkFlowEval(b *testing.B) {
 	for _, impl := range []string{"graph", "hand"} {
 		for _, n := range flowDims {
-			x := gaussianDraws(n, 512, uint64(n))
+			x := checks.CorrelatedGaussian(n, 512, uint64(n))
+			opts := flows.DefaultTrainOptions()
+			opts.Iterations = 20
+			opts.Seed = 1
 			var f point
 			var err error
 			if impl == "hand" {
-				opts := handDefaultTrainOptions()
-				opts.Iterations = 20
-				opts.Seed = 1
-				f, _, err = handFitRQMA(x, handPaperRQMAConfig(), opts)
+				f, _, err = handFitRQMA(x, flows.PaperRQMAConfig(), opts)
 			} else {
-				opts := flows.DefaultTrainOptions()
-				opts.Iterations = 20
-				opts.Seed = 1
 				f, _, err = flows.FitRQMA(context.Background(), x, flows.PaperRQMAConfig(), opts)
 			}
 			if err != nil {
@@ -125,28 +105,23 @@ func BenchmarkFlowEval(b *testing.B) {
 			}
 			theta := append([]float64(nil), x[0]...)
 			z := make([]float64, n)
-			b.Run(fmt.Sprintf("%s/forward/n=%d", impl, n), func(b *testing.B) {
-				b.ReportAllocs()
-				cpu0 := cpuSeconds()
-				for i := 0; i < b.N; i++ {
-					if _, err := f.Forward(theta, z); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric((cpuSeconds()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
-			})
+			b.Run(fmt.Sprintf("%s/forward/n=%d", impl, n), func(b *testing.B) { benchMap(b, f.Forward, theta, z) })
 			f.Forward(theta, z)
 			out := make([]float64, n)
-			b.Run(fmt.Sprintf("%s/inverse/n=%d", impl, n), func(b *testing.B) {
-				b.ReportAllocs()
-				cpu0 := cpuSeconds()
-				for i := 0; i < b.N; i++ {
-					if _, err := f.Inverse(z, out); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric((cpuSeconds()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
-			})
+			b.Run(fmt.Sprintf("%s/inverse/n=%d", impl, n), func(b *testing.B) { benchMap(b, f.Inverse, z, out) })
 		}
 	}
+}
+
+// benchMap times one evaluation of a flow's map, out = f(in), with
+// allocations and cpu-ns/op.
+func benchMap(b *testing.B, f func(in, out []float64) (float64, error), in, out []float64) {
+	b.ReportAllocs()
+	cpu0 := cpuSeconds()
+	for i := 0; i < b.N; i++ {
+		if _, err := f(in, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric((cpuSeconds()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
 }

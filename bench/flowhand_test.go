@@ -3,24 +3,31 @@ package bench
 // This file is a frozen copy of the hand-written RQMA flow that package
 // flows used before its flows became gorgonia graphs compiled by ad (MADE
 // and spline forward passes, their hand-written reverse mode, and the Adam
-// trainer). BenchmarkFlowTrain and BenchmarkFlowEval measure the graph path
+// trainer). Its settings are flows' own types, and the data checks, the
+// schedule, the split, minibatches, Adam and early stopping are flows'
+// (internal/training), so the two differ only in how they evaluate the flow
+// and its gradient. BenchmarkFlowTrain and BenchmarkFlowEval measure the graph path
 // against it, as BenchmarkGradient keeps "hand". Identifiers carry a
 // "hand" prefix; nothing outside the benchmarks uses it.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"github.com/trjgo/trj/internal/rqspline"
-	"github.com/trjgo/trj/internal/scalar"
-	"github.com/trjgo/trj/internal/training"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/stat"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/rqspline"
+	"github.com/trjgo/trj/internal/scalar"
+	"github.com/trjgo/trj/internal/training"
 )
 
 // handStack is F: a sequence of [reverse permutation, masked autoregressive
@@ -721,52 +728,6 @@ func (s *handStack) inversePoint(p, y, ctx []float64, w *handPointWork) float64 
 // saturates to exactly 0 or 1. Samplers treat it as a rejected proposal.
 var errHandNonFinite = errors.New("flows: non-handFinite value")
 
-// handRQMAConfig is the architecture of a masked autoregressive
-// rational-quadratic spline flow.
-type handRQMAConfig struct {
-	// Layers is the number of [reverse permutation, autoregressive spline]
-	// layers.
-	Layers int
-	// Bins is the number of spline bins per coordinate.
-	Bins int
-	// HiddenPerDim sets the MADE hidden width to HiddenPerDim·n units in each
-	// of its two hidden layers.
-	HiddenPerDim int
-	// SigmoidScale c sets the squashing map h(v) = 1/(1+exp(−c·v)); 0 means 1.
-	// The factor-analysis variant of the paper uses √(8/π), which makes h
-	// close to the standard normal CDF.
-	SigmoidScale float64
-}
-
-// handPaperRQMAConfig returns the configuration of the paper's handRQMA flows:
-// 3 layers, 10 bins, MADE hidden width 32·n, plain handSigmoid.
-func handPaperRQMAConfig() handRQMAConfig {
-	return handRQMAConfig{Layers: 3, Bins: 10, HiddenPerDim: 32, SigmoidScale: 1}
-}
-
-func (c handRQMAConfig) validate(n int) error {
-	switch {
-	case n < 1:
-		return fmt.Errorf("flows: dimension %d < 1", n)
-	case c.Layers < 1:
-		return fmt.Errorf("flows: %d layers", c.Layers)
-	case c.Bins < 1 || c.Bins > 100:
-		return fmt.Errorf("flows: %d bins, need 1..100", c.Bins)
-	case c.HiddenPerDim < 1:
-		return fmt.Errorf("flows: hidden width per dimension %d < 1", c.HiddenPerDim)
-	case c.SigmoidScale < 0 || math.IsNaN(c.SigmoidScale) || math.IsInf(c.SigmoidScale, 0):
-		return fmt.Errorf("flows: handSigmoid scale %v", c.SigmoidScale)
-	}
-	return nil
-}
-
-func (c handRQMAConfig) sigmoidScale() float64 {
-	if c.SigmoidScale == 0 {
-		return 1
-	}
-	return c.SigmoidScale
-}
-
 // handRQMA is the flow T = h⁻¹ ∘ F ∘ h ∘ s of the paper: s(θ) = b ⊙ (θ − a) a
 // fixed handStandardisation, h an elementwise handSigmoid, and F a handStack of masked
 // autoregressive rational-quadratic spline layers on [0, 1]^n. The reference
@@ -777,7 +738,6 @@ func (c handRQMAConfig) sigmoidScale() float64 {
 // An handRQMA keeps scratch space for single-point evaluations, so a value must
 // not be used from several goroutines at once; use Clone.
 type handRQMA struct {
-	cfg    handRQMAConfig
 	net    *handStack
 	params []float64
 	shift  []float64 // a
@@ -789,59 +749,27 @@ type handRQMA struct {
 
 // handNewRQMA returns an untrained handRQMA flow on R^n, n = len(shift), with the
 // handStandardisation s(θ) = scale ⊙ (θ − shift) and network weights initialised
-// deterministically from seed.
-func handNewRQMA(shift, scale []float64, cfg handRQMAConfig, seed uint64) (*handRQMA, error) {
+// deterministically from seed. The benchmarks pass flows.PaperRQMAConfig
+// and a standardisation from training.Standardisation, which flows has
+// checked, so the copy does not check them again.
+func handNewRQMA(shift, scale []float64, cfg flows.RQMAConfig, seed uint64) *handRQMA {
 	n := len(shift)
-	if err := cfg.validate(n); err != nil {
-		return nil, err
-	}
-	if len(scale) != n {
-		return nil, fmt.Errorf("flows: %d shifts but %d scales", n, len(scale))
-	}
-	for i := range shift {
-		if !scalar.Finite(shift[i]) || !(scale[i] > 0) || math.IsInf(scale[i], 0) {
-			return nil, fmt.Errorf("flows: handStandardisation %d: shift %v, scale %v", i, shift[i], scale[i])
-		}
-	}
-	f := handMakeRQMA(n, cfg)
-	copy(f.shift, shift)
-	copy(f.scale, scale)
-	f.net.init(f.params, rand.New(rand.NewPCG(seed, 0x5eed)))
-	return f, nil
-}
-
-func handMakeRQMA(n int, cfg handRQMAConfig) *handRQMA {
 	net := handNewStack(n, cfg.HiddenPerDim*n, cfg.Bins, 0, cfg.Layers)
-	return &handRQMA{
-		cfg:    cfg,
+	f := &handRQMA{
 		net:    net,
 		params: make([]float64, net.numParams()),
-		shift:  make([]float64, n),
-		scale:  make([]float64, n),
-		c:      cfg.sigmoidScale(),
+		shift:  slices.Clone(shift),
+		scale:  slices.Clone(scale),
+		c:      cmp.Or(cfg.SigmoidScale, 1),
 		work:   net.newPointWork(),
 		buf:    make([]float64, n),
 	}
+	net.init(f.params, rand.New(rand.NewPCG(seed, 0x5eed)))
+	return f
 }
 
 // Dim returns the dimension n of the flow.
 func (f *handRQMA) Dim() int { return f.net.n }
-
-// Config returns the flow's architecture.
-func (f *handRQMA) Config() handRQMAConfig { return f.cfg }
-
-// NumParams returns the number of trainable parameters (masked weights, which
-// are fixed at zero, included).
-func (f *handRQMA) NumParams() int { return len(f.params) }
-
-// Clone returns a copy with its own scratch space, for another goroutine.
-func (f *handRQMA) Clone() *handRQMA {
-	g := handMakeRQMA(f.net.n, f.cfg)
-	copy(g.params, f.params)
-	copy(g.shift, f.shift)
-	copy(g.scale, f.scale)
-	return g
-}
 
 // Forward sets z = T(θ) and returns log|det J_T(θ)|.
 func (f *handRQMA) Forward(theta, z []float64) (float64, error) {
@@ -893,26 +821,7 @@ func (f *handRQMA) Inverse(z, theta []float64) (float64, error) {
 	return -ld, nil
 }
 
-// LogDensity returns the flow's log-density at θ, log N(T(θ); 0, I) +
-// log|det J_T(θ)|. It uses the flow's scratch space like Forward.
-func (f *handRQMA) LogDensity(theta []float64) (float64, error) {
-	z := f.work.b
-	ld, err := f.Forward(theta, z)
-	if err != nil {
-		return math.Inf(-1), err
-	}
-	return handStdNormalLogPDF(z) + ld, nil
-}
-
 const handHalfLog2Pi = 0.91893853320467274178
-
-func handStdNormalLogPDF(z []float64) float64 {
-	s := 0.0
-	for _, v := range z {
-		s -= 0.5 * v * v
-	}
-	return s - float64(len(z))*handHalfLog2Pi
-}
 
 // handLogSigmoid is log(1/(1+e^−x)) without overflow.
 func handLogSigmoid(x float64) float64 {
@@ -957,141 +866,6 @@ func handUnsquashInv(u, c float64) (v, logDeriv float64) {
 	return v, math.Log(c) + handLogSigmoid(cv) + handLogSigmoid(-cv)
 }
 
-// handTrainOptions controls maximum-likelihood training with Adam. Use one of the
-// constructors (handDefaultTrainOptions, handFactorAnalysisTrainOptions,
-// handConditionalTrainOptions) and adjust fields; a zero handTrainOptions is invalid.
-type handTrainOptions struct {
-	// Iterations is the maximum number of Adam steps.
-	Iterations int
-	// LearningRate is the initial step size. At step t (from 0) the rate is
-	// LearningRate·Decay1^min(t, DecaySteps)·Decay2^max(0, t−DecaySteps).
-	LearningRate float64
-	Decay1       float64
-	DecaySteps   int
-	Decay2       float64
-	// BatchSize is the initial minibatch size; it doubles at each iteration
-	// listed in DoubleAt. Minibatches are drawn with replacement with
-	// probabilities proportional to the sample weights.
-	BatchSize int
-	DoubleAt  []int
-	// ValidationFraction of the samples (chosen at random from Seed) is held
-	// out; 0 trains on everything.
-	ValidationFraction float64
-	// ValidateEvery is the spacing, in iterations, of validation-loss
-	// evaluations on the whole held-out set.
-	ValidateEvery int
-	// StopWindow, when positive, enables early stopping: at every multiple
-	// of StopWindow iterations the mean monitored loss over the window (the
-	// validation loss if there is a validation set, else the minibatch
-	// training loss) is compared with the best earlier window mean, and
-	// training stops when it improved by less than MinImprovement. The
-	// parameters at the end of the best window are kept.
-	StopWindow     int
-	MinImprovement float64
-	// Weights are optional non-negative sample weights (nil: equal).
-	Weights []float64
-	// Seed determines the initial weights, the validation split, the
-	// minibatches and any auxiliary draws.
-	Seed uint64
-	// Workers is the number of goroutines sharing each minibatch gradient
-	// (0 means 1; minibatches smaller than 64 are not split). Partial gradients are summed in a fixed order, so a run is
-	// reproducible for a given Seed and Workers; different Workers values
-	// differ by floating-point rounding (and, for conditional flows, in which
-	// auxiliary draws each sample receives).
-	Workers int
-	// handProgress, if non-nil, is called after every iteration.
-	handProgress func(handProgress)
-}
-
-// handProgress reports the state of training after one iteration.
-type handProgress struct {
-	Iteration      int
-	Loss           float64 // minibatch mean negative log-likelihood
-	ValidationLoss float64 // latest validation loss, NaN if none yet
-	LearningRate   float64
-	BatchSize      int
-}
-
-// handTrainReport summarises a training run.
-type handTrainReport struct {
-	Iterations     int       // Adam steps taken
-	Loss           []float64 // minibatch mean negative log-likelihood per iteration
-	ValidationLoss []float64 // validation losses, every ValidateEvery iterations
-	EarlyStopped   bool
-	Skipped        int           // steps skipped because the loss or gradient was not handFinite
-	Elapsed        time.Duration // wall-clock training time
-}
-
-// handDefaultTrainOptions returns the paper's handRQMA training settings: Adam with
-// learning rate 3e-3 decayed by 0.992 per step for 200 steps then by 0.9971,
-// 1000 iterations, minibatch 128 doubled at 250, 500 and 750, no early
-// stopping, 2 workers.
-func handDefaultTrainOptions() handTrainOptions {
-	return handTrainOptions{
-		Iterations:    1000,
-		LearningRate:  3e-3,
-		Decay1:        0.992,
-		DecaySteps:    200,
-		Decay2:        0.9971,
-		BatchSize:     128,
-		DoubleAt:      []int{250, 500, 750},
-		ValidateEvery: 10,
-		Workers:       2,
-	}
-}
-
-func (o *handTrainOptions) validate(rows int) error {
-	switch {
-	case o.Iterations < 1:
-		return fmt.Errorf("flows: %d iterations", o.Iterations)
-	case !(o.LearningRate > 0) || !(o.Decay1 > 0) || !(o.Decay2 > 0) || o.DecaySteps < 0:
-		return errors.New("flows: learning rate and decays must be positive")
-	case o.BatchSize < 1:
-		return fmt.Errorf("flows: batch size %d", o.BatchSize)
-	case o.ValidationFraction < 0 || o.ValidationFraction >= 1:
-		return fmt.Errorf("flows: validation fraction %v", o.ValidationFraction)
-	case o.ValidationFraction > 0 && o.ValidateEvery < 1:
-		return fmt.Errorf("flows: ValidateEvery %d", o.ValidateEvery)
-	case o.StopWindow < 0 || o.MinImprovement < 0:
-		return errors.New("flows: negative stopping window or improvement")
-	case o.Workers < 0:
-		return fmt.Errorf("flows: %d workers", o.Workers)
-	case rows < 2:
-		return fmt.Errorf("flows: %d samples, need at least 2", rows)
-	case o.Weights != nil && len(o.Weights) != rows:
-		return fmt.Errorf("flows: %d weights for %d samples", len(o.Weights), rows)
-	}
-	pos := 0
-	for _, w := range o.Weights {
-		if !(w >= 0) || math.IsInf(w, 0) {
-			return fmt.Errorf("flows: invalid weight %v", w)
-		}
-		if w > 0 {
-			pos++
-		}
-	}
-	if o.Weights != nil && pos == 0 {
-		return errors.New("flows: all weights are zero")
-	}
-	return nil
-}
-
-func (o *handTrainOptions) learningRate(t int) float64 {
-	a := min(t, o.DecaySteps)
-	b := max(0, t-o.DecaySteps)
-	return o.LearningRate * math.Pow(o.Decay1, float64(a)) * math.Pow(o.Decay2, float64(b))
-}
-
-func (o *handTrainOptions) batchSize(t int) int {
-	b := o.BatchSize
-	for _, d := range o.DoubleAt {
-		if t >= d {
-			b *= 2
-		}
-	}
-	return b
-}
-
 // handLearner is a flow being trained: its flat parameters and a way to make
 // per-goroutine workers.
 type handLearner interface {
@@ -1123,7 +897,7 @@ const handMinWorkerRows = 32
 // data). The split, minibatches, Adam and early stopping are flows' own
 // (internal/training), so the two differ only in their losses and
 // gradients.
-func handTrain(l handLearner, rows int, weights []float64, o handTrainOptions) (*handTrainReport, error) {
+func handTrain(l handLearner, rows int, weights []float64, o flows.TrainOptions) (*flows.TrainReport, error) {
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7a1a))
 	nw := o.Workers
@@ -1139,15 +913,15 @@ func handTrain(l handLearner, rows int, weights []float64, o handTrainOptions) (
 	spans := l.freeSpans()
 	adam := training.NewAdam(len(p))
 	stop := training.NewEarlyStop(o.StopWindow, o.MinImprovement)
-	rep := &handTrainReport{}
+	rep := &flows.TrainReport{}
 	lastVal := math.NaN()
-	idx := make([]int, 0, o.batchSize(o.Iterations))
+	idx := make([]int, 0, training.BatchSize(o.BatchSize, o.DoubleAt, o.Iterations))
 	for t := 0; t < o.Iterations; t++ {
-		bs := o.batchSize(t)
+		bs := training.BatchSize(o.BatchSize, o.DoubleAt, t)
 		idx = split.Minibatch(idx, bs, rng)
 		loss, ok := tw.gradient(p, idx, spans, rng.Uint64())
 		l.maskGrad(tw.g)
-		lr := o.learningRate(t)
+		lr := training.LearningRate(o.LearningRate, o.Decay1, o.DecaySteps, o.Decay2, t)
 		if !ok {
 			rep.Skipped++
 		} else {
@@ -1162,8 +936,8 @@ func handTrain(l handLearner, rows int, weights []float64, o handTrainOptions) (
 		} else if len(split.Val) == 0 && scalar.Finite(loss) {
 			stop.Add(loss)
 		}
-		if o.handProgress != nil {
-			o.handProgress(handProgress{Iteration: t, Loss: loss, ValidationLoss: lastVal, LearningRate: lr, BatchSize: bs})
+		if o.Progress != nil {
+			o.Progress(flows.Progress{Done: t + 1, Total: o.Iterations, Iteration: t, Loss: loss, ValidationLoss: lastVal, LearningRate: lr, BatchSize: bs})
 		}
 		if stop.Stop(t, p) {
 			rep.EarlyStopped = true
@@ -1281,27 +1055,21 @@ func handParallel(ws []handWorker, p []float64, idx []int, wts []float64, rngs [
 // R^n) by maximum likelihood. The handStandardisation uses the weighted sample
 // means and reciprocal standard deviations of all rows; the network is
 // initialised from opts.Seed.
-func handFitRQMA(x [][]float64, cfg handRQMAConfig, opts handTrainOptions) (*handRQMA, *handTrainReport, error) {
-	if _, err := handCheckRows(x); err != nil {
+func handFitRQMA(x [][]float64, cfg flows.RQMAConfig, opts flows.TrainOptions) (*handRQMA, *flows.TrainReport, error) {
+	if _, err := training.CheckRows(x); err != nil {
 		return nil, nil, err
 	}
-	if err := opts.validate(len(x)); err != nil {
-		return nil, nil, err
-	}
-	shift, scale, err := handStandardisation(x, opts.Weights, nil)
+	shift, scale, err := training.Standardisation(x, opts.Weights, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := handNewRQMA(shift, scale, cfg, opts.Seed)
-	if err != nil {
-		return nil, nil, err
-	}
+	f := handNewRQMA(shift, scale, cfg, opts.Seed)
 	rep, err := f.handTrain(x, opts)
 	return f, rep, err
 }
 
 // handTrain fits the network of f, keeping its handStandardisation.
-func (f *handRQMA) handTrain(x [][]float64, opts handTrainOptions) (*handTrainReport, error) {
+func (f *handRQMA) handTrain(x [][]float64, opts flows.TrainOptions) (*flows.TrainReport, error) {
 	n := f.net.n
 	l := &handRqmaLearner{f: f, pre: make([]float64, len(x)*n), preLD: make([]float64, len(x))}
 	for r, row := range x {
@@ -1314,84 +1082,6 @@ func (f *handRQMA) handTrain(x [][]float64, opts handTrainOptions) (*handTrainRe
 		l.preLD[r] = ld
 	}
 	return handTrain(l, len(x), opts.Weights, opts)
-}
-
-func handCheckRows(x [][]float64) (int, error) {
-	if len(x) == 0 {
-		return 0, fmt.Errorf("flows: no samples")
-	}
-	n := len(x[0])
-	if n == 0 {
-		return 0, fmt.Errorf("flows: samples of dimension 0")
-	}
-	for r, row := range x {
-		if len(row) != n {
-			return 0, fmt.Errorf("flows: sample %d has %d values, sample 0 has %d", r, len(row), n)
-		}
-		if !scalar.AllFinite(row) {
-			return 0, fmt.Errorf("flows: sample %d is not handFinite", r)
-		}
-	}
-	return n, nil
-}
-
-// handFrequencyWeights rescales w to sum to the number of positive weights, so
-// that gonum's weighted estimators, whose variance denominators are Σw − 1,
-// treat normalised (probability) weights sensibly. nil stays nil.
-func handFrequencyWeights(w []float64) []float64 {
-	if w == nil {
-		return nil
-	}
-	var sum float64
-	pos := 0
-	for _, v := range w {
-		sum += v
-		if v > 0 {
-			pos++
-		}
-	}
-	out := make([]float64, len(w))
-	if sum > 0 {
-		for i, v := range w {
-			out[i] = v * float64(pos) / sum
-		}
-	}
-	return out
-}
-
-// handStandardisation returns the weighted means and reciprocal standard
-// deviations of the columns of x; use[r][i] = false excludes entry (r, i)
-// (nil: all used).
-func handStandardisation(x [][]float64, w []float64, use [][]bool) (mean, inv []float64, err error) {
-	n := len(x[0])
-	w = handFrequencyWeights(w)
-	mean = make([]float64, n)
-	inv = make([]float64, n)
-	col := make([]float64, 0, len(x))
-	cw := make([]float64, 0, len(x))
-	for i := 0; i < n; i++ {
-		col, cw = col[:0], cw[:0]
-		for r, row := range x {
-			if use != nil && !use[r][i] {
-				continue
-			}
-			col = append(col, row[i])
-			if w != nil {
-				cw = append(cw, w[r])
-			} else {
-				cw = append(cw, 1)
-			}
-		}
-		if len(col) < 2 {
-			return nil, nil, fmt.Errorf("flows: coordinate %d has %d samples", i, len(col))
-		}
-		m, sd := stat.MeanStdDev(col, cw)
-		if !(sd > 0) || !scalar.Finite(sd) {
-			return nil, nil, fmt.Errorf("flows: coordinate %d has standard deviation %v", i, sd)
-		}
-		mean[i], inv[i] = m, 1/sd
-	}
-	return mean, inv, nil
 }
 
 // handRqmaLearner trains an handRQMA on pre-squashed samples: the handStandardisation

@@ -11,7 +11,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -19,6 +18,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/models/datasets"
 )
 
@@ -281,13 +281,7 @@ func factor3Setup(tb testing.TB) ([]float64, map[string]gradImpl) {
 	return factorTestPoints(p, k, 1)[0], map[string]gradImpl{
 		"compiled": compiledImpl(tb, fg.g, fg.logp, fg.wrt),
 		"tape":     newFactorTape(tb, y, k),
-		"hand": func(x, grad []float64) float64 {
-			v, err := h.logDensityGrad(x, grad)
-			if err != nil {
-				panic(err)
-			}
-			return v
-		},
+		"hand":     panicOnError(h.logDensityGrad),
 	}
 }
 
@@ -333,33 +327,14 @@ func checkFactorModel(t *testing.T, y *mat.Dense, k, dim int) {
 	gt := make([]float64, dim)
 	scratch := make([]float64, dim)
 	for _, x := range factorTestPoints(p, k, 3) {
-		vc, err := prog.LogDensityGrad(x, gc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vh, err := h.logDensityGrad(x, gh)
-		if err != nil {
-			t.Fatal(err)
-		}
+		vc, vh := checks.Grad(t, prog.LogDensityGrad, x, gc), checks.Grad(t, h.logDensityGrad, x, gh)
 		vt := tape(x, gt)
 		ref := factorReference(y, k, x)
 		if !near(vc, ref) || !near(vh, ref) || !near(vt, ref) {
 			t.Errorf("log-posterior: compiled %v, hand %v, tape %v, row-by-row reference %v", vc, vh, vt, ref)
 		}
-		want := fd.Gradient(nil, func(x []float64) float64 {
-			v, err := h.logDensityGrad(x, scratch)
-			if err != nil {
-				return math.NaN()
-			}
-			return v
-		}, x, &fd.Settings{Formula: fd.Central, Step: 1e-6})
-		wantC := fd.Gradient(nil, func(x []float64) float64 {
-			v, err := prog.LogDensity(x)
-			if err != nil {
-				return math.NaN()
-			}
-			return v
-		}, x, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+		want := checks.CentralGradient(func(x []float64) (float64, error) { return h.logDensityGrad(x, scratch) }, x, 1e-6)
+		wantC := checks.CentralGradient(prog.LogDensity, x, 1e-6)
 		for i := range want {
 			if math.Abs(gc[i]-wantC[i]) > 1e-5*math.Max(1, math.Abs(wantC[i])) {
 				t.Errorf("grad[%d]: compiled %v, finite difference of compiled %v", i, gc[i], wantC[i])

@@ -39,30 +39,38 @@ type regData struct {
 // or normal-identity (σ = 1.5) model at β ~ N(0, 1/d).
 func newRegData(n, d int, poisson bool, seed uint64) *regData {
 	rng := rand.New(rand.NewPCG(seed, 7))
+	x, y := drawRegression(rng, n, d, func(eta float64) float64 {
+		if !poisson {
+			return eta + 1.5*rng.NormFloat64()
+		}
+		l, k, p := math.Exp(-math.Exp(eta)), 0.0, rng.Float64()
+		for p > l {
+			k++
+			p *= rng.Float64()
+		}
+		return k
+	})
+	return &regData{n: n, d: d, x: x, y: y}
+}
+
+// drawRegression draws β ~ N(0, 1/d), then for each of n rows a design row
+// X_i ~ N(0, I) and its outcome draw(X_i·β), all from rng in that order.
+func drawRegression(rng *rand.Rand, n, d int, draw func(eta float64) float64) (x, y []float64) {
 	beta := make([]float64, d)
 	for j := range beta {
 		beta[j] = rng.NormFloat64() / math.Sqrt(float64(d))
 	}
-	r := &regData{n: n, d: d, x: make([]float64, n*d), y: make([]float64, n)}
+	x, y = make([]float64, n*d), make([]float64, n)
 	for i := 0; i < n; i++ {
 		eta := 0.0
 		for j := 0; j < d; j++ {
 			v := rng.NormFloat64()
-			r.x[i*d+j] = v
+			x[i*d+j] = v
 			eta += v * beta[j]
 		}
-		if poisson {
-			l, k, p := math.Exp(-math.Exp(eta)), 0.0, rng.Float64()
-			for p > l {
-				k++
-				p *= rng.Float64()
-			}
-			r.y[i] = k
-		} else {
-			r.y[i] = eta + 1.5*rng.NormFloat64()
-		}
+		y[i] = draw(eta)
 	}
-	return r
+	return x, y
 }
 
 func (r *regData) nodes(g *G.ExprGraph) (x, y *G.Node) {
@@ -128,17 +136,28 @@ func (r *regData) poissonHand() gradImpl {
 
 func poissonSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
 	r := newRegData(logisticN, logisticD, true, 2025)
-	rng := rand.New(rand.NewPCG(26, 1))
-	x := make([]float64, r.d)
+	return startPoint(26, r.d), glmImpls(tb, r.poissonGraph, r.poissonHand())
+}
+
+// startPoint is n draws of N(0, 1/25) from the stream (seed, 1).
+func startPoint(seed uint64, n int) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x := make([]float64, n)
 	for i := range x {
 		x[i] = rng.NormFloat64() / 5
 	}
-	g1, out1, wrt1 := r.poissonGraph(false)
-	g2, out2, wrt2 := r.poissonGraph(true)
-	return x, map[string]gradImpl{
+	return x
+}
+
+// glmImpls is a regression compiled from primitives and with its fused
+// GLM op, beside its hand-written log-density.
+func glmImpls(tb testing.TB, graph func(fused bool) (*G.ExprGraph, *G.Node, []*G.Node), hand gradImpl) map[string]gradImpl {
+	g1, out1, wrt1 := graph(false)
+	g2, out2, wrt2 := graph(true)
+	return map[string]gradImpl{
 		"compiled":     compiledImpl(tb, g1, out1, wrt1),
 		"compiled-glm": compiledImpl(tb, g2, out2, wrt2),
-		"hand":         r.poissonHand(),
+		"hand":         hand,
 	}
 }
 
@@ -193,19 +212,9 @@ func (r *regData) normalHand() gradImpl {
 
 func normalSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
 	r := newRegData(logisticN, logisticD, false, 2026)
-	rng := rand.New(rand.NewPCG(27, 1))
-	x := make([]float64, r.d+1)
-	for i := range x {
-		x[i] = rng.NormFloat64() / 5
-	}
+	x := startPoint(27, r.d+1)
 	x[r.d] = math.Log(1.5)
-	g1, out1, wrt1 := r.normalGraph(false)
-	g2, out2, wrt2 := r.normalGraph(true)
-	return x, map[string]gradImpl{
-		"compiled":     compiledImpl(tb, g1, out1, wrt1),
-		"compiled-glm": compiledImpl(tb, g2, out2, wrt2),
-		"hand":         r.normalHand(),
-	}
+	return x, glmImpls(tb, r.normalGraph, r.normalHand())
 }
 
 // BenchmarkGLMWorkers times one gradient of a logistic regression on
@@ -222,11 +231,7 @@ func normalSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
 // speed-up a memory-bound kernel can reach on the machine.
 func BenchmarkGLMWorkers(b *testing.B) {
 	ld := newLogisticData(100000, 100, 2027)
-	g, out, wrt := ld.graphGLM()
-	p, err := ad.Compile(g, out, wrt)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := ld.compileGLM(b)
 	beta := make([]float64, ld.d)
 	rng := rand.New(rand.NewPCG(28, 1))
 	for i := range beta {
@@ -303,11 +308,7 @@ func BenchmarkGLMWorkers(b *testing.B) {
 // with 1 and with 2 workers per gradient: the draws must be identical.
 func TestGLMWorkersDraws(t *testing.T) {
 	ld := newLogisticData(6000, 5, 2029)
-	g, out, wrt := ld.graphGLM()
-	p, err := ad.Compile(g, out, wrt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := ld.compileGLM(t)
 	var draws [][]float64
 	for _, w := range []int{1, 2} {
 		q := p.Clone()
@@ -332,4 +333,14 @@ func TestGLMWorkersDraws(t *testing.T) {
 			t.Fatalf("2 workers: draw value %d = %v, 1 worker %v", i, draws[1][i], v)
 		}
 	}
+}
+
+// compileGLM compiles the fused-GLM form of the logistic regression.
+func (ld *logisticData) compileGLM(tb testing.TB) *ad.Program {
+	g, out, wrt := ld.graphGLM()
+	p, err := ad.Compile(g, out, wrt)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

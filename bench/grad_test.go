@@ -135,8 +135,14 @@ func compiledImpl(tb testing.TB, g *G.ExprGraph, out *G.Node, wrt []*G.Node) gra
 	if fb := p.Fallbacks(); len(fb) > 0 {
 		tb.Logf("compiled program has fallbacks: %v", fb)
 	}
+	return panicOnError(p.LogDensityGrad)
+}
+
+// panicOnError makes a gradImpl of a log-density that can fail; the
+// benchmarks evaluate it only at points where it does not.
+func panicOnError(f func(x, grad []float64) (float64, error)) gradImpl {
 	return func(x, grad []float64) float64 {
-		v, err := p.LogDensityGrad(x, grad)
+		v, err := f(x, grad)
 		if err != nil {
 			panic(err)
 		}
@@ -218,39 +224,23 @@ const (
 	logisticD = 25
 )
 
-type logisticData struct {
-	n, d int
-	x    []float64 // n×d row-major
-	y    []float64 // 0 or 1
-}
+// logisticData is a design matrix with outcomes 0 or 1.
+type logisticData struct{ regData }
 
 func newLogisticData(n, d int, seed uint64) *logisticData {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	beta := make([]float64, d)
-	for j := range beta {
-		beta[j] = rng.NormFloat64() / math.Sqrt(float64(d))
-	}
-	ld := &logisticData{n: n, d: d, x: make([]float64, n*d), y: make([]float64, n)}
-	for i := 0; i < n; i++ {
-		eta := 0.0
-		for j := 0; j < d; j++ {
-			v := rng.NormFloat64()
-			ld.x[i*d+j] = v
-			eta += v * beta[j]
-		}
+	x, y := drawRegression(rng, n, d, func(eta float64) float64 {
 		if rng.Float64() < 1/(1+math.Exp(-eta)) {
-			ld.y[i] = 1
+			return 1
 		}
-	}
-	return ld
+		return 0
+	})
+	return &logisticData{regData{n: n, d: d, x: x, y: y}}
 }
 
 func (ld *logisticData) graph() (*G.ExprGraph, *G.Node, []*G.Node) {
 	g := G.NewGraph()
-	X := G.NewMatrix(g, tensor.Float64, G.WithShape(ld.n, ld.d), G.WithName("X"),
-		G.WithValue(tensor.New(tensor.WithShape(ld.n, ld.d), tensor.WithBacking(append([]float64(nil), ld.x...)))))
-	y := G.NewVector(g, tensor.Float64, G.WithShape(ld.n), G.WithName("y"),
-		G.WithValue(tensor.New(tensor.WithShape(ld.n), tensor.WithBacking(append([]float64(nil), ld.y...)))))
+	X, y := ld.nodes(g)
 	beta := G.NewVector(g, tensor.Float64, G.WithShape(ld.d), G.WithName("beta"), G.WithInit(G.Zeroes()))
 	eta := G.Must(G.Mul(X, beta))
 	ll := G.Must(G.Sum(G.Must(G.Sub(G.Must(G.HadamardProd(y, eta)), G.Must(G.Softplus(eta))))))
@@ -262,10 +252,7 @@ func (ld *logisticData) graph() (*G.ExprGraph, *G.Node, []*G.Node) {
 // ops.BernoulliLogitGLM node, the analogue of Stan's bernoulli_logit_glm.
 func (ld *logisticData) graphGLM() (*G.ExprGraph, *G.Node, []*G.Node) {
 	g := G.NewGraph()
-	X := G.NewMatrix(g, tensor.Float64, G.WithShape(ld.n, ld.d), G.WithName("X"),
-		G.WithValue(tensor.New(tensor.WithShape(ld.n, ld.d), tensor.WithBacking(append([]float64(nil), ld.x...)))))
-	y := G.NewVector(g, tensor.Float64, G.WithShape(ld.n), G.WithName("y"),
-		G.WithValue(tensor.New(tensor.WithShape(ld.n), tensor.WithBacking(append([]float64(nil), ld.y...)))))
+	X, y := ld.nodes(g)
 	beta := G.NewVector(g, tensor.Float64, G.WithShape(ld.d), G.WithName("beta"), G.WithInit(G.Zeroes()))
 	ll := G.Must(ops.BernoulliLogitGLM(X, beta, y))
 	prior := G.Must(G.Mul(G.NewConstant(-0.5), G.Must(G.Sum(G.Must(G.Square(beta))))))
@@ -307,11 +294,7 @@ func (ld *logisticData) handImpl() gradImpl {
 
 func logisticSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
 	ld := newLogisticData(logisticN, logisticD, 2024)
-	rng := rand.New(rand.NewPCG(25, 1))
-	x := make([]float64, logisticD)
-	for i := range x {
-		x[i] = rng.NormFloat64() / 5
-	}
+	x := startPoint(25, logisticD)
 	g1, out1, wrt1 := ld.graph()
 	g2, out2, wrt2 := ld.graph()
 	g3, out3, wrt3 := ld.graphGLM()

@@ -128,23 +128,15 @@ func benchFactor(b *testing.B, kind string) {
 	cfg.Chains, cfg.Steps = 1, 4
 	cfg.BridgeReplicates = 10
 	cfg.ScatterSources = 0
-	var sd, errSum float64
-	cpu0 := cpuSeconds()
-	b.ResetTimer()
-	for i := range b.N {
-		cfg.Seed = uint64(i + 1)
+	benchBridgeRuns(b, func(seed uint64) (sd, absErr float64, err error) {
+		cfg.Seed = seed
 		res, err := factor.Run(context.Background(), cfg)
 		if err != nil {
-			b.Fatal(err)
+			return 0, 0, err
 		}
 		br := res.Proposals[kind].Bridge
-		sd += float64(br.SD["2"])
-		errSum += math.Abs(float64(br.Normalized["2"]) - factor.Truth2)
-	}
-	b.StopTimer()
-	b.ReportMetric(errSum/float64(b.N), "abs-err")
-	b.ReportMetric(sd/float64(b.N), "bridge-sd")
-	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+		return float64(br.SD["2"]), math.Abs(float64(br.Normalized["2"]) - factor.Truth2), nil
+	})
 }
 
 // benchRobustVS times the robust variable-selection experiment (§5.1) for
@@ -160,27 +152,38 @@ func benchRobustVS(b *testing.B, kind string) {
 	cfg.BridgeReplicates = 10
 	cfg.ScatterSources = 0
 	truth := robustvs.Truth()
-	var sd, errMax float64
+	benchBridgeRuns(b, func(seed uint64) (sd, absErr float64, err error) {
+		cfg.Seed = seed
+		res, err := robustvs.Run(context.Background(), cfg)
+		if err != nil {
+			return 0, 0, err
+		}
+		br := res.Proposals[kind].Bridge
+		for k, l := range robustvs.Labels() {
+			sd = math.Max(sd, float64(br.SD[l]))
+			absErr = math.Max(absErr, math.Abs(float64(br.Normalized[l])-truth[k]))
+		}
+		return sd, absErr, nil
+	})
+}
+
+// benchBridgeRuns times run with seeds 1 … b.N and reports the means of
+// the bridge-sd and abs-err it returns, and cpu-s/op.
+func benchBridgeRuns(b *testing.B, run func(seed uint64) (sd, absErr float64, err error)) {
+	var sdSum, errSum float64
 	cpu0 := cpuSeconds()
 	b.ResetTimer()
 	for i := range b.N {
-		cfg.Seed = uint64(i + 1)
-		res, err := robustvs.Run(context.Background(), cfg)
+		sd, absErr, err := run(uint64(i + 1))
 		if err != nil {
 			b.Fatal(err)
 		}
-		br := res.Proposals[kind].Bridge
-		s, e := 0.0, 0.0
-		for k, l := range robustvs.Labels() {
-			s = math.Max(s, float64(br.SD[l]))
-			e = math.Max(e, math.Abs(float64(br.Normalized[l])-truth[k]))
-		}
-		sd += s
-		errMax += e
+		sdSum += sd
+		errSum += absErr
 	}
 	b.StopTimer()
-	b.ReportMetric(errMax/float64(b.N), "abs-err")
-	b.ReportMetric(sd/float64(b.N), "bridge-sd")
+	b.ReportMetric(errSum/float64(b.N), "abs-err")
+	b.ReportMetric(sdSum/float64(b.N), "bridge-sd")
 	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/trjgo/trj/ad"
 	"github.com/trjgo/trj/ad/ops"
 	"github.com/trjgo/trj/internal/scalar"
+	"github.com/trjgo/trj/internal/training"
 )
 
 // ErrSingular is returned (wrapped) when a sample covariance is singular or
@@ -59,7 +60,7 @@ type affinePrograms struct {
 // rescaled to sum to the number of positive weights before the unbiased
 // weighted covariance (denominator Σw − 1) is taken.
 func FitAffine(x [][]float64, weights []float64) (*Affine, error) {
-	n, err := checkRows(x)
+	n, err := training.CheckRows(x)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func FitAffine(x [][]float64, weights []float64) (*Affine, error) {
 	if weights != nil && pos == 0 {
 		return nil, fmt.Errorf("flows: FitAffine: all %d weights are zero", len(weights))
 	}
-	weights = frequencyWeights(weights)
+	weights = training.FrequencyWeights(weights)
 	if len(x) <= n {
 		return nil, fmt.Errorf("flows: %d samples in dimension %d: %w", len(x), n, ErrSingular)
 	}

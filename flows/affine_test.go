@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/internal/training"
 )
 
 func TestAffine(t *testing.T) {
@@ -114,8 +116,8 @@ func TestNormalisedWeights(t *testing.T) {
 	if math.Abs(l1-l2) > 1e-12 || math.Abs(z1[0]-z2[0]) > 1e-12 {
 		t.Errorf("affine depends on the weights' scale: %v %v vs %v %v", l1, z1, l2, z2)
 	}
-	m1, s1, err1 := standardisation(x, w, nil)
-	m2, s2, err2 := standardisation(x, small, nil)
+	m1, s1, err1 := training.Standardisation(x, w, nil)
+	m2, s2, err2 := training.Standardisation(x, small, nil)
 	if err1 != nil || err2 != nil || math.Abs(m1[0]-m2[0]) > 1e-12 || math.Abs(s1[1]-s2[1]) > 1e-12 {
 		t.Errorf("standardisation depends on the weights' scale: %v %v vs %v %v (%v %v)", m1, s1, m2, s2, err1, err2)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trjgo/trj/ad/ops"
 	"github.com/trjgo/trj/internal/scalar"
+	"github.com/trjgo/trj/internal/training"
 )
 
 // ConditionalSpec describes the models that share a saturated space of
@@ -228,7 +229,7 @@ func FitConditionalRQMA(ctx context.Context, spec ConditionalSpec, x [][]float64
 	if len(models) != len(x) {
 		return nil, nil, fmt.Errorf("flows: %d samples but %d model labels", len(x), len(models))
 	}
-	if m, err := checkRows(x); err != nil {
+	if m, err := training.CheckRows(x); err != nil {
 		return nil, nil, err
 	} else if m != n {
 		return nil, nil, fmt.Errorf("flows: samples of length %d, saturated dimension %d", m, n)

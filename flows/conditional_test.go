@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 func testSpec() ConditionalSpec {
@@ -145,10 +147,7 @@ func TestFitConditional(t *testing.T) {
 		}
 		return v
 	}
-	per := 3000
-	if testing.Short() {
-		per = 1000
-	}
+	per := checks.Size(3000, 1000)
 	var x [][]float64
 	var models []int
 	for k := 0; k < 3; k++ {

@@ -2,15 +2,13 @@ package flows
 
 import (
 	"context"
-	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/stat"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
-	"github.com/trjgo/trj/internal/scalar"
+	"github.com/trjgo/trj/internal/training"
 )
 
 // FitRQMA trains an RQMA flow on the rows of x (samples of a distribution on
@@ -20,13 +18,13 @@ import (
 // steps: FitRQMA then returns the flow as far as it got, the report and an
 // error wrapping ctx's.
 func FitRQMA(ctx context.Context, x [][]float64, cfg RQMAConfig, opts TrainOptions) (*RQMA, *TrainReport, error) {
-	if _, err := checkRows(x); err != nil {
+	if _, err := training.CheckRows(x); err != nil {
 		return nil, nil, err
 	}
 	if err := opts.validate(len(x)); err != nil {
 		return nil, nil, err
 	}
-	shift, scale, err := standardisation(x, opts.Weights, nil)
+	shift, scale, err := training.Standardisation(x, opts.Weights, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,84 +40,6 @@ func FitRQMA(ctx context.Context, x [][]float64, cfg RQMAConfig, opts TrainOptio
 func (f *RQMA) train(ctx context.Context, x [][]float64, opts TrainOptions) (*TrainReport, error) {
 	l := newGraphLearner(&rqmaBatch{f: f, x: x}, f.params, f.net.freeSpans(0))
 	return train(ctx, l, len(x), opts.Weights, opts)
-}
-
-func checkRows(x [][]float64) (int, error) {
-	if len(x) == 0 {
-		return 0, fmt.Errorf("flows: no samples")
-	}
-	n := len(x[0])
-	if n == 0 {
-		return 0, fmt.Errorf("flows: samples of dimension 0")
-	}
-	for r, row := range x {
-		if len(row) != n {
-			return 0, fmt.Errorf("flows: sample %d has %d values, sample 0 has %d", r, len(row), n)
-		}
-		if !scalar.AllFinite(row) {
-			return 0, fmt.Errorf("flows: sample %d is not finite", r)
-		}
-	}
-	return n, nil
-}
-
-// frequencyWeights rescales w to sum to the number of positive weights, so
-// that gonum's weighted estimators, whose variance denominators are Σw − 1,
-// treat normalised (probability) weights sensibly. nil stays nil.
-func frequencyWeights(w []float64) []float64 {
-	if w == nil {
-		return nil
-	}
-	var sum float64
-	pos := 0
-	for _, v := range w {
-		sum += v
-		if v > 0 {
-			pos++
-		}
-	}
-	out := make([]float64, len(w))
-	if sum > 0 {
-		for i, v := range w {
-			out[i] = v * float64(pos) / sum
-		}
-	}
-	return out
-}
-
-// standardisation returns the weighted means and reciprocal standard
-// deviations of the columns of x; use[r][i] = false excludes entry (r, i)
-// (nil: all used).
-func standardisation(x [][]float64, w []float64, use [][]bool) (mean, inv []float64, err error) {
-	n := len(x[0])
-	w = frequencyWeights(w)
-	mean = make([]float64, n)
-	inv = make([]float64, n)
-	col := make([]float64, 0, len(x))
-	cw := make([]float64, 0, len(x))
-	for i := 0; i < n; i++ {
-		col, cw = col[:0], cw[:0]
-		for r, row := range x {
-			if use != nil && !use[r][i] {
-				continue
-			}
-			col = append(col, row[i])
-			if w != nil {
-				cw = append(cw, w[r])
-			} else {
-				cw = append(cw, 1)
-			}
-		}
-		if len(col) < 2 {
-			return nil, nil, fmt.Errorf("flows: coordinate %d has %d samples", i, len(col))
-		}
-		m, sd := stat.MeanStdDev(col, cw)
-		if !(sd > 0) || !scalar.Finite(sd) {
-			return nil, nil, fmt.Errorf("flows: coordinate %d has standard deviation %v", i, sd)
-		}
-		mean[i], inv[i] = m, 1/sd
-	}
-	return mean, inv, nil
 }
 
 // rqmaBatch is the log-density of an RQMA on a batch of samples x[idx]:

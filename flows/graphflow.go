@@ -15,6 +15,7 @@ import (
 
 	"github.com/trjgo/trj/ad"
 	"github.com/trjgo/trj/internal/scalar"
+	"github.com/trjgo/trj/internal/training"
 )
 
 // Builder writes a flow of one's own as a gorgonia graph. FitGraph trains it
@@ -319,7 +320,7 @@ func FitGraph(ctx context.Context, b Builder, x [][]float64, opts TrainOptions) 
 	if b == nil {
 		return nil, nil, errors.New("flows: nil Builder")
 	}
-	n, err := checkRows(x)
+	n, err := training.CheckRows(x)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -330,7 +331,7 @@ func FitGraph(ctx context.Context, b Builder, x [][]float64, opts TrainOptions) 
 	if err := o.validate(len(x)); err != nil {
 		return nil, nil, err
 	}
-	shift, scale, err := standardisation(x, o.Weights, nil)
+	shift, scale, err := training.Standardisation(x, o.Weights, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // fdLogDet is log|det| of the central-difference Jacobian of f at x.
@@ -64,14 +66,7 @@ func TestRQMAInverseAndLogDet(t *testing.T) {
 				for i := range theta {
 					theta[i] = f.shift[i] + 2*rng.NormFloat64()/f.scale[i]
 				}
-				ldF, err := f.Forward(theta, z)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ldI, err := f.Inverse(z, back)
-				if err != nil {
-					t.Fatal(err)
-				}
+				ldF, ldI := checks.RoundTrip(t, f, theta, z, back)
 				for i := range theta {
 					if math.Abs(back[i]-theta[i]) > 1e-9*(1+math.Abs(theta[i])) {
 						t.Fatalf("n=%d: inverse(forward(θ))[%d] = %v, θ = %v", n, i, back[i], theta[i])

@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // sas is the paper's sinh-arcsinh target (§4.2): θ = S(L z), z ~ N(0, I),
@@ -135,10 +137,7 @@ func energyPermutationP(x, y [][]float64, perms int, rng *rand.Rand) float64 {
 // per-coordinate Kolmogorov–Smirnov tests and an energy-distance
 // permutation test.
 func TestFitSAS(t *testing.T) {
-	train := 20000
-	if testing.Short() {
-		train = 5000
-	}
+	train := checks.Size(20000, 5000)
 	for _, tc := range []struct {
 		name string
 		s    *sas

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // TestTrainingTimes measures wall-clock training times and fit quality at
@@ -31,7 +33,7 @@ func TestTrainingTimes(t *testing.T) {
 		// CPU-second, the quantities of bench/flow_test.go, measured in CPU
 		// time so that a loaded machine does not distort them.
 		for _, n := range []int{2, 6, 21} {
-			x := correlatedGaussian(n, 1024, uint64(n))
+			x := checks.CorrelatedGaussian(n, 1024, uint64(n))
 			o := DefaultTrainOptions()
 			o.Iterations = 8
 			o.BatchSize = 128
@@ -93,7 +95,7 @@ func TestTrainingTimes(t *testing.T) {
 	if strings.Contains(which, "fa") {
 		for _, n := range []int{17, 21} {
 			for _, rows := range []int{2000, 16000} {
-				x := correlatedGaussian(n, rows, uint64(n*rows))
+				x := checks.CorrelatedGaussian(n, rows, uint64(n*rows))
 				o := faTrainOptions()
 				o.Seed = 1
 				c0 := cpuTime()
@@ -135,21 +137,4 @@ func last(v []float64) string {
 		return "none"
 	}
 	return fmt.Sprintf("%.4f", v[len(v)-1])
-}
-
-// correlatedGaussian draws θ_i = z_i + 0.5 z_{i−1}: synthetic stand-ins for
-// posterior draws of a given size.
-func correlatedGaussian(n, rows int, seed uint64) [][]float64 {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	x := make([][]float64, rows)
-	for r := range x {
-		x[r] = make([]float64, n)
-		prev := 0.0
-		for i := range x[r] {
-			z := rng.NormFloat64()
-			x[r][i] = z + 0.5*prev
-			prev = z
-		}
-	}
-	return x
 }

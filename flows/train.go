@@ -181,20 +181,10 @@ func (o *TrainOptions) validate(rows int) error {
 }
 
 func (o *TrainOptions) learningRate(t int) float64 {
-	a := min(t, o.DecaySteps)
-	b := max(0, t-o.DecaySteps)
-	return o.LearningRate * math.Pow(o.Decay1, float64(a)) * math.Pow(o.Decay2, float64(b))
+	return training.LearningRate(o.LearningRate, o.Decay1, o.DecaySteps, o.Decay2, t)
 }
 
-func (o *TrainOptions) batchSize(t int) int {
-	b := o.BatchSize
-	for _, d := range o.DoubleAt {
-		if t >= d {
-			b *= 2
-		}
-	}
-	return b
-}
+func (o *TrainOptions) batchSize(t int) int { return training.BatchSize(o.BatchSize, o.DoubleAt, t) }
 
 // learner is a flow being trained: its flat parameters and a way to make
 // per-goroutine workers.

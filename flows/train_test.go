@@ -209,15 +209,8 @@ func TestTrainCancel(t *testing.T) {
 			return rep, err
 		},
 		"conditional": func(ctx context.Context, o TrainOptions) (*TrainReport, error) {
-			spec := testSpec()
-			rng := rand.New(rand.NewPCG(2, 2))
-			var x [][]float64
-			var models []int
-			for r := 0; r < 300; r++ {
-				x = append(x, []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()})
-				models = append(models, r%3)
-			}
-			_, rep, err := FitConditionalRQMA(ctx, spec, x, models, smallConfig(), o)
+			x, models := conditionalData(300)
+			_, rep, err := FitConditionalRQMA(ctx, testSpec(), x, models, smallConfig(), o)
 			return rep, err
 		},
 	}
@@ -329,13 +322,7 @@ func TestTrainCache(t *testing.T) {
 // match fits that compile their own.
 func TestTrainCacheConditional(t *testing.T) {
 	spec := testSpec()
-	rng := rand.New(rand.NewPCG(2, 2))
-	var x [][]float64
-	var models []int
-	for r := 0; r < 200; r++ {
-		x = append(x, []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()})
-		models = append(models, r%3)
-	}
+	x, models := conditionalData(200)
 	o := ConditionalTrainOptions()
 	o.Iterations = 6
 	o.BatchSize = 40
@@ -358,4 +345,15 @@ func TestTrainCacheConditional(t *testing.T) {
 			}
 		}
 	}
+}
+
+// conditionalData is rows standard normal draws in three dimensions, the
+// rows assigned to models 0, 1, 2 in turn.
+func conditionalData(rows int) (x [][]float64, models []int) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for r := 0; r < rows; r++ {
+		x = append(x, []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()})
+		models = append(models, r%3)
+	}
+	return x, models
 }

@@ -286,25 +286,41 @@ func (a *NUTSAdaptation) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo,
 	s, info := k.Step(rng, s)
 	a.GradEvals += info.NumLeapfrog
 	k.StepSize = a.da.Update(info.AcceptProb)
-	if slow, end := a.win.slow(a.iter); slow {
-		a.acc.add(s.Position)
-		if end {
-			m, err := a.acc.metric()
-			if err != nil {
-				return s, info, fmt.Errorf("kernels: metric estimate at warm-up iteration %d: %w", a.iter, err)
-			}
-			k.Metric = m
-			a.acc.reset()
-			n, err := k.findStepSize(rng, s)
-			a.GradEvals += n
-			if err != nil {
-				return s, info, err
-			}
-			a.da.Restart(k.StepSize)
+	m, err := windowEstimate(a.win, a.acc, a.iter, s.Position, "metric")
+	if err != nil {
+		return s, info, err
+	}
+	if m != nil {
+		k.Metric = m
+		a.acc.reset()
+		n, err := k.findStepSize(rng, s)
+		a.GradEvals += n
+		if err != nil {
+			return s, info, err
 		}
+		a.da.Restart(k.StepSize)
 	}
 	a.iter++
 	return s, info, nil
+}
+
+// windowEstimate adds x, the position after warm-up iteration iter, to acc
+// in a slow window of win, and at the end of the window returns acc's
+// estimate (what names it in an error); otherwise it returns nil.
+func windowEstimate(win windows, acc *welford, iter int, x []float64, what string) (*Metric, error) {
+	slow, end := win.slow(iter)
+	if !slow {
+		return nil, nil
+	}
+	acc.add(x)
+	if !end {
+		return nil, nil
+	}
+	m, err := acc.metric()
+	if err != nil {
+		return nil, fmt.Errorf("kernels: %s estimate at warm-up iteration %d: %w", what, iter, err)
+	}
+	return m, nil
 }
 
 // Finish sets the kernel's step size to the dual-averaging average; call it

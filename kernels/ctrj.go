@@ -288,12 +288,7 @@ func (c *CTRJ) propose(k int, xi []float64, logDensity float64, kp int) (float64
 	if !rjFinite(lp) {
 		return ninf, ninf
 	}
-	j := c.jumps.logp
-	logA := lp - logDensity + j[kp][k] - j[k][kp] + ldF + ldI
-	if math.IsNaN(logA) {
-		return ninf, ninf
-	}
-	return logA, lp
+	return c.jumps.logAccept(k, kp, lp, logDensity, ldF, ldI)
 }
 
 // Step makes one transition of Algorithm 2 (see CTRJConfig.Alternate and

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/sas"
 )
@@ -109,10 +110,7 @@ func TestCTRJPriorRecovery(t *testing.T) {
 		diagAffine([]float64{1.5}, []float64{1}),
 		newAffine([]float64{0.5, 1, 1}, []float64{2, 0, 0, 0, 1, 0, 0, 0, 1}),
 	}
-	n := 60000
-	if testing.Short() {
-		n = 20000
-	}
+	n := checks.Size(60000, 20000)
 	for name, tr := range map[string][]kernels.Transport{"exact": g.transports(), "imperfect": bad} {
 		rw, err := kernels.NewModelRandomWalk(g, nil2(2))
 		if err != nil {

@@ -118,15 +118,9 @@ type treeLevel struct {
 // NewNUTS returns a NUTS kernel for t with step size stepSize and metric m;
 // a nil m means the unit metric.
 func NewNUTS(t Target, stepSize float64, m *Metric) (*NUTS, error) {
-	if t == nil {
-		return nil, errors.New("kernels: nil target")
-	}
-	n := t.Dim()
-	if n <= 0 {
-		return nil, fmt.Errorf("%w: target dimension %d", ErrDimension, n)
-	}
-	if !(stepSize > 0) || math.IsInf(stepSize, 1) {
-		return nil, fmt.Errorf("kernels: step size %v, want positive and finite", stepSize)
+	n, err := checkKernelArgs(t, "step size", stepSize)
+	if err != nil {
+		return nil, err
 	}
 	if m == nil {
 		m, _ = NewUnitMetric(n)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // refNUTS is Stan's NUTS transition (base_nuts.hpp) written for clarity
@@ -159,10 +161,7 @@ func TestNUTSMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := 300
-	if testing.Short() {
-		steps = 100
-	}
+	steps := checks.Size(300, 100)
 	for _, eps := range []float64{0.9, 0.07} {
 		k, err := NewNUTS(g, eps, metric)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 type gaussianCase struct {
@@ -36,10 +38,7 @@ func gaussianFactory(g *gaussian) func(int) (Target, error) {
 }
 
 func TestNUTSGaussians(t *testing.T) {
-	draws := 1000
-	if testing.Short() {
-		draws = 500
-	}
+	draws := checks.Size(1000, 500)
 	for _, tc := range gaussianCases() {
 		for _, metric := range []MetricKind{DiagMetric, DenseMetric} {
 			t.Run(tc.name+"/"+metric.String(), func(t *testing.T) {

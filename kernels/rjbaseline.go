@@ -97,16 +97,7 @@ func (r *IndependenceRJ) propose(rng *rand.Rand, k int, theta []float64, logDens
 	if err != nil || !rjFinite(qOld) {
 		return ninf, ninf
 	}
-	lp, err := r.core.target.LogDensity(kp, prop)
-	if err != nil || !rjFinite(lp) {
-		return ninf, ninf
-	}
-	j := r.core.jumps.logp
-	logA := lp - logDensity + j[kp][k] - j[k][kp] + qOld - qNew
-	if math.IsNaN(logA) {
-		return ninf, ninf
-	}
-	return logA, lp
+	return r.core.acceptAt(k, kp, prop, logDensity, qOld, -qNew)
 }
 
 // NewIndependentAuxiliary returns the independent-auxiliary proposal of

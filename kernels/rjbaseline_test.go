@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 )
 
@@ -64,10 +65,7 @@ func TestIndependenceRJRecoversModelProbabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 40000
-	if testing.Short() {
-		n = 15000
-	}
+	n := checks.Size(40000, 15000)
 	x := make([]float64, n)
 	for i := range x {
 		s, _ = r.Step(rng, s)
@@ -126,10 +124,7 @@ func TestIndependentAuxiliaryRecoversPrior(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 40000
-	if testing.Short() {
-		n = 15000
-	}
+	n := checks.Size(40000, 15000)
 	x := make([][]float64, 4)
 	for m := range x {
 		x[m] = make([]float64, n)

@@ -256,10 +256,7 @@ func SampleRJ(ctx context.Context, factory func(chain int) (RJKernel, error), st
 }
 
 func (s *RJSampleSettings) withDefaults() RJSampleSettings {
-	var out RJSampleSettings
-	if s != nil {
-		out = *s
-	}
+	out := settingsOf(s)
 	setDefault(&out.Chains, 4)
 	setDefault(&out.Steps, 10000)
 	setDefault(&out.Warmup, out.Steps/10)

@@ -121,6 +121,16 @@ func cancelled(ctx context.Context, it, every int) error {
 	return nil
 }
 
+// settingsOf is *p, or the zero value when p is nil: nil settings are all
+// defaults.
+func settingsOf[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
+}
+
 // setDefault sets *p to v when it is zero: a settings field left at zero
 // takes its default.
 func setDefault[T comparable](p *T, v T) {

@@ -42,18 +42,29 @@ type RWM struct {
 	grad   []float64
 }
 
-// NewRWM returns a random-walk Metropolis kernel for t with proposal
-// N(0, scale²·cov); a nil cov means the identity.
-func NewRWM(t Target, scale float64, cov mat.Symmetric) (*RWM, error) {
+// checkKernelArgs checks what NewNUTS and NewRWM share, a target of
+// positive dimension and a positive finite step (named what), and returns
+// the dimension.
+func checkKernelArgs(t Target, what string, step float64) (int, error) {
 	if t == nil {
-		return nil, errors.New("kernels: nil target")
+		return 0, errors.New("kernels: nil target")
 	}
 	n := t.Dim()
 	if n <= 0 {
-		return nil, fmt.Errorf("%w: target dimension %d", ErrDimension, n)
+		return 0, fmt.Errorf("%w: target dimension %d", ErrDimension, n)
 	}
-	if !(scale > 0) || math.IsInf(scale, 1) {
-		return nil, fmt.Errorf("kernels: proposal scale %v, want positive and finite", scale)
+	if !(step > 0) || math.IsInf(step, 1) {
+		return 0, fmt.Errorf("kernels: %s %v, want positive and finite", what, step)
+	}
+	return n, nil
+}
+
+// NewRWM returns a random-walk Metropolis kernel for t with proposal
+// N(0, scale²·cov); a nil cov means the identity.
+func NewRWM(t Target, scale float64, cov mat.Symmetric) (*RWM, error) {
+	n, err := checkKernelArgs(t, "proposal scale", scale)
+	if err != nil {
+		return nil, err
 	}
 	k := &RWM{Scale: scale, target: t, dim: n, prop: make([]float64, n), grad: make([]float64, n)}
 	if cov != nil {
@@ -241,28 +252,25 @@ func (a *RWMAdaptation) Step(rng *rand.Rand, s RWMState) (RWMState, RWMInfo, err
 		// not fall off: the draws would run off to infinity.
 		return s, info, fmt.Errorf("kernels: random-walk scale grew past %g at warm-up iteration %d (acceptance %.2f); the posterior may be improper", maxRWMScale, a.iter+1, info.AcceptProb)
 	}
-	if slow, end := a.win.slow(a.iter); slow {
-		a.acc.add(s.Position)
-		if end {
-			m, err := a.acc.metric()
-			if err != nil {
-				return s, info, fmt.Errorf("kernels: covariance estimate at warm-up iteration %d: %w", a.iter, err)
-			}
-			if err := k.SetCovariance(m.InvMass()); err != nil {
-				return s, info, err
-			}
-			// Random-walk draws are strongly autocorrelated, so later
-			// estimates pool every slow window; only the first, which may
-			// hold the transient, is forgotten. The first update changes
-			// the proposal's shape entirely, so the scale restarts at the
-			// optimum for a Gaussian target, 2.38/√d.
-			if !a.covSet {
-				a.covSet = true
-				a.acc.reset()
-				a.t = 0
-				a.logScale = math.Log(2.38 / math.Sqrt(float64(k.dim)))
-				k.Scale = math.Exp(a.logScale)
-			}
+	m, err := windowEstimate(a.win, a.acc, a.iter, s.Position, "covariance")
+	if err != nil {
+		return s, info, err
+	}
+	if m != nil {
+		if err := k.SetCovariance(m.InvMass()); err != nil {
+			return s, info, err
+		}
+		// Random-walk draws are strongly autocorrelated, so later
+		// estimates pool every slow window; only the first, which may
+		// hold the transient, is forgotten. The first update changes
+		// the proposal's shape entirely, so the scale restarts at the
+		// optimum for a Gaussian target, 2.38/√d.
+		if !a.covSet {
+			a.covSet = true
+			a.acc.reset()
+			a.t = 0
+			a.logScale = math.Log(2.38 / math.Sqrt(float64(k.dim)))
+			k.Scale = math.Exp(a.logScale)
 		}
 	}
 	a.iter++

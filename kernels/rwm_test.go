@@ -5,15 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 func TestRWMGaussians(t *testing.T) {
 	// Random-walk chains need to be long relative to their
 	// autocorrelation time for the ESS, and so the MCSE, to be reliable.
-	draws := 10000
-	if testing.Short() {
-		draws = 5000
-	}
+	draws := checks.Size(10000, 5000)
 	for _, tc := range gaussianCases() {
 		for _, adaptCov := range []bool{false, true} {
 			if !adaptCov && tc.name != "isotropic10" {

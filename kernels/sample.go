@@ -126,10 +126,7 @@ type SampleResult struct {
 }
 
 func (s *SampleSettings) withDefaults() SampleSettings {
-	var out SampleSettings
-	if s != nil {
-		out = *s
-	}
+	out := settingsOf(s)
 	if out.Method == nil {
 		out.Method = NUTSMethod{}
 	}

@@ -98,10 +98,7 @@ type SMCResult struct {
 func (r *SMCResult) Particle(i int) []float64 { return r.Particles[i*r.Dim : (i+1)*r.Dim] }
 
 func (s *SMCSettings) withDefaults() SMCSettings {
-	var o SMCSettings
-	if s != nil {
-		o = *s
-	}
+	o := settingsOf(s)
 	setDefault(&o.Particles, 1000)
 	setDefault(&o.ESSFraction, 0.5)
 	setDefault(&o.ResampleThreshold, 1)

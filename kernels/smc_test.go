@@ -8,6 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // LogPriorLik and SamplePrior make conjugate a TemperedModel.
@@ -157,10 +159,7 @@ func TestSMCConjugateEvidence(t *testing.T) {
 	c := newConjugate()
 	truthZ := c.logEvidence()
 	postMean, postVar := c.posterior()
-	n := 1000
-	if testing.Short() {
-		n = 400
-	}
+	n := checks.Size(1000, 400)
 	cases := []struct {
 		name      string
 		move      SMCMove
@@ -213,10 +212,7 @@ func TestSMCLinearRegression(t *testing.T) {
 	l := newLinreg()
 	truthZ := l.logEvidence()
 	pm := l.posteriorMean()
-	n := 500
-	if testing.Short() {
-		n = 250
-	}
+	n := checks.Size(500, 250)
 	for _, mv := range []SMCMove{SMCEigenRWM{}, SMCNUTS{}} {
 		t.Run(mv.String(), func(t *testing.T) {
 			var zs []float64

@@ -211,16 +211,7 @@ func (t *TRJ) propose(rng *rand.Rand, k int, theta []float64, logDensity float64
 	if err != nil || !rjFinite(ldI) {
 		return ninf, ninf
 	}
-	lp, err := t.core.target.LogDensity(kp, prop)
-	if err != nil || !rjFinite(lp) {
-		return ninf, ninf
-	}
-	j := t.core.jumps.logp
-	logA := lp - logDensity + j[kp][k] - j[k][kp] + logG + ldF + ldI
-	if math.IsNaN(logA) {
-		return ninf, ninf
-	}
-	return logA, lp
+	return t.core.acceptAt(k, kp, prop, logDensity, logG, ldF, ldI)
 }
 
 // CheckPermutations checks TRJ's map h̄ (TRJConfig.Permutations) against

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/sas"
 )
@@ -159,19 +160,9 @@ func TestTRJExactSASIsRejectionFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := kernels.NewTRJ(kernels.TRJConfig{Target: tg, Transports: sasTransports(tg), Jump: j, Within: rw})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, s := startTRJ(t, kernels.TRJConfig{Target: tg, Transports: sasTransports(tg), Jump: j, Within: rw}, 0, []float64{0.5})
 	rng := rand.New(rand.NewPCG(1, 1))
-	s, err := k.Init(0, []float64{0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 40000
-	if testing.Short() {
-		n = 10000
-	}
+	n := checks.Size(40000, 10000)
 	jumps := 0
 	x, s := runIndicator(t, k, rng, s, n, 1, func(info kernels.RJInfo) {
 		if info.Jumped {
@@ -193,6 +184,20 @@ func TestTRJExactSASIsRejectionFree(t *testing.T) {
 	}
 }
 
+// startTRJ builds the TRJ kernel of cfg and starts it in model k at x.
+func startTRJ(t *testing.T, cfg kernels.TRJConfig, k int, x []float64) (*kernels.TRJ, kernels.RJState) {
+	t.Helper()
+	kern, err := kernels.NewTRJ(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := kern.Init(k, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kern, s
+}
+
 func nil2(n int) []mat.Symmetric { return make([]mat.Symmetric, n) }
 
 func TestTRJExactSASAcceptanceIsMarginalRatio(t *testing.T) {
@@ -200,15 +205,8 @@ func TestTRJExactSASAcceptanceIsMarginalRatio(t *testing.T) {
 	// j_k(k') = j_{k'}(k).
 	tg := sas.Paper()
 	j := [][]float64{{0.5, 0.5}, {0.5, 0.5}}
-	k, err := kernels.NewTRJ(kernels.TRJConfig{Target: tg, Transports: sasTransports(tg), Jump: j, Alternate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, s := startTRJ(t, kernels.TRJConfig{Target: tg, Transports: sasTransports(tg), Jump: j, Alternate: true}, 1, []float64{0.3, -0.2})
 	rng := rand.New(rand.NewPCG(2, 2))
-	s, err := k.Init(1, []float64{0.3, -0.2})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := [2][2]float64{{1, 1}, {1.0 / 3, 1}}
 	seen := [2]int{}
 	for i := 0; i < 4000; i++ {
@@ -243,10 +241,7 @@ func TestTRJImperfectTransportsKeepModelProbabilities(t *testing.T) {
 	// batch-means error then understates the error; independent chains give
 	// an honest one.
 	tg := sas.Paper()
-	reps, n := 8, 12000
-	if testing.Short() {
-		reps, n = 6, 6000
-	}
+	reps, n := checks.Size(8, 6), checks.Size(12000, 6000)
 	est := make([]float64, reps)
 	acc := 0.0
 	for r := range est {
@@ -257,17 +252,10 @@ func TestTRJImperfectTransportsKeepModelProbabilities(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := kernels.NewTRJ(kernels.TRJConfig{
+		k, s := startTRJ(t, kernels.TRJConfig{
 			Target: tg, Transports: imperfectSAS(), Jump: [][]float64{{0, 1}, {1, 0}}, Within: rw, Alternate: true,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		}, r%2, []float64{-3, -1}[:1+r%2])
 		rng := rand.New(rand.NewPCG(3, uint64(r)))
-		s, err := k.Init(r%2, []float64{-3, -1}[:1+r%2])
-		if err != nil {
-			t.Fatal(err)
-		}
 		x, _ := runIndicator(t, k, rng, s, n, 1, func(info kernels.RJInfo) { acc += info.Jump.AcceptProb })
 		est[r] = stat.Mean(x, nil)
 	}
@@ -297,21 +285,11 @@ func TestTRJPriorRecoveryWithPermutation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := kernels.NewTRJ(kernels.TRJConfig{
+	k, s := startTRJ(t, kernels.TRJConfig{
 		Target: g, Transports: g.transports(), Jump: kernels.UniformJumps(3), Within: rw, Alternate: true, Permutations: perm,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, 0, []float64{3})
 	rng := rand.New(rand.NewPCG(4, 4))
-	s, err := k.Init(0, []float64{3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 60000
-	if testing.Short() {
-		n = 20000
-	}
+	n := checks.Size(60000, 20000)
 	x := make([][]float64, 3)
 	for i := range x {
 		x[i] = make([]float64, n)
@@ -353,15 +331,8 @@ func TestTRJFailuresReject(t *testing.T) {
 		"forward error": {failingTransport{exact[0]}, exact[1]},
 		"NaN inverse":   {exact[0], nanTransport{exact[1]}},
 	} {
-		k, err := kernels.NewTRJ(kernels.TRJConfig{Target: tg, Transports: trs, Jump: [][]float64{{0, 1}, {1, 0}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		k, s := startTRJ(t, kernels.TRJConfig{Target: tg, Transports: trs, Jump: [][]float64{{0, 1}, {1, 0}}}, 0, []float64{0.1})
 		rng := rand.New(rand.NewPCG(5, 5))
-		s, err := k.Init(0, []float64{0.1})
-		if err != nil {
-			t.Fatal(err)
-		}
 		for i := 0; i < 50; i++ {
 			var info kernels.RJInfo
 			s, info = k.Step(rng, s)
@@ -395,15 +366,8 @@ func TestTRJFailingTargetRejects(t *testing.T) {
 		"+Inf":  {sas.Paper(), math.Inf(1), nil},
 		"NaN":   {sas.Paper(), math.NaN(), nil},
 	} {
-		k, err := kernels.NewTRJ(kernels.TRJConfig{Target: tg, Transports: sasTransports(sas.Paper()), Jump: [][]float64{{0, 1}, {1, 0}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		k, s := startTRJ(t, kernels.TRJConfig{Target: tg, Transports: sasTransports(sas.Paper()), Jump: [][]float64{{0, 1}, {1, 0}}}, 0, []float64{-3})
 		rng := rand.New(rand.NewPCG(8, 8))
-		s, err := k.Init(0, []float64{-3})
-		if err != nil {
-			t.Fatal(err)
-		}
 		for i := 0; i < 20; i++ {
 			var info kernels.RJInfo
 			s, info = k.Step(rng, s)

@@ -375,6 +375,32 @@ func (c *rjCore) proposeOne(rng *rand.Rand, k int, theta []float64, p rjProposer
 	return JumpRecord{From: k, To: kp, AcceptProb: rjAcceptProb(logA)}, nil
 }
 
+// logAccept is log α = lp − logDensity + log j(k'→k) − log j(k→k') plus the
+// proposal's own terms (log-density ratios and Jacobians, added in order)
+// for a jump from model k with log-density logDensity to model kp with lp;
+// it returns log α and lp, or (−∞, −∞) where log α is NaN.
+func (j *rjJumps) logAccept(k, kp int, lp, logDensity float64, terms ...float64) (float64, float64) {
+	logA := lp - logDensity + j.logp[kp][k] - j.logp[k][kp]
+	for _, t := range terms {
+		logA += t
+	}
+	if math.IsNaN(logA) {
+		return math.Inf(-1), math.Inf(-1)
+	}
+	return logA, lp
+}
+
+// acceptAt evaluates the target at prop in model kp and returns
+// jumps.logAccept's log α and lp, or (−∞, −∞) where the target fails or is
+// not finite.
+func (c *rjCore) acceptAt(k, kp int, prop []float64, logDensity float64, terms ...float64) (float64, float64) {
+	lp, err := c.target.LogDensity(kp, prop)
+	if err != nil || !rjFinite(lp) {
+		return math.Inf(-1), math.Inf(-1)
+	}
+	return c.jumps.logAccept(k, kp, lp, logDensity, terms...)
+}
+
 // rjAcceptProb is min(1, exp(logA)) with NaN mapped to 0.
 func rjAcceptProb(logA float64) float64 {
 	if math.IsNaN(logA) {

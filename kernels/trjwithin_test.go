@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/sas"
 )
@@ -17,10 +18,7 @@ func TestTRJWithNUTSWithin(t *testing.T) {
 	// comes from independent chains (NUTS with a coarse step is sticky in
 	// the tails, where single-chain batch means understate the error).
 	tg := sas.Paper()
-	reps, n := 6, 6000
-	if testing.Short() {
-		reps, n = 4, 4000
-	}
+	reps, n := checks.Size(6, 4), checks.Size(6000, 4000)
 	est := make([]float64, reps)
 	moved := 0
 	for r := range est {
@@ -36,15 +34,8 @@ func TestTRJWithNUTSWithin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := kernels.NewTRJ(kernels.TRJConfig{Target: tg, Transports: imperfectSAS(), Jump: kernels.UniformJumps(2), Within: w, Alternate: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		k, s := startTRJ(t, kernels.TRJConfig{Target: tg, Transports: imperfectSAS(), Jump: kernels.UniformJumps(2), Within: w, Alternate: true}, 0, []float64{-3})
 		rng := rand.New(rand.NewPCG(41, uint64(r)))
-		s, err := k.Init(0, []float64{-3})
-		if err != nil {
-			t.Fatal(err)
-		}
 		in := 0
 		for i := 0; i < n; i++ {
 			var info kernels.RJInfo

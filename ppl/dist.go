@@ -86,6 +86,18 @@ func operands(dist string, x *gorgonia.Node, names []string, vals ...Operand) ([
 	return out, nil
 }
 
+// logProbs is the body of an elementwise distribution's LogProbs: it
+// resolves x and the named parameters vals (o[0] is x, o[i] is vals[i−1])
+// and builds density(o) into a graph.
+func logProbs(dist string, x *gorgonia.Node, names []string, vals []Operand, density func(e *expr, o []operand) operand) (*gorgonia.Node, error) {
+	o, err := operands(dist, x, names, vals...)
+	if err != nil {
+		return nil, err
+	}
+	e := &expr{}
+	return e.result(density(e, o))
+}
+
 var (
 	logSqrt2Pi = 0.5 * math.Log(2*math.Pi)
 	logPi      = math.Log(math.Pi)
@@ -100,12 +112,9 @@ func (d Normal) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return total
 
 // LogProbs returns the log-density of each element of x.
 func (d Normal) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("Normal", x, []string{"Mu", "Sigma"}, d.Mu, d.Sigma)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	return e.result(e.normal(o[0], o[1], o[2]))
+	return logProbs("Normal", x, []string{"Mu", "Sigma"}, []Operand{d.Mu, d.Sigma}, func(e *expr, o []operand) operand {
+		return e.normal(o[0], o[1], o[2])
+	})
 }
 
 // normal is −½z² − log σ − ½ log 2π with z = (x − μ)/σ.
@@ -123,12 +132,9 @@ func (d HalfNormal) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return t
 
 // LogProbs returns the log-density of each element of x.
 func (d HalfNormal) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("HalfNormal", x, []string{"Sigma"}, d.Sigma)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	return e.result(e.Add(e.normal(o[0], cst(0), o[1]), cst(math.Ln2)))
+	return logProbs("HalfNormal", x, []string{"Sigma"}, []Operand{d.Sigma}, func(e *expr, o []operand) operand {
+		return e.Add(e.normal(o[0], cst(0), o[1]), cst(math.Ln2))
+	})
 }
 
 // LogNormal is the distribution of exp(y) for y normal with mean Mu and
@@ -140,13 +146,10 @@ func (d LogNormal) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return to
 
 // LogProbs returns the log-density of each element of x.
 func (d LogNormal) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("LogNormal", x, []string{"Mu", "Sigma"}, d.Mu, d.Sigma)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	lx := e.Log(o[0])
-	return e.result(e.Sub(e.normal(lx, o[1], o[2]), lx))
+	return logProbs("LogNormal", x, []string{"Mu", "Sigma"}, []Operand{d.Mu, d.Sigma}, func(e *expr, o []operand) operand {
+		lx := e.Log(o[0])
+		return e.Sub(e.normal(lx, o[1], o[2]), lx)
+	})
 }
 
 // StudentT is Student's t distribution with Nu degrees of freedom,
@@ -158,17 +161,14 @@ func (d StudentT) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return tot
 
 // LogProbs returns the log-density of each element of x.
 func (d StudentT) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("StudentT", x, []string{"Nu", "Mu", "Sigma"}, d.Nu, d.Mu, d.Sigma)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	nu, sigma := o[1], o[3]
-	half := e.Scale(0.5, e.Add(nu, cst(1))) // (ν+1)/2
-	norm := e.Sub(e.Sub(e.Lgamma(half), e.Lgamma(e.Scale(0.5, nu))), e.Scale(0.5, e.Log(e.Scale(math.Pi, nu))))
-	z := e.Div(e.Sub(o[0], o[2]), sigma)
-	kern := e.Mul(half, e.Log1p(e.Div(e.Square(z), nu)))
-	return e.result(e.Sub(e.Sub(norm, e.Log(sigma)), kern))
+	return logProbs("StudentT", x, []string{"Nu", "Mu", "Sigma"}, []Operand{d.Nu, d.Mu, d.Sigma}, func(e *expr, o []operand) operand {
+		nu, sigma := o[1], o[3]
+		half := e.Scale(0.5, e.Add(nu, cst(1))) // (ν+1)/2
+		norm := e.Sub(e.Sub(e.Lgamma(half), e.Lgamma(e.Scale(0.5, nu))), e.Scale(0.5, e.Log(e.Scale(math.Pi, nu))))
+		z := e.Div(e.Sub(o[0], o[2]), sigma)
+		kern := e.Mul(half, e.Log1p(e.Div(e.Square(z), nu)))
+		return e.Sub(e.Sub(norm, e.Log(sigma)), kern)
+	})
 }
 
 // Cauchy is the Cauchy distribution with location Mu and scale Scale.
@@ -179,12 +179,9 @@ func (d Cauchy) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return total
 
 // LogProbs returns the log-density of each element of x.
 func (d Cauchy) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("Cauchy", x, []string{"Mu", "Scale"}, d.Mu, d.Scale)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	return e.result(e.cauchy(o[0], o[1], o[2]))
+	return logProbs("Cauchy", x, []string{"Mu", "Scale"}, []Operand{d.Mu, d.Scale}, func(e *expr, o []operand) operand {
+		return e.cauchy(o[0], o[1], o[2])
+	})
 }
 
 func (e *expr) cauchy(x, mu, scale operand) operand {
@@ -201,12 +198,9 @@ func (d HalfCauchy) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return t
 
 // LogProbs returns the log-density of each element of x.
 func (d HalfCauchy) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("HalfCauchy", x, []string{"Scale"}, d.Scale)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	return e.result(e.Add(e.cauchy(o[0], cst(0), o[1]), cst(math.Ln2)))
+	return logProbs("HalfCauchy", x, []string{"Scale"}, []Operand{d.Scale}, func(e *expr, o []operand) operand {
+		return e.Add(e.cauchy(o[0], cst(0), o[1]), cst(math.Ln2))
+	})
 }
 
 // Exponential is the exponential distribution with rate Rate.
@@ -217,12 +211,9 @@ func (d Exponential) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return 
 
 // LogProbs returns the log-density of each element of x.
 func (d Exponential) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("Exponential", x, []string{"Rate"}, d.Rate)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	return e.result(e.Sub(e.Log(o[1]), e.Mul(o[1], o[0])))
+	return logProbs("Exponential", x, []string{"Rate"}, []Operand{d.Rate}, func(e *expr, o []operand) operand {
+		return e.Sub(e.Log(o[1]), e.Mul(o[1], o[0]))
+	})
 }
 
 // Gamma is the gamma distribution with shape Shape (α) and rate Rate (β),
@@ -234,15 +225,12 @@ func (d Gamma) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return total(
 
 // LogProbs returns the log-density of each element of x.
 func (d Gamma) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("Gamma", x, []string{"Shape", "Rate"}, d.Shape, d.Rate)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	x0, a, b := o[0], o[1], o[2]
-	norm := e.Sub(e.Mul(a, e.Log(b)), e.Lgamma(a))
-	kern := e.Sub(e.Mul(e.Sub(a, cst(1)), e.Log(x0)), e.Mul(b, x0))
-	return e.result(e.Add(kern, norm))
+	return logProbs("Gamma", x, []string{"Shape", "Rate"}, []Operand{d.Shape, d.Rate}, func(e *expr, o []operand) operand {
+		x0, a, b := o[0], o[1], o[2]
+		norm := e.Sub(e.Mul(a, e.Log(b)), e.Lgamma(a))
+		kern := e.Sub(e.Mul(e.Sub(a, cst(1)), e.Log(x0)), e.Mul(b, x0))
+		return e.Add(kern, norm)
+	})
 }
 
 // InverseGamma is the inverse-gamma distribution with shape Shape (α) and
@@ -256,15 +244,12 @@ func (d InverseGamma) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) {
 
 // LogProbs returns the log-density of each element of x.
 func (d InverseGamma) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("InverseGamma", x, []string{"Shape", "Scale"}, d.Shape, d.Scale)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	x0, a, b := o[0], o[1], o[2]
-	norm := e.Sub(e.Mul(a, e.Log(b)), e.Lgamma(a))
-	kern := e.Add(e.Mul(e.Add(a, cst(1)), e.Log(x0)), e.Div(b, x0))
-	return e.result(e.Sub(norm, kern))
+	return logProbs("InverseGamma", x, []string{"Shape", "Scale"}, []Operand{d.Shape, d.Scale}, func(e *expr, o []operand) operand {
+		x0, a, b := o[0], o[1], o[2]
+		norm := e.Sub(e.Mul(a, e.Log(b)), e.Lgamma(a))
+		kern := e.Add(e.Mul(e.Add(a, cst(1)), e.Log(x0)), e.Div(b, x0))
+		return e.Sub(norm, kern)
+	})
 }
 
 // Beta is the beta distribution on (0, 1) with shapes Alpha and Beta.
@@ -275,15 +260,12 @@ func (d Beta) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return total(d
 
 // LogProbs returns the log-density of each element of x.
 func (d Beta) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("Beta", x, []string{"Alpha", "Beta"}, d.Alpha, d.Beta)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	x0, a, b := o[0], o[1], o[2]
-	norm := e.Sub(e.Lgamma(e.Add(a, b)), e.Add(e.Lgamma(a), e.Lgamma(b)))
-	kern := e.Add(e.Mul(e.Sub(a, cst(1)), e.Log(x0)), e.Mul(e.Sub(b, cst(1)), e.Log1p(e.Neg(x0))))
-	return e.result(e.Add(kern, norm))
+	return logProbs("Beta", x, []string{"Alpha", "Beta"}, []Operand{d.Alpha, d.Beta}, func(e *expr, o []operand) operand {
+		x0, a, b := o[0], o[1], o[2]
+		norm := e.Sub(e.Lgamma(e.Add(a, b)), e.Add(e.Lgamma(a), e.Lgamma(b)))
+		kern := e.Add(e.Mul(e.Sub(a, cst(1)), e.Log(x0)), e.Mul(e.Sub(b, cst(1)), e.Log1p(e.Neg(x0))))
+		return e.Add(kern, norm)
+	})
 }
 
 // Uniform is the uniform distribution on (Min, Max).
@@ -294,11 +276,8 @@ func (d Uniform) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return tota
 
 // LogProbs returns the log-density of each element of x.
 func (d Uniform) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("Uniform", x, []string{"Min", "Max"}, d.Min, d.Max)
-	if err != nil {
-		return nil, err
-	}
-	e := &expr{}
-	// 0·x carries the observation's shape (and graph) into the result.
-	return e.result(e.Sub(e.Mul(cst(0), o[0]), e.Log(e.Sub(o[2], o[1]))))
+	return logProbs("Uniform", x, []string{"Min", "Max"}, []Operand{d.Min, d.Max}, func(e *expr, o []operand) operand {
+		// 0·x carries the observation's shape (and graph) into the result.
+		return e.Sub(e.Mul(cst(0), o[0]), e.Log(e.Sub(o[2], o[1])))
+	})
 }

@@ -4,8 +4,9 @@ import (
 	"math"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // buildBoth builds the same model twice: compiled with ad and run on
@@ -93,14 +94,7 @@ func checkGradient(t *testing.T, m Model, u []float64, tol float64) {
 	if _, err := m.LogDensityGrad(u, g); err != nil {
 		t.Fatalf("LogDensityGrad: %v", err)
 	}
-	f := func(x []float64) float64 {
-		v, err := m.LogDensity(x)
-		if err != nil {
-			return math.NaN()
-		}
-		return v
-	}
-	want := fd.Gradient(nil, f, u, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+	want := checks.CentralGradient(m.LogDensity, u, 1e-5)
 	for i := range g {
 		if !near(g[i], want[i], tol) {
 			t.Errorf("gradient[%d] = %.10g, finite differences %.10g", i, g[i], want[i])

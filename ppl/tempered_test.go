@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gorgonia.org/gorgonia"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 )
 
@@ -333,10 +334,7 @@ func (l *linearRegression) model(t *testing.T, priorAsTerm bool) *GraphModel {
 // is within 3 standard errors of the exact log evidence.
 func checkEvidence(t *testing.T, tm *TemperedModel, exact float64) {
 	t.Helper()
-	runs, particles := 6, 400
-	if testing.Short() {
-		runs, particles = 4, 200
-	}
+	runs, particles := checks.Size(6, 4), checks.Size(400, 200)
 	logZ := make([]float64, runs)
 	for r := range logZ {
 		res, err := kernels.RunSMC(context.Background(), func(int) (kernels.TemperedModel, error) { return tm.Clone(), nil },

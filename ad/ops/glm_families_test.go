@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/trjgo/trj/ad"
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // famFixture is a data set for one GLM family: n rows of d covariates and
@@ -203,10 +204,7 @@ func TestGLMFamiliesCompiled(t *testing.T) {
 // must be bit-for-bit the same (run with -race to check the partials are
 // per chunk).
 func TestGLMWorkersDeterministic(t *testing.T) {
-	n := 9000
-	if testing.Short() {
-		n = 4500
-	}
+	n := checks.Size(9000, 4500)
 	for _, fam := range glmFamilies {
 		f := newFamFixture(fam, n, 7, 4)
 		theta := f.point(4)

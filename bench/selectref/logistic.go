@@ -62,25 +62,7 @@ func (m *logitModel) mode() (mu, l []float64, err error) {
 	h := make([]float64, d*d)
 	gr := make([]float64, d)
 	for range 100 {
-		m.logPost(mu, eta)
-		for k := range h {
-			h[k] = 0
-		}
-		for j := range d {
-			gr[j] = -m.prec[j] * mu[j]
-			h[j*d+j] = m.prec[j]
-		}
-		for i := range m.n {
-			pi := 1 / (1 + math.Exp(-eta[i]))
-			w := pi * (1 - pi)
-			row := m.x[i*d : (i+1)*d]
-			for a := range d {
-				gr[a] += row[a] * (m.y[i] - pi)
-				for b := 0; b <= a; b++ {
-					h[a*d+b] += w * row[a] * row[b]
-				}
-			}
-		}
+		m.negHessian(mu, eta, h, gr)
 		l = append(l[:0], h...)
 		if !cholFlat(l, d) {
 			return nil, nil, fmt.Errorf("logistic: Hessian not positive definite")
@@ -93,29 +75,43 @@ func (m *logitModel) mode() (mu, l []float64, err error) {
 		}
 		if sz < 1e-10 {
 			// Factor the Hessian at the final mode.
-			m.logPost(mu, eta)
-			for k := range h {
-				h[k] = 0
-			}
-			for j := range d {
-				h[j*d+j] = m.prec[j]
-			}
-			for i := range m.n {
-				pi := 1 / (1 + math.Exp(-eta[i]))
-				w := pi * (1 - pi)
-				row := m.x[i*d : (i+1)*d]
-				for a := range d {
-					for b := 0; b <= a; b++ {
-						h[a*d+b] += w * row[a] * row[b]
-					}
-				}
-			}
+			m.negHessian(mu, eta, h, nil)
 			l = append(l[:0], h...)
 			cholFlat(l, d)
 			return mu, l, nil
 		}
 	}
 	return nil, nil, fmt.Errorf("logistic: Newton did not converge")
+}
+
+// negHessian writes the lower triangle of the negative Hessian of the log
+// posterior at mu into h (row-major d×d) and, unless gr is nil, its
+// gradient into gr; eta is scratch for the linear predictor.
+func (m *logitModel) negHessian(mu, eta, h, gr []float64) {
+	d := m.d
+	m.logPost(mu, eta)
+	for k := range h {
+		h[k] = 0
+	}
+	for j := range d {
+		if gr != nil {
+			gr[j] = -m.prec[j] * mu[j]
+		}
+		h[j*d+j] = m.prec[j]
+	}
+	for i := range m.n {
+		pi := 1 / (1 + math.Exp(-eta[i]))
+		w := pi * (1 - pi)
+		row := m.x[i*d : (i+1)*d]
+		for a := range d {
+			if gr != nil {
+				gr[a] += row[a] * (m.y[i] - pi)
+			}
+			for b := 0; b <= a; b++ {
+				h[a*d+b] += w * row[a] * row[b]
+			}
+		}
+	}
 }
 
 // cholFlat factors the row-major d×d a (lower triangle) in place.

@@ -373,11 +373,7 @@ func runR(rscript, tmp, tool, script string, args []string) (result, error) {
 	if err := cmd.Run(); err != nil {
 		return result{}, fmt.Errorf("%v: %s", err, stderr.String())
 	}
-	b, err := os.ReadFile(f)
-	if err != nil {
-		return result{}, err
-	}
-	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	rows, err := readCSV(f)
 	if err != nil || len(rows) != 2 {
 		return result{}, fmt.Errorf("reading %s output: %v (%d rows)", script, err, len(rows))
 	}

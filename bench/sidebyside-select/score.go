@@ -18,11 +18,7 @@ func score(path, problemName, out string) error {
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	rows, err := readCSV(path)
 	if err != nil {
 		return err
 	}
@@ -62,11 +58,7 @@ func tableOf(paths []string) error {
 	var rs []result
 	refs := map[string]*reference{}
 	for _, path := range paths {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		rows, err := readCSV(path)
 		if err != nil {
 			return err
 		}
@@ -109,4 +101,13 @@ func tableOf(paths []string) error {
 	}
 	fmt.Print(table(rs))
 	return nil
+}
+
+// readCSV reads all the records of the CSV file at path.
+func readCSV(path string) ([][]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return csv.NewReader(bytes.NewReader(b)).ReadAll()
 }

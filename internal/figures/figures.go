@@ -59,13 +59,16 @@ type config struct {
 
 // newFigure checks a figure's options and its path's format (".png" or
 // ".svg") and returns the options' config.
-func newFigure(path string, opts []Option) (*config, error) {
+func newFigure(path string, opts []Option, fn, what string, n int) (*config, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := format(path); err != nil {
 		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: %s: no %s", ErrEmpty, fn, what)
 	}
 	return cfg, nil
 }
@@ -164,23 +167,23 @@ func WithYLabel(label string) Option {
 // WithMaxLinePoints sets the largest number of points drawn per line
 // (default DefaultMaxLinePoints); it must be at least 2.
 func WithMaxLinePoints(n int) Option {
-	return func(c *config) error {
-		if n < 2 {
-			return fmt.Errorf("figures: max line points must be ≥ 2, got %d", n)
-		}
-		c.maxLine = n
-		return nil
-	}
+	return countOption("max line points", n, 2, func(c *config) *int { return &c.maxLine })
 }
 
 // WithMaxScatterPoints sets the largest number of points drawn per scatter
 // layer and for the background (default DefaultMaxScatterPoints).
 func WithMaxScatterPoints(n int) Option {
+	return countOption("max scatter points", n, 1, func(c *config) *int { return &c.maxScatter })
+}
+
+// countOption sets the count that field points to to n, which must be at
+// least least.
+func countOption(what string, n, least int, field func(*config) *int) Option {
 	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("figures: max scatter points must be ≥ 1, got %d", n)
+		if n < least {
+			return fmt.Errorf("figures: %s must be ≥ %d, got %d", what, least, n)
 		}
-		c.maxScatter = n
+		*field(c) = n
 		return nil
 	}
 }

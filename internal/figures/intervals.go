@@ -39,12 +39,9 @@ func (r intervalRows) XError(i int) (float64, float64) {
 // a name is empty, or a value or bound is not finite or not ordered
 // Low ≤ Value ≤ High.
 func Intervals(path, title string, rows []Interval, opts ...Option) error {
-	cfg, err := newFigure(path, opts)
+	cfg, err := newFigure(path, opts, "Intervals", "rows", len(rows))
 	if err != nil {
 		return err
-	}
-	if len(rows) == 0 {
-		return fmt.Errorf("%w: Intervals: no rows", ErrEmpty)
 	}
 	var refs plotter.XYs
 	ticks := make([]plot.Tick, len(rows))

@@ -30,12 +30,9 @@ import (
 // neighbours) and counted in skipped. It is an error if series is empty, a
 // name is empty, a type has no chains, or a chain has no finite value.
 func RunningEstimates(path, title string, series map[string][][]float64, truth float64, opts ...Option) (skipped int, err error) {
-	cfg, err := newFigure(path, opts)
+	cfg, err := newFigure(path, opts, "RunningEstimates", "series", len(series))
 	if err != nil {
 		return 0, err
-	}
-	if len(series) == 0 {
-		return 0, fmt.Errorf("%w: RunningEstimates: no series", ErrEmpty)
 	}
 	if err := checkTruth(truth, "RunningEstimates"); err != nil {
 		return 0, err

@@ -75,12 +75,9 @@ func Marginal(draws [][]float64, i, j int) ([]Point, error) {
 // panel asks for Contours of a background with fewer than three points or a
 // singular covariance.
 func Scatter(path, title string, panels []ScatterPanel, opts ...Option) (skipped int, err error) {
-	cfg, err := newFigure(path, opts)
+	cfg, err := newFigure(path, opts, "Scatter", "panels", len(panels))
 	if err != nil {
 		return 0, err
-	}
-	if len(panels) == 0 {
-		return 0, fmt.Errorf("%w: Scatter: no panels", ErrEmpty)
 	}
 	type rng struct{ xmin, xmax, ymin, ymax float64 }
 	shared := make(map[[2]string]*rng)

@@ -58,12 +58,9 @@ func Violins(path, title string, groups []Group, truth float64, opts ...Option) 
 // are skipped and counted in skipped; an empty panels slice, a panel without
 // groups, or a group without finite values is an error.
 func ViolinPanels(path, title string, panels []ViolinPanel, opts ...Option) (skipped int, err error) {
-	cfg, err := newFigure(path, opts)
+	cfg, err := newFigure(path, opts, "ViolinPanels", "panels", len(panels))
 	if err != nil {
 		return 0, err
-	}
-	if len(panels) == 0 {
-		return 0, fmt.Errorf("%w: ViolinPanels: no panels", ErrEmpty)
 	}
 	yLabel := "estimate"
 	if cfg.setY {

@@ -92,6 +92,18 @@ type BridgeSummary struct {
 	normalizedByModel [][]float64
 }
 
+// SucceededGroups returns the estimates perGroup[g] of the evaluation
+// groups with ok[g] (trj.Bridge's PerGroup and PerGroupOK).
+func SucceededGroups(perGroup []kernels.BridgeEstimate, ok []bool) []kernels.BridgeEstimate {
+	var out []kernels.BridgeEstimate
+	for g, succeeded := range ok {
+		if succeeded {
+			out = append(out, perGroup[g])
+		}
+	}
+	return out
+}
+
 // SummarizeBridge summarises repeated estimates; labels[k] names model k.
 // The standard errors and standard deviations are those of Normalized.
 func SummarizeBridge(ests []kernels.BridgeEstimate, labels []string) *BridgeSummary {

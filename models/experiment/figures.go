@@ -121,3 +121,53 @@ func AnyFinite(v []float64) bool {
 	}
 	return false
 }
+
+// ProposalScatter is the data of a proposal-scatter figure: draws of a
+// source model and, for each proposal type, their proposals into a target
+// model, drawn over the target's own draws.
+type ProposalScatter struct {
+	Source, Background [][]float64
+	// Proposed holds each proposal type's proposals; Order lists the types
+	// to draw, Names their display names.
+	Proposed map[string][][]float64
+	Order    []string
+	Names    ProposalNames
+	// SourceTitle titles a source panel, TargetSuffix follows a proposal
+	// type's name in the title of its panel, BackgroundName names the
+	// target's draws.
+	SourceTitle, TargetSuffix, BackgroundName string
+}
+
+// Panels returns, for each pair of coordinates coords[i] (labelled
+// labels[i]), a panel of the source draws, then one panel per proposal type
+// with proposals.
+func (s ProposalScatter) Panels(coords [][2]int, labels [][2]string) ([]figures.ScatterPanel, error) {
+	var panels []figures.ScatterPanel
+	for i, pr := range coords {
+		xl, yl := labels[i][0], labels[i][1]
+		src, err := figures.Marginal(s.Source, pr[0], pr[1])
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, figures.ScatterPanel{Title: s.SourceTitle, XLabel: xl, YLabel: yl,
+			Layers: []figures.ScatterLayer{{Name: "source", Points: src}}})
+		bg, err := figures.Marginal(s.Background, pr[0], pr[1])
+		if err != nil {
+			return nil, err
+		}
+		for _, kind := range s.Order {
+			prop, ok := s.Proposed[kind]
+			if !ok || len(prop) == 0 {
+				continue
+			}
+			pts, err := figures.Marginal(prop, pr[0], pr[1])
+			if err != nil {
+				return nil, err
+			}
+			panels = append(panels, figures.ScatterPanel{Title: s.Names.Name(kind) + s.TargetSuffix, XLabel: xl, YLabel: yl,
+				Background: bg, BackgroundName: s.BackgroundName, Contours: len(bg) >= 3,
+				Layers: []figures.ScatterLayer{{Name: s.Names.Name(kind), Points: pts}}})
+		}
+	}
+	return panels, nil
+}

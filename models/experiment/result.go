@@ -341,6 +341,17 @@ func (r *Result) writeStderrNotes(w io.Writer) error {
 	return nil
 }
 
+// SetStageSeconds records the seconds of one of trj.Run's stages in
+// p.Seconds: "transport" as StageTrain, "bridge" as StageBridge, "chains"
+// as StageChains. It reports false, recording nothing, for other stages.
+func (p *ProposalResult) SetStageSeconds(stage string, seconds float64) bool {
+	key, ok := map[string]string{"transport": StageTrain, "bridge": StageBridge, "chains": StageChains}[stage]
+	if ok {
+		p.Seconds[key] = Float(seconds)
+	}
+	return ok
+}
+
 func formatFloat(v Float, f string) string {
 	x := float64(v)
 	if math.IsNaN(x) || math.IsInf(x, 0) {

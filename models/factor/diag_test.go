@@ -144,7 +144,10 @@ func TestDiagFlows(t *testing.T) {
 // diagChains runs the default chains and reports, per chain, P(2), the
 // longest stay in one model and the state where it began.
 func diagChains(t *testing.T, set *ProposalSet, space *ppl.Space, pl *Pilot, cfg Config) {
-	cov := rwCovariances(pl.Train, cfg.RWScale)
+	cov, err := kernels.RandomWalkCovariances(pl.Train, cfg.RWScale)
+	if err != nil {
+		t.Fatal(err)
+	}
 	steps := envInt("FD_STEPS", cfg.Steps)
 	for c := 0; c < cfg.Chains; c++ {
 		rng := experiment.Stream(cfg.Seed, "chains-"+set.Kind, c)

@@ -367,26 +367,14 @@ func summarize(r *trj.Result, pilots []*trj.Pilot, labels []string) (*experiment
 			pr.ModelProbabilities[l], pr.Stderr[l] = experiment.Float(c.P), experiment.Float(c.MCSE)
 		}
 	}
-	var groups []kernels.BridgeEstimate
-	for g, ok := range r.Bridge.PerGroupOK {
-		if ok {
-			groups = append(groups, r.Bridge.PerGroup[g])
-		}
-	}
+	groups := experiment.SucceededGroups(r.Bridge.PerGroup, r.Bridge.PerGroupOK)
 	pr.Bridge = experiment.SummarizeBridge(groups, labels)
 	pr.Bridge.Failed = len(r.Bridge.PerGroupOK) - len(groups)
 	if len(pilots) > 0 && len(pilots[0].Eval) > 0 {
 		pr.Bridge.EvalDraws = len(pilots[0].Eval[0])
 	}
 	for _, t := range r.Timings {
-		switch t.Stage {
-		case "transport":
-			pr.Seconds[experiment.StageTrain] = experiment.Float(t.Seconds)
-		case "bridge":
-			pr.Seconds[experiment.StageBridge] = experiment.Float(t.Seconds)
-		case "chains":
-			pr.Seconds[experiment.StageChains] = experiment.Float(t.Seconds)
-		}
+		pr.SetStageSeconds(t.Stage, t.Seconds)
 	}
 	var running [][]float64
 	for _, c := range runs {

@@ -6,16 +6,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/datasets"
 )
@@ -91,14 +90,7 @@ func checkGrad(t *testing.T, name string, f func(u, g []float64) (float64, error
 		t.Fatalf("%s: %v", name, err)
 	}
 	scratch := make([]float64, len(u))
-	val := func(x []float64) float64 {
-		v, err := f(x, scratch)
-		if err != nil {
-			return math.NaN()
-		}
-		return v
-	}
-	want := fd.Gradient(nil, val, u, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+	want := checks.CentralGradient(func(x []float64) (float64, error) { return f(x, scratch) }, u, 1e-5)
 	for i := range g {
 		if d := math.Abs(g[i] - want[i]); d > 1e-5*(1+math.Abs(want[i])) {
 			t.Errorf("%s: gradient[%d] = %.10g, finite differences %.10g", name, i, g[i], want[i])
@@ -316,10 +308,7 @@ func TestLopesWestJacobian(t *testing.T) {
 // both modes of its posterior (Lopes and West report weights near
 // 0.78/0.22); a NUTS chain would stay in one.
 func TestPilotModes(t *testing.T) {
-	n := 1000
-	if testing.Short() {
-		n = 300
-	}
+	n := checks.Size(1000, 300)
 	y := loadData(t)
 	f, err := TemperedFactory(y, 2)
 	if err != nil {
@@ -400,26 +389,5 @@ func TestRunTiny(t *testing.T) {
 // TestLoadConfigData checks that a data file on disk and the embedded copy
 // read the same, and that each is named as what it is.
 func TestLoadConfigData(t *testing.T) {
-	raw, err := datasets.ReadFile(datasets.ExchangeRates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "data.csv")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fromFile, name, err := loadConfigData(path)
-	if err != nil || name != path {
-		t.Fatalf("from file: %v, name %q", err, name)
-	}
-	embedded, name, err := loadConfigData("")
-	if err != nil || name != "embedded:"+datasets.ExchangeRates {
-		t.Fatalf("embedded: %v, name %q", err, name)
-	}
-	if !reflect.DeepEqual(fromFile, embedded) {
-		t.Error("file and embedded data differ")
-	}
-	if _, _, err := loadConfigData(filepath.Join(t.TempDir(), "absent.csv")); err == nil {
-		t.Error("absent file: no error")
-	}
+	checks.ConfigDataLoads(t, datasets.ExchangeRates, loadConfigData)
 }

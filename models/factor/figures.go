@@ -26,35 +26,11 @@ func (r *Result) WriteFigures(dir string) ([]string, error) {
 		// Rows are B (6×3) row-major: entry 3i+j is β_{i+1,j+1}.
 		pairs := [][2]int{{3*3 + 1, 3*3 + 2}, {4*3 + 0, 4*3 + 2}}
 		names := [][2]string{{"β₄₂", "β₄₃"}, {"β₅₁", "β₅₃"}}
-		var panels []figures.ScatterPanel
-		for pi, pr := range pairs {
-			src, err := figures.Marginal(r.Source, pr[0], pr[1])
-			if err != nil {
-				return w.Files(), err
-			}
-			panels = append(panels, figures.ScatterPanel{
-				Title: "source: 2-factor draws", XLabel: names[pi][0], YLabel: names[pi][1],
-				Layers: []figures.ScatterLayer{{Name: "source", Points: src}},
-			})
-			bg, err := figures.Marginal(r.Background, pr[0], pr[1])
-			if err != nil {
-				return w.Files(), err
-			}
-			for _, k := range r.Order {
-				prop, ok := r.Proposed[k]
-				if !ok || len(prop) == 0 {
-					continue
-				}
-				pts, err := figures.Marginal(prop, pr[0], pr[1])
-				if err != nil {
-					return w.Files(), err
-				}
-				panels = append(panels, figures.ScatterPanel{
-					Title: figureNames.Name(k) + " → 3 factors", XLabel: names[pi][0], YLabel: names[pi][1],
-					Background: bg, BackgroundName: "π(·|k=3)", Contours: len(bg) >= 3,
-					Layers: []figures.ScatterLayer{{Name: figureNames.Name(k), Points: pts}},
-				})
-			}
+		panels, err := experiment.ProposalScatter{Source: r.Source, Background: r.Background, Proposed: r.Proposed, Order: r.Order,
+			Names: figureNames, SourceTitle: "source: 2-factor draws", TargetSuffix: " → 3 factors", BackgroundName: "π(·|k=3)",
+		}.Panels(pairs, names)
+		if err != nil {
+			return w.Files(), err
 		}
 		w.Write("factor_proposals", func(path string) error {
 			_, err := figures.Scatter(path, "Factor analysis: proposals from 2 to 3 factors", panels, figures.WithColumns(len(r.Proposed)+1))

@@ -230,23 +230,18 @@ func checkData(y *mat.Dense, k int) error {
 // positive diagonal, β_ij ~ N(0, 1) (i > j), β_jj ~ N⁺(0, 1),
 // Λ_ii ~ IG(1.1, 0.05). Its density is normalised (prior × likelihood,
 // every constant kept), so that its integral is the evidence.
-func NewModel(y *mat.Dense, k int) (*ppl.GraphModel, error) {
-	if err := checkData(y, k); err != nil {
-		return nil, err
-	}
-	b := ppl.NewBuilder()
-	build(b, y, k, false)
-	return b.Model()
-}
+func NewModel(y *mat.Dense, k int) (*ppl.GraphModel, error) { return newModel(y, k, false) }
 
 // NewPriorModel returns the prior of the k-factor model on the same
 // unconstrained space as NewModel (log-Jacobians included).
-func NewPriorModel(y *mat.Dense, k int) (*ppl.GraphModel, error) {
+func NewPriorModel(y *mat.Dense, k int) (*ppl.GraphModel, error) { return newModel(y, k, true) }
+
+func newModel(y *mat.Dense, k int, prior bool) (*ppl.GraphModel, error) {
 	if err := checkData(y, k); err != nil {
 		return nil, err
 	}
 	b := ppl.NewBuilder()
-	build(b, y, k, true)
+	build(b, y, k, prior)
 	return b.Model()
 }
 

@@ -8,7 +8,6 @@ import (
 	"runtime"
 
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
@@ -94,7 +93,11 @@ func Rejuvenate(ctx context.Context, y *mat.Dense, k int, draws [][]float64, ste
 	if err != nil {
 		return err
 	}
-	cov := rwCovariances([][][]float64{draws}, 1)[0]
+	covs, err := kernels.RandomWalkCovariances([][][]float64{draws}, 1)
+	if err != nil {
+		return err
+	}
+	cov := covs[0]
 	n := len(draws[0])
 	workers := runtime.GOMAXPROCS(0)
 	return experiment.Parallel(ctx, workers, func(ctx context.Context, w int) error {
@@ -217,23 +220,6 @@ func (s *ProposalSet) Transports() []kernels.Transport {
 	}
 	for _, f := range s.rqma {
 		out = append(out, f.Clone())
-	}
-	return out
-}
-
-// rwCovariances returns scale/n_k · Cov(draws_k).
-func rwCovariances(draws [][][]float64, scale float64) []mat.Symmetric {
-	out := make([]mat.Symmetric, len(draws))
-	for k, d := range draws {
-		n := len(d[0])
-		m := mat.NewDense(len(d), n, nil)
-		for i, row := range d {
-			m.SetRow(i, row)
-		}
-		var cov mat.SymDense
-		stat.CovarianceMatrix(&cov, m, nil)
-		cov.ScaleSym(scale/float64(n), &cov)
-		out[k] = &cov
 	}
 	return out
 }

@@ -9,8 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
-
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/ppl"
 )
@@ -68,14 +67,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				if err != nil || math.Abs(lp-lp0) > 1e-9*(1+math.Abs(lp)) {
 					t.Fatalf("LogDensity %v (%v) != LogDensityGrad %v", lp0, err, lp)
 				}
-				f := func(x []float64) float64 {
-					v, err := model.LogDensity(x)
-					if err != nil {
-						return math.NaN()
-					}
-					return v
-				}
-				want := fd.Gradient(nil, f, u, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+				want := checks.CentralGradient(model.LogDensity, u, 1e-5)
 				for i := range want {
 					tol := 1e-5 * (1 + math.Abs(want[i]) + math.Abs(lp)*1e-3)
 					if math.Abs(grad[i]-want[i]) > tol {

@@ -280,12 +280,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				cfg.Progress.Logf("robustvs: %s: balance estimate %.4f ± %.4f", kind, p, se)
 			}
 		}
-		var groups []kernels.BridgeEstimate
-		for g, ok := range r.Bridge.PerGroupOK {
-			if ok {
-				groups = append(groups, r.Bridge.PerGroup[g])
-			}
-		}
+		groups := experiment.SucceededGroups(r.Bridge.PerGroup, r.Bridge.PerGroupOK)
 		b := experiment.SummarizeBridge(groups, labels)
 		b.EvalDraws = len(fitted.Pilots[0].Eval[0])
 		pr := &experiment.ProposalResult{
@@ -305,17 +300,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			res.Bridge[kind] = append(res.Bridge[kind], b.Values(k))
 		}
 		for _, t := range r.Timings {
-			switch t.Stage {
-			case "transport":
-				pr.Seconds[experiment.StageTrain] = experiment.Float(t.Seconds)
-			case "bridge":
-				pr.Seconds[experiment.StageBridge] = experiment.Float(t.Seconds)
-			case "chains":
-				pr.Seconds["chains"] = experiment.Float(t.Seconds)
-			case "pilot":
-				if res.Seconds == nil {
-					res.Seconds = map[string]experiment.Float{"pilot": experiment.Float(t.Seconds)}
-				}
+			if !pr.SetStageSeconds(t.Stage, t.Seconds) && t.Stage == "pilot" && res.Seconds == nil {
+				res.Seconds = map[string]experiment.Float{"pilot": experiment.Float(t.Seconds)}
 			}
 		}
 		if cfg.ScatterSources > 0 {

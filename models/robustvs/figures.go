@@ -1,8 +1,6 @@
 package robustvs
 
 import (
-	"fmt"
-
 	"github.com/trjgo/trj/internal/figures"
 	"github.com/trjgo/trj/models/experiment"
 )
@@ -42,32 +40,11 @@ func (r *Result) WriteFigures(dir string) ([]string, error) {
 		})
 	}
 	if len(r.Proposed) > 0 && len(r.Source) > 0 {
-		var sp []figures.ScatterPanel
-		for _, pr := range [][2]int{{0, 1}, {2, 3}} {
-			xl, yl := fmt.Sprintf("β%d", pr[0]), fmt.Sprintf("β%d", pr[1])
-			src, err := figures.Marginal(r.Source, pr[0], pr[1])
-			if err != nil {
-				return w.Files(), err
-			}
-			sp = append(sp, figures.ScatterPanel{Title: "source: k = (1,1,0,0)", XLabel: xl, YLabel: yl,
-				Layers: []figures.ScatterLayer{{Name: "source", Points: src}}})
-			bg, err := figures.Marginal(r.Background, pr[0], pr[1])
-			if err != nil {
-				return w.Files(), err
-			}
-			for _, kind := range r.Order {
-				prop, ok := r.Proposed[kind]
-				if !ok || len(prop) == 0 {
-					continue
-				}
-				pts, err := figures.Marginal(prop, pr[0], pr[1])
-				if err != nil {
-					return w.Files(), err
-				}
-				sp = append(sp, figures.ScatterPanel{Title: figureNames.Name(kind) + " → (1,1,1,1)", XLabel: xl, YLabel: yl,
-					Background: bg, BackgroundName: "π(·|1,1,1,1)", Contours: len(bg) >= 3,
-					Layers: []figures.ScatterLayer{{Name: figureNames.Name(kind), Points: pts}}})
-			}
+		sp, err := experiment.ProposalScatter{Source: r.Source, Background: r.Background, Proposed: r.Proposed, Order: r.Order,
+			Names: figureNames, SourceTitle: "source: k = (1,1,0,0)", TargetSuffix: " → (1,1,1,1)", BackgroundName: "π(·|1,1,1,1)",
+		}.Panels([][2]int{{0, 1}, {2, 3}}, [][2]string{{"β0", "β1"}, {"β2", "β3"}})
+		if err != nil {
+			return w.Files(), err
 		}
 		w.Write("robustvs_proposals", func(path string) error {
 			_, err := figures.Scatter(path, "Robust variable selection: proposals from (1,1,0,0) to (1,1,1,1)", sp,

@@ -7,16 +7,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/experiment"
 )
@@ -106,13 +105,7 @@ func TestModelAgainstReference(t *testing.T) {
 			if _, err := m.LogDensityGrad(beta, g); err != nil {
 				t.Fatal(err)
 			}
-			want := fd.Gradient(nil, func(x []float64) float64 {
-				v, err := m.LogDensity(x)
-				if err != nil {
-					return math.NaN()
-				}
-				return v
-			}, beta, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+			want := checks.CentralGradient(m.LogDensity, beta, 1e-5)
 			for i := range g {
 				if math.Abs(g[i]-want[i]) > 1e-5*(1+math.Abs(want[i])) {
 					t.Errorf("%v: gradient[%d] %.10g, finite differences %.10g", ind, i, g[i], want[i])
@@ -223,28 +216,7 @@ func TestRunTiny(t *testing.T) {
 // TestLoadConfigData checks that a data file on disk and the embedded copy
 // read the same, and that each is named as what it is.
 func TestLoadConfigData(t *testing.T) {
-	raw, err := datasets.ReadFile(datasets.RobustRegression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "data.csv")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fromFile, name, err := loadConfigData(path)
-	if err != nil || name != path {
-		t.Fatalf("from file: %v, name %q", err, name)
-	}
-	embedded, name, err := loadConfigData("")
-	if err != nil || name != "embedded:"+datasets.RobustRegression {
-		t.Fatalf("embedded: %v, name %q", err, name)
-	}
-	if !reflect.DeepEqual(fromFile, embedded) {
-		t.Error("file and embedded data differ")
-	}
-	if _, _, err := loadConfigData(filepath.Join(t.TempDir(), "absent.csv")); err == nil {
-		t.Error("absent file: no error")
-	}
+	checks.ConfigDataLoads(t, datasets.RobustRegression, loadConfigData)
 }
 
 // cancelOn is a progress writer that cancels a run when a line with

@@ -437,26 +437,14 @@ func (t *Target) Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, fmt.Errorf("sas: %s: %w", kind, err)
 		}
 		res.Running[kind] = running
-		var groups []kernels.BridgeEstimate
-		for g, ok := range r.Bridge.PerGroupOK {
-			if ok {
-				groups = append(groups, r.Bridge.PerGroup[g])
-			}
-		}
+		groups := experiment.SucceededGroups(r.Bridge.PerGroup, r.Bridge.PerGroupOK)
 		p.Bridge = experiment.SummarizeBridge(groups, labels)
 		p.Bridge.Replicates = r.Bridge.Groups
 		p.Bridge.Failed = r.Bridge.Groups - len(groups)
 		p.Bridge.EvalDraws = cfg.EvalDraws
 		res.Bridge[kind] = p.Bridge.Values(t.NumModels() - 1)
 		for _, st := range r.Timings {
-			switch st.Stage {
-			case "transport":
-				p.Seconds[experiment.StageTrain] = experiment.Float(st.Seconds)
-			case "bridge":
-				p.Seconds[experiment.StageBridge] = experiment.Float(st.Seconds)
-			case "chains":
-				p.Seconds[experiment.StageChains] = experiment.Float(st.Seconds)
-			}
+			p.SetStageSeconds(st.Stage, st.Seconds)
 		}
 		if cfg.ScatterSources > 0 && cfg.ScatterAux > 0 {
 			tr := make([]kernels.Transport, t.NumModels())

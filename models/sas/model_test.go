@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // TestModelMatchesComponent checks the graph model of each component (and
@@ -39,14 +41,7 @@ func TestModelMatchesComponent(t *testing.T) {
 					x[i] = 40 * rng.NormFloat64()
 				}
 			}
-			want, err := c.LogDensityGrad(x, gh)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := m.LogDensityGrad(x, g)
-			if err != nil {
-				t.Fatal(err)
-			}
+			want, got := checks.Grad(t, c.LogDensityGrad, x, gh), checks.Grad(t, m.LogDensityGrad, x, g)
 			if math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
 				t.Errorf("component %d at %v: graph log-density %v, hand %v", k, x, got, want)
 			}

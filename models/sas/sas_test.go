@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 func TestGradientMatchesFiniteDifferences(t *testing.T) {
@@ -51,14 +53,7 @@ func TestTransportRoundTripAndJacobian(t *testing.T) {
 			if err := tg.Component(k).Sample(rng, x); err != nil {
 				t.Fatal(err)
 			}
-			ldf, err := tr.Forward(x, z)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ldi, err := tr.Inverse(z, back)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ldf, ldi := checks.RoundTrip(t, tr, x, z, back)
 			if !floats.EqualApprox(x, back, 1e-9) {
 				t.Errorf("model %d: round trip %v → %v", k, x, back)
 			}

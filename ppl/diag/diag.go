@@ -192,24 +192,27 @@ func meanVar(x []float64) (mean, variance float64) { return stat.MeanVariance(x,
 // SplitRhat returns the classic split-R̂ of x (BDA3 §11.4), without rank
 // normalization. It is sensitive to heavy tails; Rhat is the recommended
 // diagnostic.
-func SplitRhat(x [][]float64) (float64, error) {
-	if _, _, err := check(x, minRhatDraws); err != nil {
-		return math.NaN(), err
-	}
-	return rhatBasic(split(x))
-}
+func SplitRhat(x [][]float64) (float64, error) { return onSplit(x, minRhatDraws, false, rhatBasic) }
 
 // RhatBulk returns the rank-normalized split-R̂ of x, which detects chains
 // that disagree in location.
-func RhatBulk(x [][]float64) (float64, error) {
-	if _, _, err := check(x, minRhatDraws); err != nil {
+func RhatBulk(x [][]float64) (float64, error) { return onSplit(x, minRhatDraws, true, rhatBasic) }
+
+// onSplit checks x (at least minDraws draws per chain), splits its chains
+// in halves, rank-normalizes them if rank (which needs draws that are not
+// all equal) and returns stat of the result.
+func onSplit(x [][]float64, minDraws int, rank bool, stat func([][]float64) (float64, error)) (float64, error) {
+	if _, _, err := check(x, minDraws); err != nil {
 		return math.NaN(), err
 	}
 	s := split(x)
+	if !rank {
+		return stat(s)
+	}
 	if isConstant(s) {
 		return math.NaN(), ErrConstant
 	}
-	return rhatBasic(rankNormalize(s))
+	return stat(rankNormalize(s))
 }
 
 // RhatTail returns the rank-normalized split-R̂ of the folded draws

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/integrate/quad"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // smooth is a deterministic, autocorrelated 3×41 input shared with an
@@ -149,10 +151,7 @@ func replicate(t *testing.T, reps int, gen func(*rand.Rand) [][]float64, f func(
 // one standard error of zero for ρ = 0.5 and 0.9).
 func TestESSAR1(t *testing.T) {
 	const m, n = 4, 1000
-	reps := 40
-	if testing.Short() {
-		reps = 12
-	}
+	reps := checks.Size(40, 12)
 	for _, rho := range []float64{0, 0.5, 0.9, -0.3} {
 		truth := float64(m*n) * (1 - rho) / (1 + rho)
 		gen := func(rng *rand.Rand) [][]float64 { return ar1(rng, m, n, rho) }
@@ -232,10 +231,7 @@ func TestRhatDetectsDisagreement(t *testing.T) {
 // estimator's discreteness bias.
 func TestMCSEIID(t *testing.T) {
 	const m, n = 4, 500
-	reps := 30
-	if testing.Short() {
-		reps = 10
-	}
+	reps := checks.Size(30, 10)
 	s := float64(m * n)
 	gen := func(rng *rand.Rand) [][]float64 { return ar1(rng, m, n, 0) }
 	mean, se := replicate(t, reps, gen, MCSEMean)
@@ -338,10 +334,7 @@ func indicatorESS(s int, rho, p float64) float64 {
 // with 4×16000, so the chains here are long enough that n/τ ≥ 200.
 func TestESSQuantileAR1(t *testing.T) {
 	const m = 4
-	reps := 40
-	if testing.Short() {
-		reps = 12
-	}
+	reps := checks.Size(40, 12)
 	for _, tc := range []struct {
 		rho float64
 		n   int

@@ -13,26 +13,12 @@ import (
 // without rank normalization (Vehtari et al. 2021 §3.2, the "basic" ESS).
 // It is the ESS that MCSEMean uses; it is unreliable when the variance is
 // infinite, where ESSBulk remains meaningful.
-func ESS(x [][]float64) (float64, error) {
-	if _, _, err := check(x, minESSDraws); err != nil {
-		return math.NaN(), err
-	}
-	return essBasic(split(x))
-}
+func ESS(x [][]float64) (float64, error) { return onSplit(x, minESSDraws, false, essBasic) }
 
 // ESSBulk returns the bulk effective sample size of x: the split ESS of the
 // rank-normalized draws. It measures how well the centre of the distribution
 // has been explored.
-func ESSBulk(x [][]float64) (float64, error) {
-	if _, _, err := check(x, minESSDraws); err != nil {
-		return math.NaN(), err
-	}
-	s := split(x)
-	if isConstant(s) {
-		return math.NaN(), ErrConstant
-	}
-	return essBasic(rankNormalize(s))
-}
+func ESSBulk(x [][]float64) (float64, error) { return onSplit(x, minESSDraws, true, essBasic) }
 
 // ESSQuantile returns the effective sample size of x for estimating its
 // p-quantile: the split ESS of the indicators x ≤ q̂_p.

@@ -51,48 +51,70 @@ func (d *Draws) WriteCSV(w io.Writer, c int, config []Setting) error {
 // float64; NaN and infinities as CmdStan writes them (nan, inf, -inf). A
 // CSVWriter is for one goroutine.
 type CSVWriter struct {
-	w      *bufio.Writer
-	layout Layout
-	buf    []byte
+	checkedRows
+	w   *bufio.Writer
+	buf []byte
 }
 
 // NewCSVWriter writes config as "# key = value" comment lines and the
 // header row of layout l to w, and returns a writer for the draws.
 func NewCSVWriter(w io.Writer, l Layout, config []Setting) (*CSVWriter, error) {
-	if w == nil {
-		return nil, errors.New("draws: nil writer")
-	}
-	if err := l.validate(); err != nil {
+	header, err := csvHeader(w, l, config)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkSettings(config); err != nil {
-		return nil, err
-	}
-	cw := &CSVWriter{w: bufio.NewWriter(w), layout: l.clone()}
-	var b strings.Builder
-	writeSettings(&b, config)
-	cw.w.WriteString(b.String())
-	cw.w.WriteString(strings.Join(cw.layout.columnNames(), ","))
-	if err := cw.w.WriteByte('\n'); err != nil {
+	cw := &CSVWriter{w: bufio.NewWriter(w), checkedRows: checkedRows{layout: l.clone()}}
+	cw.sink = cw
+	if _, err := cw.w.WriteString(header); err != nil {
 		return nil, err
 	}
 	return cw, nil
 }
 
-// Write writes one draw of a run that is not transdimensional.
-func (cw *CSVWriter) Write(params, diagnostics []float64) error {
-	if err := cw.layout.checkDraw(params, diagnostics, false, 0); err != nil {
-		return err
+// csvHeader checks the arguments of NewCSVWriter and NewStream and returns
+// the start of their files: config as comment lines, then the header row
+// of layout l.
+func csvHeader(w io.Writer, l Layout, config []Setting) (string, error) {
+	if w == nil {
+		return "", errors.New("draws: nil writer")
 	}
-	return cw.writeRow(params, diagnostics, 0)
+	if err := l.validate(); err != nil {
+		return "", err
+	}
+	if err := checkSettings(config); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	writeSettings(&b, config)
+	b.WriteString(strings.Join(l.columnNames(), ","))
+	b.WriteByte('\n')
+	return b.String(), nil
+}
+
+// checkedRows gives CSVWriter and Stream their Write and WriteModel: each
+// draw is checked against the layout before the sink takes it.
+type checkedRows struct {
+	layout Layout
+	sink   interface {
+		writeRow(params, diagnostics []float64, k int) error
+	}
+}
+
+// Write writes one draw of a run that is not transdimensional.
+func (r *checkedRows) Write(params, diagnostics []float64) error {
+	return r.write(false, 0, params, diagnostics)
 }
 
 // WriteModel writes one draw of model k of a transdimensional run.
-func (cw *CSVWriter) WriteModel(k int, params, diagnostics []float64) error {
-	if err := cw.layout.checkDraw(params, diagnostics, true, k); err != nil {
+func (r *checkedRows) WriteModel(k int, params, diagnostics []float64) error {
+	return r.write(true, k, params, diagnostics)
+}
+
+func (r *checkedRows) write(transdimensional bool, k int, params, diagnostics []float64) error {
+	if err := r.layout.checkDraw(params, diagnostics, transdimensional, k); err != nil {
 		return err
 	}
-	return cw.writeRow(params, diagnostics, k)
+	return r.sink.writeRow(params, diagnostics, k)
 }
 
 // Flush writes any buffered data to the underlying io.Writer.

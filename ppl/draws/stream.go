@@ -60,10 +60,10 @@ type Adaptation struct {
 // The methods of a Stream are safe for concurrent use; a chain's draws
 // should come from one goroutine so that their order is the chain's.
 type Stream struct {
+	checkedRows
 	mu      sync.Mutex
 	w       io.Writer
 	closer  io.Closer
-	layout  Layout
 	pending []byte // finished rows not yet written
 	err     error  // first write error; sticky
 	closed  bool
@@ -78,24 +78,16 @@ type Stream struct {
 // row of layout l to w and returns a Stream for the draws. If w is an
 // io.Closer, Close closes it.
 func NewStream(w io.Writer, l Layout, config []Setting) (*Stream, error) {
-	if w == nil {
-		return nil, errors.New("draws: nil writer")
-	}
-	if err := l.validate(); err != nil {
+	header, err := csvHeader(w, l, config)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkSettings(config); err != nil {
-		return nil, err
-	}
-	s := &Stream{w: w, layout: l.clone(), created: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Stream{w: w, checkedRows: checkedRows{layout: l.clone()}, created: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	s.sink = s
 	if c, ok := w.(io.Closer); ok {
 		s.closer = c
 	}
-	var b strings.Builder
-	writeSettings(&b, config)
-	b.WriteString(strings.Join(s.layout.columnNames(), ","))
-	b.WriteByte('\n')
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if _, err := io.WriteString(w, header); err != nil {
 		return nil, fmt.Errorf("draws: writing the header: %w", err)
 	}
 	go s.flushEvery(FlushInterval)
@@ -181,23 +173,8 @@ func (s *Stream) Len() int {
 	return s.draws
 }
 
-// Write writes one draw of a run that is not transdimensional.
-func (s *Stream) Write(params, diagnostics []float64) error {
-	if err := s.layout.checkDraw(params, diagnostics, false, 0); err != nil {
-		return err
-	}
-	return s.add(params, diagnostics, 0)
-}
-
-// WriteModel writes one draw of model k of a transdimensional run.
-func (s *Stream) WriteModel(k int, params, diagnostics []float64) error {
-	if err := s.layout.checkDraw(params, diagnostics, true, k); err != nil {
-		return err
-	}
-	return s.add(params, diagnostics, k)
-}
-
-func (s *Stream) add(params, diagnostics []float64, k int) error {
+// writeRow adds a checked draw to the rows waiting to be written.
+func (s *Stream) writeRow(params, diagnostics []float64, k int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
