@@ -286,6 +286,9 @@ func (b *builder) finish(hasOut bool, cfg config) (*Program, error) {
 	if c.arenaLen > c.ioOff {
 		c.ioEager = c.inplace == nil || !c.inplace.ok
 	}
+	for _, l := range [][]instr{c.value, c.full, c.outputs} {
+		setDispatch(l)
+	}
 	// The program takes c.init as its arena: only newProgram reads c.init,
 	// so it need not be copied.
 	return newProgram(c, c.init), nil

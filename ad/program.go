@@ -210,49 +210,57 @@ func (p *Program) LogDensity(x []float64) (float64, error) {
 // allocate unless the program has fallbacks (or, once, on its first call).
 // When it returns an error, grad's contents are unspecified.
 func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
-	if p.code.outSlot < 0 {
+	c := p.code
+	if c.outSlot < 0 {
 		return math.NaN(), errNoOutput
 	}
-	if len(grad) != p.code.dim {
-		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), p.code.dim)
+	if len(grad) != c.dim {
+		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), c.dim)
 	}
-	if err := p.acquire(); err != nil {
-		return math.NaN(), err
+	if !p.busy.CompareAndSwap(false, true) {
+		return math.NaN(), ErrConcurrentUse
 	}
-	defer p.release()
-	if p.inplace == nil {
-		p.inplace = p.planInplace()
-	}
+	// The release is written out at each return rather than deferred: this
+	// is the entry point of every sampler step, and small models spend
+	// more time here than in their arithmetic.
+	v, err := p.logDensityGrad(x, grad)
+	p.busy.Store(false)
+	return v, err
+}
+
+// logDensityGrad is LogDensityGrad once p is acquired and grad's length
+// checked.
+func (p *Program) logDensityGrad(x, grad []float64) (float64, error) {
 	c := p.code
-	// The check slot is 0 unless an op has written a non-finite gradient
-	// value since it was last cleared (below, or by an earlier call that
-	// returned early, which at worst costs this call a scan of grad).
-	if st := p.inplace; st.ok && len(x) == p.code.dim && p.code.dim > 0 && !overlap(x, grad) {
-		// Read x and write the gradient where they are, as
-		// LogDensityGradInPlace does, saving two copies.
-		if &x[0] != st.x || &grad[0] != st.g {
-			p.bindInplace(x, grad)
-		}
-		if err := p.exec(p.code.full); err != nil {
-			return math.NaN(), err
-		}
-	} else {
+	st := p.inplace
+	// Reading x and writing the gradient where they are, as
+	// LogDensityGradInPlace does, saves two copies. Buffers bound by an
+	// earlier call were checked then: same first elements and lengths
+	// mean the same verdict.
+	inPlace := st != nil && st.ok && len(x) == c.dim && c.dim > 0 &&
+		(&x[0] == st.x && &grad[0] == st.g || !overlap(x, grad) && p.bindInplace(x, grad))
+	if !inPlace {
 		if err := p.load(x); err != nil {
 			return math.NaN(), err
 		}
-		if err := p.exec(p.code.full); err != nil {
-			return math.NaN(), err
-		}
+	}
+	if err := p.exec(c.full); err != nil {
+		return math.NaN(), err
+	}
+	if !inPlace {
 		g := grad
-		for _, s := range p.code.gradSlots {
+		for _, s := range c.gradSlots {
 			n := copy(g, p.slots[s])
 			g = g[n:]
 		}
 	}
-	v := p.slots[p.code.outSlot][0]
+	v := p.slots[c.outSlot][0]
 	if v-v != 0 { // NaN or ±Inf
 		return v, fmt.Errorf("%w: log-density is %v", ErrNonFinite, v)
 	}
+	// The check slot is 0 unless an op has written a non-finite gradient
+	// value since it was last cleared (below, or by an earlier call that
+	// returned early, which at worst costs this call a scan of grad).
 	if c.gradChecked && p.slots[c.chkSlot][0] != 0 || !c.gradChecked && !allFinite(grad) {
 		if c.gradChecked {
 			p.slots[c.chkSlot][0] = 0
