@@ -108,7 +108,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	nn := len(sorted)
 	b := &builder{g: g, slot: make(map[*gorgonia.Node]int, nn), wrt: seen, nodes: nn,
 		kids:   make(map[*gorgonia.Node][]*gorgonia.Node, nn),
-		c:      &code{data: make(map[*gorgonia.Node]int)},
+		c:      &code{data: make(map[*gorgonia.Node]int), picked: make(map[int]bool)},
 		consts: make(map[int][]float64), isConst: make(map[int]bool),
 		accum: make(map[*gorgonia.Node]*accumPlan), absorbed: make(map[*gorgonia.Node]bool),
 		shared: cfg.shared, viewOf: make(map[int]int)}
@@ -786,9 +786,57 @@ func (b *builder) lowerLinAlg(nd *gorgonia.Node, cs []*gorgonia.Node, args []int
 		// The product packs panels into the Program's scratch.
 		b.c.scratchN = max(b.c.scratchN, gemm.WorkLen(l.inner()))
 	}
+	var pick []int32
+	if kind == kGemv {
+		pick = b.selectionPick(cs[0], args[0], l)
+	}
 	s := b.newSlot(nd, n)
-	b.emit(nd, instr{kind: kind, out: s, args: args, la: l})
+	b.emit(nd, instr{kind: kind, out: s, args: args, la: l, pick: pick})
 	return true, nil
+}
+
+// selectionPick returns, for a matrix–vector product whose matrix is a
+// constant or a data node holding a selection matrix (every row of op(A)
+// has at most one non-zero element, and it is 1: what ppl's Diag,
+// StrictlyLower and DiagMatrix build, and hand-written scatters into a
+// loading matrix), the position in the vector that each output copies, −1
+// for a zero row; nil otherwise. The product then runs as that copy: the
+// same values for every finite vector, without the m·n multiplications
+// (see instr.pick for where bits differ).
+func (b *builder) selectionPick(a *gorgonia.Node, slot int, l linalg) []int32 {
+	if b.c.shared[slot] != nil || a.Op() != nil && opType(a.Op()) != "constantTensor" {
+		return nil
+	}
+	if b.wrt[a] {
+		return nil
+	}
+	v, err := nodeValue(a)
+	if err != nil || len(v) != l.ar*l.ac {
+		return nil
+	}
+	rows, cols := l.ar, l.ac
+	at := func(i, j int) float64 { return v[i*l.ac+j] }
+	if l.tA == blas.Trans {
+		rows, cols = l.ac, l.ar
+		at = func(i, j int) float64 { return v[j*l.ac+i] }
+	}
+	pick := make([]int32, rows)
+	for i := range pick {
+		pick[i] = -1
+		for j := 0; j < cols; j++ {
+			switch x := at(i, j); {
+			case x == 0:
+			case x == 1 && pick[i] < 0:
+				pick[i] = int32(j)
+			default:
+				return nil
+			}
+		}
+	}
+	if a.Op() == nil {
+		b.c.picked[slot] = true
+	}
+	return pick
 }
 
 // lowerByIndices lowers gorgonia's ByIndices (args x, indices) and its

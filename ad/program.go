@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -37,6 +38,9 @@ type Program struct {
 	scratch []float64   // shared by the Scratcher kernels
 	inplace *inplace    // LogDensityGradInPlace's bindings, see inplace.go
 	busy    atomic.Bool // set while a call uses the buffers
+	// dense says that Bind gave a matrix of code.picked a value other
+	// than its compiled selection: its products multiply again.
+	dense bool
 }
 
 // ErrConcurrentUse is returned when a Program is called by a goroutine
@@ -78,6 +82,9 @@ type code struct {
 	inplace *inplace
 
 	data map[*gorgonia.Node]int // data node -> slot, for Bind
+	// picked holds the data slots whose selection matrices became picks
+	// (see selectionPick).
+	picked map[int]bool
 
 	value, full, outputs []instr // instruction lists for each entry point
 
@@ -142,6 +149,14 @@ type instr struct {
 	sym     string // kUnary, kBinary: the op's name or symbol, for fusion
 	variant uint8  // kBinary: 0 tensor–tensor, 1 scalar–tensor, 2 tensor–scalar
 	fz      []fop  // kFused: the fused instructions, see fuse.go
+
+	// pick, for a kGemv by a selection matrix, is the element of the
+	// vector each output copies, −1 for zero (see selectionPick). It
+	// gives the product's values exactly for finite vectors but for the
+	// sign of zeros (a copied −0 stays −0, where the sum with the 0·x
+	// terms gives +0); a non-finite element reaches only the outputs
+	// copying it, where 0·Inf made every output NaN.
+	pick []int32
 }
 
 // label describes the instruction's op, for error messages.
@@ -319,6 +334,9 @@ func (p *Program) Bind(data *gorgonia.Node, v []float64) error {
 		return err
 	}
 	defer p.release()
+	if p.code.picked[s] && !p.dense && !slices.Equal(p.slots[s], v) {
+		p.dense = true
+	}
 	copy(p.slots[s], v)
 	return nil
 }
@@ -329,7 +347,7 @@ func (p *Program) Bind(data *gorgonia.Node, v []float64) error {
 // it must not run while p itself is evaluating. Custom kernels implementing
 // Cloner are cloned too; others are assumed stateless and shared.
 func (p *Program) Clone() *Program {
-	q := &Program{code: p.code, arena: append([]float64(nil), p.arena...)}
+	q := &Program{code: p.code, arena: append([]float64(nil), p.arena...), dense: p.dense}
 	q.copyPlan()
 	if p.code.ioEager {
 		q.io = append([]float64(nil), p.io...)
@@ -501,6 +519,17 @@ func (p *Program) run(code []instr) (err error) {
 				matMul(l, a[j*na:(j+1)*na], b[j*nb:(j+1)*nb], out[j*nc:(j+1)*nc], p.scratch)
 			}
 		case kGemv:
+			if ins.pick != nil && !p.dense {
+				x := s[ins.args[1]]
+				for j, k := range ins.pick[:len(out)] {
+					if k < 0 {
+						out[j] = 0
+					} else {
+						out[j] = x[k]
+					}
+				}
+				break
+			}
 			l := &ins.la
 			x := s[ins.args[1]]
 			blas64.Gemv(l.tA, 1,
