@@ -30,6 +30,7 @@ type config struct {
 	shared  map[*gorgonia.Node]bool
 	noFuse  bool // tests: keep one instruction per node (see fuse.go)
 	noPack  bool // tests: give every buffer its own arena range (see pack.go)
+	noFold  bool // tests: keep transposes around products (see transpose.go)
 }
 
 // WithOutputs adds nodes whose values Program.Outputs returns, flattened
@@ -111,7 +112,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		c:      &code{data: make(map[*gorgonia.Node]int), picked: make(map[int]bool)},
 		consts: make(map[int][]float64), isConst: make(map[int]bool),
 		accum: make(map[*gorgonia.Node]*accumPlan), absorbed: make(map[*gorgonia.Node]bool),
-		shared: cfg.shared, viewOf: make(map[int]int)}
+		shared: cfg.shared, viewOf: make(map[int]int), transposes: make(map[int]transposeOf)}
 
 	var roots []*gorgonia.Node
 	if out != nil {
@@ -121,7 +122,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	if err := b.lowerAll(sorted, roots, wrt); err != nil {
 		return nil, err
 	}
-	b.entryPoints(out, wrt, grads, cfg.outputs)
+	b.entryPoints(out, wrt, grads, cfg)
 	return b.finish(out != nil, cfg)
 }
 
@@ -184,12 +185,21 @@ func (b *builder) lowerAll(sorted, roots, wrt []*gorgonia.Node) error {
 
 // entryPoints records the slots of the inputs, the output, the gradients
 // and the WithOutputs nodes, and the instruction list of each entry point.
-func (b *builder) entryPoints(out *gorgonia.Node, wrt, grads, outputs []*gorgonia.Node) {
-	c := b.c
+func (b *builder) entryPoints(out *gorgonia.Node, wrt, grads []*gorgonia.Node, cfg config) {
+	c, outputs := b.c, cfg.outputs
 	for _, n := range wrt {
 		s := b.slot[n]
 		c.wrt = append(c.wrt, s)
 		c.dim += c.slotLen[s]
+	}
+	var roots []int
+	for _, n := range append(append([]*gorgonia.Node{out}, grads...), outputs...) {
+		if n != nil {
+			roots = append(roots, b.slot[n])
+		}
+	}
+	if !cfg.noFold {
+		b.foldTransposes(roots)
 	}
 	c.outSlot = -1
 	if out != nil {
@@ -373,14 +383,15 @@ type builder struct {
 	folded   []bool            // instructions with constant inputs, parallel to instr
 	arenaLen int
 
-	accum    map[*gorgonia.Node]*accumPlan       // roots of sums of slice gradients
-	absorbed map[*gorgonia.Node]bool             // interior nodes of those sums: no buffer
-	shared   map[*gorgonia.Node]bool             // WithSharedData nodes
-	viewOf   map[int]int                         // alias slot -> the slot owning its memory
-	kids     map[*gorgonia.Node][]*gorgonia.Node // memo of children
-	front    []bool                              // slots laid out first, see frontLayout
-	io       []bool                              // slots of the io region, see frontLayout
-	frontEnd int                                 // end of their region
+	accum      map[*gorgonia.Node]*accumPlan       // roots of sums of slice gradients
+	absorbed   map[*gorgonia.Node]bool             // interior nodes of those sums: no buffer
+	shared     map[*gorgonia.Node]bool             // WithSharedData nodes
+	viewOf     map[int]int                         // alias slot -> the slot owning its memory
+	transposes map[int]transposeOf                 // 2-D transposes by out slot, see transpose.go
+	kids       map[*gorgonia.Node][]*gorgonia.Node // memo of children
+	front      []bool                              // slots laid out first, see frontLayout
+	io         []bool                              // slots of the io region, see frontLayout
+	frontEnd   int                                 // end of their region
 }
 
 type initVal struct {
