@@ -45,16 +45,7 @@ func dgemmAsm(transB bool, m, n, k int, alpha float64, a []float64, rsA, csA int
 	if m > mFull {
 		// The last m−mFull rows of op(A) as a k×4 panel.
 		aEdge = work[k*nr : k*(nr+mr) : k*(nr+mr)]
-		for l := 0; l < k; l++ {
-			p := aEdge[l*mr : l*mr+mr]
-			for i := range p {
-				if mFull+i < m {
-					p[i] = a[(mFull+i)*rsA+l*csA]
-				} else {
-					p[i] = 0
-				}
-			}
-		}
+		packA(aEdge, a[mFull*rsA:], rsA, csA, m-mFull, k)
 	}
 	betaNonZero := 0
 	if beta != 0 {
@@ -68,19 +59,7 @@ func dgemmAsm(transB bool, m, n, k int, alpha float64, a []float64, rsA, csA int
 		if !transB && w == nr {
 			bp, bStride = b[j0:], ldb
 		} else {
-			for l := 0; l < k; l++ {
-				p := bPanel[l*nr : l*nr+nr]
-				for j := range p {
-					switch {
-					case j >= w:
-						p[j] = 0
-					case transB:
-						p[j] = b[(j0+j)*ldb+l]
-					default:
-						p[j] = b[l*ldb+j0+j]
-					}
-				}
-			}
+			packB(bPanel, b, ldb, transB, j0, w, k)
 			bp, bStride = bPanel, nr
 		}
 		for i0 := 0; i0 < mFull; i0 += mr {
@@ -105,5 +84,42 @@ func dgemmAsm(transB bool, m, n, k int, alpha float64, a []float64, rsA, csA int
 				}
 			}
 		}
+	}
+}
+
+// packA writes the rows rows (fewer than mr) of op(A) starting at a into
+// the k×mr panel p, column-major by row of op(A), zero beyond them.
+func packA(p, a []float64, rsA, csA, rows, k int) {
+	p = p[:k*mr]
+	if rows < mr {
+		clear(p)
+	}
+	for i := 0; i < rows; i++ {
+		ai := a[i*rsA:]
+		for l := 0; l < k; l++ {
+			p[l*mr+i] = ai[l*csA]
+		}
+	}
+}
+
+// packB writes columns j0 to j0+w (w ≤ nr) of op(B) into the k×nr panel
+// p, zero beyond them.
+func packB(p, b []float64, ldb int, transB bool, j0, w, k int) {
+	p = p[:k*nr]
+	if w < nr {
+		clear(p)
+	}
+	if transB {
+		// Row j of B is column j of op(B): read it in order.
+		for j := 0; j < w; j++ {
+			bj := b[(j0+j)*ldb : (j0+j)*ldb+k]
+			for l, v := range bj {
+				p[l*nr+j] = v
+			}
+		}
+		return
+	}
+	for l := 0; l < k; l++ {
+		copy(p[l*nr:l*nr+w], b[l*ldb+j0:l*ldb+j0+w])
 	}
 }
