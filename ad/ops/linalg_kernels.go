@@ -81,7 +81,13 @@ func choleskyGradInto(abar, l, lbar, p []float64, n int) error {
 	}
 	// G = L⁻ᵀ X in place, from the last row up: G_i = (X_i − Σ_{k>i} L_ki G_k)/L_ii.
 	for i := n - 1; i >= 0; i-- {
-		substituteUp(p, l, i, n)
+		gi := p[i*n : i*n+n]
+		for k := i + 1; k < n; k++ {
+			if lki := l[k*n+i]; lki != 0 {
+				axpy(gi, -lki, p[k*n:k*n+n])
+			}
+		}
+		scale(gi, 1/l[i*n+i])
 	}
 	// Ā = (G+Gᵀ)/2.
 	for i := 0; i < n; i++ {
@@ -91,38 +97,6 @@ func choleskyGradInto(abar, l, lbar, p []float64, n int) error {
 		}
 	}
 	return nil
-}
-
-// substituteUp sets row i of the n×n matrix g to (g_i + Σ_{k>i} (−L_ki)·g_k)
-// times 1/L_ii, the terms added in order of k, with four columns at a time
-// in registers: the operations of an axpy per row k and a scaling, in the
-// same order, so the same bits.
-func substituteUp(g, l []float64, i, n int) {
-	gi := g[i*n : i*n+n]
-	r := 1 / l[i*n+i]
-	j := 0
-	for ; j+4 <= n; j += 4 {
-		v0, v1, v2, v3 := gi[j], gi[j+1], gi[j+2], gi[j+3]
-		for k := i + 1; k < n; k++ {
-			if lki := l[k*n+i]; lki != 0 {
-				a, gk := -lki, (*[4]float64)(g[k*n+j:k*n+j+4])
-				v0 += a * gk[0]
-				v1 += a * gk[1]
-				v2 += a * gk[2]
-				v3 += a * gk[3]
-			}
-		}
-		gi[j], gi[j+1], gi[j+2], gi[j+3] = v0*r, v1*r, v2*r, v3*r
-	}
-	for ; j < n; j++ {
-		v := gi[j]
-		for k := i + 1; k < n; k++ {
-			if lki := l[k*n+i]; lki != 0 {
-				v += -lki * g[k*n+j]
-			}
-		}
-		gi[j] = v * r
-	}
 }
 
 // logDetFromCholesky returns log det A = 2 Σ log L_ii.
@@ -156,6 +130,13 @@ func axpy(y []float64, a float64, x []float64) {
 	x = x[:len(y)]
 	for i, xi := range x {
 		y[i] += a * xi
+	}
+}
+
+// scale computes x *= a.
+func scale(x []float64, a float64) {
+	for i := range x {
+		x[i] *= a
 	}
 }
 
