@@ -30,6 +30,7 @@ type config struct {
 	shared  map[*gorgonia.Node]bool
 	noFuse  bool // tests: keep one instruction per node (see fuse.go)
 	noPack  bool // tests: give every buffer its own arena range (see pack.go)
+	noFold  bool // tests: keep transposes around products (see transpose.go)
 }
 
 // WithOutputs adds nodes whose values Program.Outputs returns, flattened
@@ -108,10 +109,10 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	nn := len(sorted)
 	b := &builder{g: g, slot: make(map[*gorgonia.Node]int, nn), wrt: seen, nodes: nn,
 		kids:   make(map[*gorgonia.Node][]*gorgonia.Node, nn),
-		c:      &code{data: make(map[*gorgonia.Node]int)},
+		c:      &code{data: make(map[*gorgonia.Node]int), picked: make(map[int]bool)},
 		consts: make(map[int][]float64), isConst: make(map[int]bool),
 		accum: make(map[*gorgonia.Node]*accumPlan), absorbed: make(map[*gorgonia.Node]bool),
-		shared: cfg.shared, viewOf: make(map[int]int)}
+		shared: cfg.shared, viewOf: make(map[int]int), transposes: make(map[int]transposeOf)}
 
 	var roots []*gorgonia.Node
 	if out != nil {
@@ -121,7 +122,7 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 	if err := b.lowerAll(sorted, roots, wrt); err != nil {
 		return nil, err
 	}
-	b.entryPoints(out, wrt, grads, cfg.outputs)
+	b.entryPoints(out, wrt, grads, cfg)
 	return b.finish(out != nil, cfg)
 }
 
@@ -184,12 +185,21 @@ func (b *builder) lowerAll(sorted, roots, wrt []*gorgonia.Node) error {
 
 // entryPoints records the slots of the inputs, the output, the gradients
 // and the WithOutputs nodes, and the instruction list of each entry point.
-func (b *builder) entryPoints(out *gorgonia.Node, wrt, grads, outputs []*gorgonia.Node) {
-	c := b.c
+func (b *builder) entryPoints(out *gorgonia.Node, wrt, grads []*gorgonia.Node, cfg config) {
+	c, outputs := b.c, cfg.outputs
 	for _, n := range wrt {
 		s := b.slot[n]
 		c.wrt = append(c.wrt, s)
 		c.dim += c.slotLen[s]
+	}
+	var roots []int
+	for _, n := range append(append([]*gorgonia.Node{out}, grads...), outputs...) {
+		if n != nil {
+			roots = append(roots, b.slot[n])
+		}
+	}
+	if !cfg.noFold {
+		b.foldTransposes(roots)
 	}
 	c.outSlot = -1
 	if out != nil {
@@ -286,6 +296,9 @@ func (b *builder) finish(hasOut bool, cfg config) (*Program, error) {
 	if c.arenaLen > c.ioOff {
 		c.ioEager = c.inplace == nil || !c.inplace.ok
 	}
+	for _, l := range [][]instr{c.value, c.full, c.outputs} {
+		setDispatch(l)
+	}
 	// The program takes c.init as its arena: only newProgram reads c.init,
 	// so it need not be copied.
 	return newProgram(c, c.init), nil
@@ -370,14 +383,15 @@ type builder struct {
 	folded   []bool            // instructions with constant inputs, parallel to instr
 	arenaLen int
 
-	accum    map[*gorgonia.Node]*accumPlan       // roots of sums of slice gradients
-	absorbed map[*gorgonia.Node]bool             // interior nodes of those sums: no buffer
-	shared   map[*gorgonia.Node]bool             // WithSharedData nodes
-	viewOf   map[int]int                         // alias slot -> the slot owning its memory
-	kids     map[*gorgonia.Node][]*gorgonia.Node // memo of children
-	front    []bool                              // slots laid out first, see frontLayout
-	io       []bool                              // slots of the io region, see frontLayout
-	frontEnd int                                 // end of their region
+	accum      map[*gorgonia.Node]*accumPlan       // roots of sums of slice gradients
+	absorbed   map[*gorgonia.Node]bool             // interior nodes of those sums: no buffer
+	shared     map[*gorgonia.Node]bool             // WithSharedData nodes
+	viewOf     map[int]int                         // alias slot -> the slot owning its memory
+	transposes map[int]transposeOf                 // 2-D transposes by out slot, see transpose.go
+	kids       map[*gorgonia.Node][]*gorgonia.Node // memo of children
+	front      []bool                              // slots laid out first, see frontLayout
+	io         []bool                              // slots of the io region, see frontLayout
+	frontEnd   int                                 // end of their region
 }
 
 type initVal struct {
@@ -783,9 +797,57 @@ func (b *builder) lowerLinAlg(nd *gorgonia.Node, cs []*gorgonia.Node, args []int
 		// The product packs panels into the Program's scratch.
 		b.c.scratchN = max(b.c.scratchN, gemm.WorkLen(l.inner()))
 	}
+	var pick []int32
+	if kind == kGemv {
+		pick = b.selectionPick(cs[0], args[0], l)
+	}
 	s := b.newSlot(nd, n)
-	b.emit(nd, instr{kind: kind, out: s, args: args, la: l})
+	b.emit(nd, instr{kind: kind, out: s, args: args, la: l, pick: pick})
 	return true, nil
+}
+
+// selectionPick returns, for a matrix–vector product whose matrix is a
+// constant or a data node holding a selection matrix (every row of op(A)
+// has at most one non-zero element, and it is 1: what ppl's Diag,
+// StrictlyLower and DiagMatrix build, and hand-written scatters into a
+// loading matrix), the position in the vector that each output copies, −1
+// for a zero row; nil otherwise. The product then runs as that copy: the
+// same values for every finite vector, without the m·n multiplications
+// (see instr.pick for where bits differ).
+func (b *builder) selectionPick(a *gorgonia.Node, slot int, l linalg) []int32 {
+	if b.c.shared[slot] != nil || a.Op() != nil && opType(a.Op()) != "constantTensor" {
+		return nil
+	}
+	if b.wrt[a] {
+		return nil
+	}
+	v, err := nodeValue(a)
+	if err != nil || len(v) != l.ar*l.ac {
+		return nil
+	}
+	rows, cols := l.ar, l.ac
+	at := func(i, j int) float64 { return v[i*l.ac+j] }
+	if l.tA == blas.Trans {
+		rows, cols = l.ac, l.ar
+		at = func(i, j int) float64 { return v[j*l.ac+i] }
+	}
+	pick := make([]int32, rows)
+	for i := range pick {
+		pick[i] = -1
+		for j := 0; j < cols; j++ {
+			switch x := at(i, j); {
+			case x == 0:
+			case x == 1 && pick[i] < 0:
+				pick[i] = int32(j)
+			default:
+				return nil
+			}
+		}
+	}
+	if a.Op() == nil {
+		b.c.picked[slot] = true
+	}
+	return pick
 }
 
 // lowerByIndices lowers gorgonia's ByIndices (args x, indices) and its

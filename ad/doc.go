@@ -24,7 +24,12 @@
 // slice's gradient into its positions of a single buffer, so taking T
 // elements of a length-T vector costs O(T) per gradient, not O(T²).
 // Instructions whose inputs are all constants, such as the seeds of the
-// gradient, are evaluated once at compile time.
+// gradient, are evaluated once at compile time. A matrix–vector product by
+// a constant or data selection matrix (0/1, at most one 1 per row: what
+// ppl's Diag, StrictlyLower and DiagMatrix build) runs as a copy until Bind
+// gives that matrix other values, and transposes around matrix products
+// fold into the products' transpose flags (see transpose.go); both give
+// the same values as the products they replace.
 //
 // After lowering, runs of consecutive elementwise instructions (unary and
 // binary ops, sums of all elements, broadcasts and copies) are fused into

@@ -93,6 +93,38 @@ type fop struct {
 	// finite Σa² implies a finite product (see exactMultiplier).
 	pmul bool
 	pm   float64
+
+	// run is how runFused dispatches the op, decided once its other
+	// fields are final (see setDispatch); the zero value tests the fields
+	// at every run.
+	run fdispatch
+}
+
+// fdispatch is the branch of runFused that executes an op.
+type fdispatch uint8
+
+const (
+	dFields      fdispatch = iota // decide from the op's fields
+	dScalar                       // an unchecked arithmetic op on two numbers
+	dPairedExact                  // a paired square with one exact multiplier
+)
+
+// setDispatch decides the dispatch of every fused op of list, which must
+// not change afterwards.
+func setDispatch(list []instr) {
+	for i := range list {
+		for k := range list[i].fz {
+			op := &list[i].fz[k]
+			switch {
+			case op.n == 1 && op.code >= fAdd && op.code <= fDiv && op.sum < 0 && !op.scaled && !op.check:
+				op.run = dScalar
+			case op.paired && op.pmul && op.code == fSquare:
+				op.run = dPairedExact
+			default:
+				op.run = dFields
+			}
+		}
+	}
 }
 
 // runFused executes the ops of a kFused instruction in order. Ops marked
@@ -101,9 +133,27 @@ type fop struct {
 func runFused(s [][]float64, ops []fop, chk int) {
 	for k := range ops {
 		op := &ops[k]
-		if op.n == 1 && op.code >= fAdd && op.code <= fDiv && op.sum < 0 && !op.scaled && !op.check {
+		switch op.run {
+		case dScalar:
 			// A scalar op (a tiny program's value is mostly these): no
 			// second dispatch.
+			s[op.out][0] = arith(op.code, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
+			continue
+		case dPairedExact:
+			// squareSumMul's exact case, the square of a normal density,
+			// without its tests: a finite sum implies a finite product.
+			a := s[op.a.slot][op.a.off : op.a.off+op.n]
+			sum := squareSumMulExact(a, s[op.pout], op.pm)
+			s[op.sum][0] = sum
+			if !op.noOut {
+				mapUnary(s[op.out][:op.n], a, square)
+			}
+			if op.check && (sum-sum != 0 || !op.noOut && !allFinite(s[op.out][:op.n])) {
+				s[chk][0] = 1
+			}
+			continue
+		}
+		if op.n == 1 && op.code >= fAdd && op.code <= fDiv && op.sum < 0 && !op.scaled && !op.check {
 			s[op.out][0] = arith(op.code, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
 			continue
 		}

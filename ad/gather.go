@@ -102,6 +102,9 @@ func (b *builder) lowerGather(nd *gorgonia.Node, typ string, cs []*gorgonia.Node
 		return true, nil
 	}
 	s := b.newSlot(nd, n)
+	if in := cs[0].Shape(); typ == "transposeOp" && len(in) == 2 && len(dataArgs) == 1 && isTranspose(argOf, srcOf, in[0], in[1]) {
+		b.transposes[s] = transposeOf{src: dataArgs[0], r: in[0], c: in[1]}
+	}
 	b.emit(nd, instr{kind: kGather, out: s, args: dataArgs, segs: segs})
 	return true, nil
 }

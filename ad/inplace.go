@@ -139,8 +139,8 @@ func (p *Program) LogDensityGradInPlace(x, grad []float64) (float64, error) {
 }
 
 // bindInplace points the wrt and gradient slots (and the kernel arguments
-// using them) into x and grad.
-func (p *Program) bindInplace(x, grad []float64) {
+// using them) into x and grad. It returns true, for use in conditions.
+func (p *Program) bindInplace(x, grad []float64) bool {
 	st := p.inplace
 	for _, m := range st.flat {
 		b := x
@@ -155,6 +155,7 @@ func (p *Program) bindInplace(x, grad []float64) {
 		}
 	}
 	st.x, st.g = &x[0], &grad[0]
+	return true
 }
 
 // unbindInplace points every slot back into the program's own arena, for

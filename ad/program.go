@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -37,6 +38,9 @@ type Program struct {
 	scratch []float64   // shared by the Scratcher kernels
 	inplace *inplace    // LogDensityGradInPlace's bindings, see inplace.go
 	busy    atomic.Bool // set while a call uses the buffers
+	// dense says that Bind gave a matrix of code.picked a value other
+	// than its compiled selection: its products multiply again.
+	dense bool
 }
 
 // ErrConcurrentUse is returned when a Program is called by a goroutine
@@ -78,6 +82,9 @@ type code struct {
 	inplace *inplace
 
 	data map[*gorgonia.Node]int // data node -> slot, for Bind
+	// picked holds the data slots whose selection matrices became picks
+	// (see selectionPick).
+	picked map[int]bool
 
 	value, full, outputs []instr // instruction lists for each entry point
 
@@ -142,6 +149,14 @@ type instr struct {
 	sym     string // kUnary, kBinary: the op's name or symbol, for fusion
 	variant uint8  // kBinary: 0 tensor–tensor, 1 scalar–tensor, 2 tensor–scalar
 	fz      []fop  // kFused: the fused instructions, see fuse.go
+
+	// pick, for a kGemv by a selection matrix, is the element of the
+	// vector each output copies, −1 for zero (see selectionPick). It
+	// gives the product's values exactly for finite vectors but for the
+	// sign of zeros (a copied −0 stays −0, where the sum with the 0·x
+	// terms gives +0); a non-finite element reaches only the outputs
+	// copying it, where 0·Inf made every output NaN.
+	pick []int32
 }
 
 // label describes the instruction's op, for error messages.
@@ -210,49 +225,57 @@ func (p *Program) LogDensity(x []float64) (float64, error) {
 // allocate unless the program has fallbacks (or, once, on its first call).
 // When it returns an error, grad's contents are unspecified.
 func (p *Program) LogDensityGrad(x, grad []float64) (float64, error) {
-	if p.code.outSlot < 0 {
+	c := p.code
+	if c.outSlot < 0 {
 		return math.NaN(), errNoOutput
 	}
-	if len(grad) != p.code.dim {
-		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), p.code.dim)
+	if len(grad) != c.dim {
+		return math.NaN(), fmt.Errorf("ad: gradient has length %d, want %d", len(grad), c.dim)
 	}
-	if err := p.acquire(); err != nil {
-		return math.NaN(), err
+	if !p.busy.CompareAndSwap(false, true) {
+		return math.NaN(), ErrConcurrentUse
 	}
-	defer p.release()
-	if p.inplace == nil {
-		p.inplace = p.planInplace()
-	}
+	// The release is written out at each return rather than deferred: this
+	// is the entry point of every sampler step, and small models spend
+	// more time here than in their arithmetic.
+	v, err := p.logDensityGrad(x, grad)
+	p.busy.Store(false)
+	return v, err
+}
+
+// logDensityGrad is LogDensityGrad once p is acquired and grad's length
+// checked.
+func (p *Program) logDensityGrad(x, grad []float64) (float64, error) {
 	c := p.code
-	// The check slot is 0 unless an op has written a non-finite gradient
-	// value since it was last cleared (below, or by an earlier call that
-	// returned early, which at worst costs this call a scan of grad).
-	if st := p.inplace; st.ok && len(x) == p.code.dim && p.code.dim > 0 && !overlap(x, grad) {
-		// Read x and write the gradient where they are, as
-		// LogDensityGradInPlace does, saving two copies.
-		if &x[0] != st.x || &grad[0] != st.g {
-			p.bindInplace(x, grad)
-		}
-		if err := p.exec(p.code.full); err != nil {
-			return math.NaN(), err
-		}
-	} else {
+	st := p.inplace
+	// Reading x and writing the gradient where they are, as
+	// LogDensityGradInPlace does, saves two copies. Buffers bound by an
+	// earlier call were checked then: same first elements and lengths
+	// mean the same verdict.
+	inPlace := st != nil && st.ok && len(x) == c.dim && c.dim > 0 &&
+		(&x[0] == st.x && &grad[0] == st.g || !overlap(x, grad) && p.bindInplace(x, grad))
+	if !inPlace {
 		if err := p.load(x); err != nil {
 			return math.NaN(), err
 		}
-		if err := p.exec(p.code.full); err != nil {
-			return math.NaN(), err
-		}
+	}
+	if err := p.exec(c.full); err != nil {
+		return math.NaN(), err
+	}
+	if !inPlace {
 		g := grad
-		for _, s := range p.code.gradSlots {
+		for _, s := range c.gradSlots {
 			n := copy(g, p.slots[s])
 			g = g[n:]
 		}
 	}
-	v := p.slots[p.code.outSlot][0]
+	v := p.slots[c.outSlot][0]
 	if v-v != 0 { // NaN or ±Inf
 		return v, fmt.Errorf("%w: log-density is %v", ErrNonFinite, v)
 	}
+	// The check slot is 0 unless an op has written a non-finite gradient
+	// value since it was last cleared (below, or by an earlier call that
+	// returned early, which at worst costs this call a scan of grad).
 	if c.gradChecked && p.slots[c.chkSlot][0] != 0 || !c.gradChecked && !allFinite(grad) {
 		if c.gradChecked {
 			p.slots[c.chkSlot][0] = 0
@@ -311,6 +334,9 @@ func (p *Program) Bind(data *gorgonia.Node, v []float64) error {
 		return err
 	}
 	defer p.release()
+	if p.code.picked[s] && !p.dense && !slices.Equal(p.slots[s], v) {
+		p.dense = true
+	}
 	copy(p.slots[s], v)
 	return nil
 }
@@ -321,7 +347,7 @@ func (p *Program) Bind(data *gorgonia.Node, v []float64) error {
 // it must not run while p itself is evaluating. Custom kernels implementing
 // Cloner are cloned too; others are assumed stateless and shared.
 func (p *Program) Clone() *Program {
-	q := &Program{code: p.code, arena: append([]float64(nil), p.arena...)}
+	q := &Program{code: p.code, arena: append([]float64(nil), p.arena...), dense: p.dense}
 	q.copyPlan()
 	if p.code.ioEager {
 		q.io = append([]float64(nil), p.io...)
@@ -493,6 +519,17 @@ func (p *Program) run(code []instr) (err error) {
 				matMul(l, a[j*na:(j+1)*na], b[j*nb:(j+1)*nb], out[j*nc:(j+1)*nc], p.scratch)
 			}
 		case kGemv:
+			if ins.pick != nil && !p.dense {
+				x := s[ins.args[1]]
+				for j, k := range ins.pick[:len(out)] {
+					if k < 0 {
+						out[j] = 0
+					} else {
+						out[j] = x[k]
+					}
+				}
+				break
+			}
 			l := &ins.la
 			x := s[ins.args[1]]
 			blas64.Gemv(l.tA, 1,

@@ -109,20 +109,35 @@ func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 }
 
 // substituteRow sets row i of x (m columns) to (row i − Σ_j T_ij·row j)/T_ii
-// over the solved rows j in [lo, hi), T_ij read at t[i·rs + j·cs].
+// over the solved rows j in [lo, hi), T_ij read at t[i·rs + j·cs]. Four
+// columns at a time stay in registers while the rows j are subtracted in
+// order, so each element is computed as one subtraction after another and
+// a product with the reciprocal, as the row-at-a-time loop did.
 func substituteRow(x, t []float64, i, lo, hi, n, m, rs, cs int) {
 	xi := x[i*m : i*m+m]
-	for j := lo; j < hi; j++ {
-		if c := t[i*rs+j*cs]; c != 0 {
-			xj := x[j*m : j*m+m]
-			for k := range xi {
-				xi[k] -= c * xj[k]
+	r := 1 / t[i*n+i]
+	k := 0
+	for ; k+4 <= m; k += 4 {
+		v0, v1, v2, v3 := xi[k], xi[k+1], xi[k+2], xi[k+3]
+		for j := lo; j < hi; j++ {
+			if c := t[i*rs+j*cs]; c != 0 {
+				xj := (*[4]float64)(x[j*m+k : j*m+k+4])
+				v0 -= c * xj[0]
+				v1 -= c * xj[1]
+				v2 -= c * xj[2]
+				v3 -= c * xj[3]
 			}
 		}
+		xi[k], xi[k+1], xi[k+2], xi[k+3] = v0*r, v1*r, v2*r, v3*r
 	}
-	r := 1 / t[i*n+i]
-	for k := range xi {
-		xi[k] *= r
+	for ; k < m; k++ {
+		v := xi[k]
+		for j := lo; j < hi; j++ {
+			if c := t[i*rs+j*cs]; c != 0 {
+				v -= c * x[j*m+k]
+			}
+		}
+		xi[k] = v * r
 	}
 }
 

@@ -23,16 +23,19 @@ func kern4x8Asm(k int, a []float64, rsA, csA int, b []float64, ldb int, c []floa
 
 // dgemmAsm runs the product tile by tile with the 4×8 assembly
 // micro-kernel. Full tiles of op(B) without transposition are read in
-// place; others, and the last rows of op(A) when m is not a multiple of 4,
-// are packed into work, zero-padded; their tiles are written to a buffer
-// first and copied into C.
+// place; so are the last columns of a wider op(B) and the last rows of an
+// op(A) of at least 4 rows, by a tile overlapping the previous one whose
+// new part alone is kept. Others are packed into work, zero-padded; the
+// tiles of the edges are written to a buffer first and copied into C.
 func dgemmAsm(transB bool, m, n, k int, alpha float64, a []float64, rsA, csA int, b []float64, ldb int, beta float64, c []float64, ldc int, work []float64) {
 	mFull := m &^ (mr - 1)
+	packRows := m > mFull && m < mr
+	packCols := transB || n%nr != 0 && n < nr
 	need := 0
-	if transB || n%nr != 0 {
+	if packCols {
 		need = k * nr
 	}
-	if m > mFull {
+	if packRows {
 		need = k * (mr + nr)
 	}
 	if len(work) < need {
@@ -42,45 +45,40 @@ func dgemmAsm(transB bool, m, n, k int, alpha float64, a []float64, rsA, csA int
 	if need > 0 {
 		bPanel = work[: k*nr : k*nr]
 	}
-	if m > mFull {
-		// The last m−mFull rows of op(A) as a k×4 panel.
+	if packRows {
+		// The m rows of op(A) as a k×4 panel.
 		aEdge = work[k*nr : k*(nr+mr) : k*(nr+mr)]
-		for l := 0; l < k; l++ {
-			p := aEdge[l*mr : l*mr+mr]
-			for i := range p {
-				if mFull+i < m {
-					p[i] = a[(mFull+i)*rsA+l*csA]
-				} else {
-					p[i] = 0
-				}
-			}
-		}
+		packA(aEdge, a, rsA, csA, m, k)
 	}
 	betaNonZero := 0
 	if beta != 0 {
 		betaNonZero = 1
 	}
 	var tile [mr * nr]float64
+	// keep copies rows [i0, i0+rows) and columns [j0, j0+w) of C from the
+	// tile, whose row 0 is row t0 and column 0 column jt.
+	keep := func(i0, rows, t0, j0, w, jt int) {
+		for i := 0; i < rows; i++ {
+			ci := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+w]
+			ti := tile[(i0-t0+i)*nr+j0-jt:]
+			for j := range ci {
+				ci[j] = combine(1, ti[j], beta, ci[j])
+			}
+		}
+	}
 	for j0 := 0; j0 < n; j0 += nr {
 		w := min(nr, n-j0)
 		var bp []float64
 		var bStride int
-		if !transB && w == nr {
+		jt := j0 // op(B)'s column in the tile's first column
+		switch {
+		case !transB && w == nr:
 			bp, bStride = b[j0:], ldb
-		} else {
-			for l := 0; l < k; l++ {
-				p := bPanel[l*nr : l*nr+nr]
-				for j := range p {
-					switch {
-					case j >= w:
-						p[j] = 0
-					case transB:
-						p[j] = b[(j0+j)*ldb+l]
-					default:
-						p[j] = b[l*ldb+j0+j]
-					}
-				}
-			}
+		case !transB && n >= nr:
+			jt = n - nr
+			bp, bStride = b[jt:], ldb
+		default:
+			packB(bPanel, b, ldb, transB, j0, w, k)
 			bp, bStride = bPanel, nr
 		}
 		for i0 := 0; i0 < mFull; i0 += mr {
@@ -89,21 +87,52 @@ func dgemmAsm(transB bool, m, n, k int, alpha float64, a []float64, rsA, csA int
 				continue
 			}
 			kern4x8Asm(k, a[i0*rsA:], rsA, csA, bp, bStride, tile[:], nr, alpha, 0, 0)
-			for i := 0; i < mr; i++ {
-				ci := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+w]
-				for j := range ci {
-					ci[j] = combine(1, tile[i*nr+j], beta, ci[j])
-				}
-			}
+			keep(i0, mr, i0, j0, w, jt)
 		}
-		if m > mFull {
+		switch {
+		case packRows:
 			kern4x8Asm(k, aEdge, 1, mr, bp, bStride, tile[:], nr, alpha, 0, 0)
-			for i := 0; i < m-mFull; i++ {
-				ci := c[(mFull+i)*ldc+j0 : (mFull+i)*ldc+j0+w]
-				for j := range ci {
-					ci[j] = combine(1, tile[i*nr+j], beta, ci[j])
-				}
+			keep(0, m, 0, j0, w, jt)
+		case m > mFull:
+			kern4x8Asm(k, a[(m-mr)*rsA:], rsA, csA, bp, bStride, tile[:], nr, alpha, 0, 0)
+			keep(mFull, m-mFull, m-mr, j0, w, jt)
+		}
+	}
+}
+
+// packA writes the first rows rows (fewer than mr) of op(A) into the k×mr
+// panel p, column-major by row of op(A), zero beyond them.
+func packA(p, a []float64, rsA, csA, rows, k int) {
+	p = p[:k*mr]
+	if rows < mr {
+		clear(p)
+	}
+	for i := 0; i < rows; i++ {
+		ai := a[i*rsA:]
+		for l := 0; l < k; l++ {
+			p[l*mr+i] = ai[l*csA]
+		}
+	}
+}
+
+// packB writes columns j0 to j0+w (w ≤ nr) of op(B) into the k×nr panel
+// p, zero beyond them.
+func packB(p, b []float64, ldb int, transB bool, j0, w, k int) {
+	p = p[:k*nr]
+	if w < nr {
+		clear(p)
+	}
+	if transB {
+		// Row j of B is column j of op(B): read it in order.
+		for j := 0; j < w; j++ {
+			bj := b[(j0+j)*ldb : (j0+j)*ldb+k]
+			for l, v := range bj {
+				p[l*nr+j] = v
 			}
 		}
+		return
+	}
+	for l := 0; l < k; l++ {
+		copy(p[l*nr:l*nr+w], b[l*ldb+j0:l*ldb+j0+w])
 	}
 }
