@@ -47,6 +47,11 @@ type Result struct {
 	BridgeError string `json:",omitempty"`
 	// Evidence holds the SMC evidence estimates (SMC pilots only).
 	Evidence *Evidence `json:",omitempty"`
+	// ModelEvidence is every model's log evidence from its transport (per-
+	// model transport families only); ModelEvidenceError says why there is
+	// none when it failed.
+	ModelEvidence      *ModelEvidence `json:",omitempty"`
+	ModelEvidenceError string         `json:",omitempty"`
 	// Jumps lists, per model pair, the jump proposals of the chains and
 	// their acceptance.
 	Jumps []JumpStat `json:",omitempty"`
@@ -297,6 +302,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.Evidence != nil {
 		head = append(head, "evidence", "log Z")
 	}
+	if r.ModelEvidence != nil {
+		head = append(head, "per-model", "log Zₖ")
+	}
 	head = append(head, "transport", "accept")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for k, label := range r.Labels {
@@ -327,6 +335,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if e := r.Evidence; e != nil {
 			row = append(row, fmt.Sprintf("%.4f ± %.4f", e.P[k], e.SE[k]), fmt.Sprintf("%.2f ± %.2f", e.LogZ[k], e.LogZSE[k]))
 		}
+		if e := r.ModelEvidence; e != nil {
+			row = append(row, perModelCell(e.P[k], e.SE[k]), fmt.Sprintf("%.3f ± %.3f", e.LogZ[k], e.LogZSE[k]))
+		}
 		row = append(row, r.Transports[k].Kind)
 		if a, n := r.Acceptance(k); n > 0 {
 			row = append(row, fmt.Sprintf("%.2f", a))
@@ -353,6 +364,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "! unreliable bridge estimate: %.0f effective accepted proposals %s → %s (want ≥ %d); its SE understates the error\n",
 				b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
 		}
+	}
+	if r.ModelEvidence != nil {
+		fmt.Fprintln(w, perModelNote)
 	}
 	var parts []string
 	for _, t := range r.Timings {

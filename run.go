@@ -103,6 +103,9 @@ func (r *runner) run() error {
 	default:
 		probs = r.res.Bridge.Normalized
 	}
+	if err := r.res.time("evidence", r.evidence); err != nil && r.ctx.Err() != nil {
+		return err
+	}
 	if err := r.res.time("chains", func() error { return r.chains(probs) }); err != nil {
 		return err
 	}

@@ -109,11 +109,11 @@ func MengWongEvidence(groups []EvidenceGroup, settings *EvidenceSettings) (Evide
 		e.NumRef += len(gr.Ref)
 	}
 	var err error
-	if e.LogZ, e.Iterations, err = mengWong(groups, -1, s); err != nil {
+	if e.LogZ, e.Iterations, err = mengWong(groups, -1, math.NaN(), s); err != nil {
 		return e, err
 	}
 	for g := range G {
-		if e.LOO[g], _, err = mengWong(groups, g, s); err != nil {
+		if e.LOO[g], _, err = mengWong(groups, g, e.LogZ, s); err != nil {
 			return e, fmt.Errorf("without group %d: %w", g, err)
 		}
 	}
@@ -121,9 +121,10 @@ func MengWongEvidence(groups []EvidenceGroup, settings *EvidenceSettings) (Evide
 	return e, nil
 }
 
-// mengWong iterates the optimal bridge over every group but skip and
-// returns log Z and the number of iterations.
-func mengWong(groups []EvidenceGroup, skip int, s EvidenceSettings) (float64, int, error) {
+// mengWong iterates the optimal bridge over every group but skip, from
+// log Z = start unless that is NaN, and returns log Z and the number of
+// iterations.
+func mengWong(groups []EvidenceGroup, skip int, start float64, s EvidenceSettings) (float64, int, error) {
 	var n1, n2 int
 	for g, gr := range groups {
 		if g != skip {
@@ -151,15 +152,31 @@ func mengWong(groups []EvidenceGroup, skip int, s EvidenceSettings) (float64, in
 	if math.IsInf(lz, 0) || math.IsNaN(lz) {
 		return math.NaN(), 0, fmt.Errorf("%w: no finite starting value", ErrEvidence)
 	}
+	if !math.IsNaN(start) {
+		lz = start
+	}
+	s1, s2 := math.Exp(ls1), math.Exp(ls2)
 	for it := 1; it <= s.MaxIter; it++ {
-		c := ls2 + lz
-		num := logMeanExpOf(groups, skip, func(gr EvidenceGroup) []float64 { return gr.Ref }, func(l float64) float64 {
-			return l - logAddExp(ls1+l, c)
+		// Both means scaled by Z: their terms lie in [0, 1/s₁] and
+		// [0, 1/s₂], one exponential each; only when every term
+		// underflows does the slower log-space form take over.
+		num := meanOf(groups, skip, func(gr EvidenceGroup) []float64 { return gr.Ref }, func(l float64) float64 {
+			return 1 / (s1 + s2*math.Exp(lz-l))
 		})
-		den := logMeanExpOf(groups, skip, func(gr EvidenceGroup) []float64 { return gr.Post }, func(l float64) float64 {
-			return -logAddExp(ls1+l, c)
+		den := meanOf(groups, skip, func(gr EvidenceGroup) []float64 { return gr.Post }, func(l float64) float64 {
+			return 1 / (s1*math.Exp(l-lz) + s2)
 		})
-		next := num - den
+		next := lz + math.Log(num) - math.Log(den)
+		if !(num > 0 && den > 0) || math.IsInf(num, 0) || math.IsInf(den, 0) {
+			c := ls2 + lz
+			lnum := logMeanExpOf(groups, skip, func(gr EvidenceGroup) []float64 { return gr.Ref }, func(l float64) float64 {
+				return l - logAddExp(ls1+l, c)
+			})
+			lden := logMeanExpOf(groups, skip, func(gr EvidenceGroup) []float64 { return gr.Post }, func(l float64) float64 {
+				return -logAddExp(ls1+l, c)
+			})
+			next = lnum - lden
+		}
 		if math.IsNaN(next) || math.IsInf(next, 0) {
 			return math.NaN(), it, fmt.Errorf("%w: the iteration left the finite numbers (log Z %v): the draws from q and from the target do not overlap", ErrEvidence, next)
 		}
@@ -169,6 +186,23 @@ func mengWong(groups []EvidenceGroup, skip int, s EvidenceSettings) (float64, in
 		lz = next
 	}
 	return lz, s.MaxIter, fmt.Errorf("%w: no convergence in %d iterations", ErrEvidence, s.MaxIter)
+}
+
+// meanOf is the mean of f over the values pick gives of every group but
+// skip.
+func meanOf(groups []EvidenceGroup, skip int, pick func(EvidenceGroup) []float64, f func(float64) float64) float64 {
+	var sum float64
+	n := 0
+	for g, gr := range groups {
+		if g == skip {
+			continue
+		}
+		for _, l := range pick(gr) {
+			sum += f(l)
+		}
+		n += len(pick(gr))
+	}
+	return sum / float64(n)
 }
 
 // logMeanExpOf is log((1/n) Σ exp(f(l))) over the values pick gives of every

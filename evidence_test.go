@@ -1,0 +1,133 @@
+package trj_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/trjgo/trj"
+)
+
+// evidenceSettings is smallSettings with short chains: the per-model
+// evidence is made before the chains and does not use them.
+func evidenceSettings(seed uint64) *trj.Settings {
+	s := smallSettings(seed)
+	s.Chains = trj.ChainSettings{Chains: 2, Steps: 200}
+	return s
+}
+
+// rareData is n observations of four predictors and a response
+// y = 0.9·x₁ + 0.3·x₂ + ε, ε ~ N(0, 1), from a fixed stream: the 16 subsets
+// then range in posterior probability from about 0.5 to below 10⁻¹², the
+// models without x₁ being the rare ones.
+func rareData(n int) (x [][]float64, y []float64) {
+	rng := rand.New(rand.NewPCG(26, 16))
+	x = make([][]float64, n)
+	y = make([]float64, n)
+	for i := range x {
+		x[i] = []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+		y[i] = 0.9*x[i][0] + 0.3*x[i][1] + rng.NormFloat64()
+	}
+	return x, y
+}
+
+// TestModelEvidenceExact checks one run's per-model log evidences, their
+// probabilities and a Bayes factor against the closed forms, each within 4
+// reported standard errors.
+func TestModelEvidenceExact(t *testing.T) {
+	x, y := regressionData(40)
+	space, exact, logZ, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := trj.Run(context.Background(), space, evidenceSettings(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.ModelEvidence
+	if e == nil {
+		t.Fatalf("no per-model evidence: %s", res.ModelEvidenceError)
+	}
+	t.Logf("\n%s", res)
+	for k := range exact {
+		if d := e.LogZ[k] - logZ[k]; !(math.Abs(d) <= 4*e.LogZSE[k]) || e.LogZSE[k] > 0.05 {
+			t.Errorf("model %s: log Z %.4f ± %.4f, exact %.4f", res.Labels[k], e.LogZ[k], e.LogZSE[k], logZ[k])
+		}
+		if d := e.P[k] - exact[k]; !(math.Abs(d) <= 4*e.SE[k]) {
+			t.Errorf("model %s: P %.5f ± %.5f, exact %.5f", res.Labels[k], e.P[k], e.SE[k], exact[k])
+		}
+	}
+	bf, se := e.LogBayesFactor(3, 0)
+	if d := bf - (logZ[3] - logZ[0]); !(math.Abs(d) <= 4*se) {
+		t.Errorf("log B(110, 000) = %.4f ± %.4f, exact %.4f", bf, se, logZ[3]-logZ[0])
+	}
+	if bf, se := (*trj.ModelEvidence)(nil).LogBayesFactor(0, 1); !math.IsNaN(bf) || !math.IsNaN(se) {
+		t.Errorf("nil evidence: %v ± %v, want NaN", bf, se)
+	}
+}
+
+// TestModelEvidenceCalibration checks over 20 seeds that the per-model log
+// evidences' standard errors are the size of their errors: the z-scores
+// (log Ẑ_k − log Z_k)/SE_k of the eight models must have sd in [0.7, 1.4].
+func TestModelEvidenceCalibration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20 runs")
+	}
+	skipInRacePass(t, "20 runs of the same code as TestModelEvidenceExact")
+	x, y := regressionData(40)
+	space, _, logZ, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z []float64
+	for seed := uint64(1); seed <= 20; seed++ {
+		res, err := trj.Run(context.Background(), space, evidenceSettings(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := res.ModelEvidence
+		if e == nil {
+			t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
+		}
+		for k := range logZ {
+			z = append(z, (e.LogZ[k]-logZ[k])/e.LogZSE[k])
+		}
+	}
+	mean, sd := stat.MeanStdDev(z, nil)
+	t.Logf("%d z-scores: mean %.2f, sd %.2f, max |z| %.2f", len(z), mean, sd, maxAbs(z))
+	if sd < 0.7 || sd > 1.4 {
+		t.Errorf("sd of z-scores %.2f outside [0.7, 1.4]", sd)
+	}
+}
+
+// TestModelEvidenceRare checks every model's probability from the
+// per-model evidences on 16 subset models whose probabilities range down
+// to below 10⁻¹², within 4 reported standard errors of the exact value,
+// and the relative error of the rare ones.
+func TestModelEvidenceRare(t *testing.T) {
+	skipInRacePass(t, "the code of TestModelEvidenceExact on 16 models")
+	x, y := rareData(100)
+	space, exact, _, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := trj.Run(context.Background(), space, evidenceSettings(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.ModelEvidence
+	if e == nil {
+		t.Fatalf("no per-model evidence: %s", res.ModelEvidenceError)
+	}
+	t.Logf("\n%s", res)
+	for k, p := range exact {
+		z := (e.P[k] - p) / e.SE[k]
+		t.Logf("%s: exact %.3g, per-model %.3g ± %.2g (relative error %+.3f, z %+.2f)", res.Labels[k], p, e.P[k], e.SE[k], e.P[k]/p-1, z)
+		if !(math.Abs(z) <= 4) {
+			t.Errorf("model %s: P %.3g ± %.2g, exact %.3g", res.Labels[k], e.P[k], e.SE[k], p)
+		}
+	}
+}
