@@ -134,7 +134,7 @@ func (r *runner) evidence() error {
 }
 
 // perModelNote is the table's line on which estimate to read.
-const perModelNote = "per-model: p(k)Zₖ/ΣZ from each model's own log evidence (bridge sampling with its transport; Result.ModelEvidence.LogBayesFactor for Bayes factors ± SE): read it for models of small probability, where its error is relative; elsewhere read the column with the smaller SE"
+const perModelNote = "per-model: p(k)Zₖ/Σ from each model's own log evidence (its transport as bridge); its error is relative: read it for rare models and Bayes factors (ModelEvidence.LogBayesFactor); chains and bridge check it"
 
 // perModelCell formats a probability ± SE with three significant digits,
 // so that a probability of 10⁻¹² and its error show.
