@@ -295,7 +295,9 @@ func (r *Result) String() string {
 // WriteTable writes one row per model: the chains' probability ± MCSE and
 // R̂, the bridge estimate ± SE (Bridge.Reported: the balance estimate,
 // marked "*", where the Bartolucci estimate is unreliable), the SMC evidence probability ± SE when SMC
-// pilots ran, the transport and the jump acceptance from the model.
+// pilots ran, the probability and log evidence from the model's own
+// transport (ModelEvidence, with a note on which estimate to read), the
+// transport and the jump acceptance from the model.
 func (r *Result) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"model", "dim", "chains", "R̂", "bridge"}
