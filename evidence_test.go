@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
@@ -51,7 +52,11 @@ func TestModelEvidenceExact(t *testing.T) {
 	if e == nil {
 		t.Fatalf("no per-model evidence: %s", res.ModelEvidenceError)
 	}
-	t.Logf("\n%s", res)
+	table := res.String()
+	t.Logf("\n%s", table)
+	if !strings.Contains(table, "log Zₖ") || !strings.Contains(table, "per-model: ") {
+		t.Errorf("no per-model columns or note in the table")
+	}
 	for k := range exact {
 		if d := e.LogZ[k] - logZ[k]; !(math.Abs(d) <= 4*e.LogZSE[k]) || e.LogZSE[k] > 0.05 {
 			t.Errorf("model %s: log Z %.4f ± %.4f, exact %.4f", res.Labels[k], e.LogZ[k], e.LogZSE[k], logZ[k])
