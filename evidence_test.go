@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -135,4 +137,64 @@ func TestModelEvidenceRare(t *testing.T) {
 			t.Errorf("model %s: P %.3g ± %.2g, exact %.3g", res.Labels[k], e.P[k], e.SE[k], p)
 		}
 	}
+}
+
+// TestModelEvidenceRareSeeds repeats TestModelEvidenceRare over
+// TRJ_EVIDENCE_SEEDS seeds (it is long: set the variable to run it;
+// TRJ_EVIDENCE_DEFAULTS=1 runs trj.Run's default settings rather than
+// evidenceSettings) and checks that the z-scores of every model's
+// probability from the per-model evidences, the rare models' included,
+// have sd in [0.7, 1.4] (with 10 or more seeds); it logs the largest errors of the per-model, bridge
+// (as the table reports it) and chain estimates.
+func TestModelEvidenceRareSeeds(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("TRJ_EVIDENCE_SEEDS"))
+	if n == 0 {
+		t.Skip("set TRJ_EVIDENCE_SEEDS to run the study")
+	}
+	x, y := rareData(100)
+	space, exact, logZ, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zP, zLogZ, zRare, relRare []float64
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		s := evidenceSettings(seed)
+		if os.Getenv("TRJ_EVIDENCE_DEFAULTS") == "1" {
+			s = &trj.Settings{Seed: seed}
+		}
+		res, err := trj.Run(context.Background(), space, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := res.ModelEvidence
+		if e == nil {
+			t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
+		}
+		bridge, _, _ := res.Bridge.Reported()
+		var errE, errB, errC float64
+		for k, p := range exact {
+			z := (e.P[k] - p) / e.SE[k]
+			zP = append(zP, z)
+			zLogZ = append(zLogZ, (e.LogZ[k]-logZ[k])/e.LogZSE[k])
+			if p < 1e-9 {
+				zRare = append(zRare, z)
+				relRare = append(relRare, e.P[k]/p-1)
+			}
+			errE = max(errE, math.Abs(e.P[k]-p))
+			errB = max(errB, math.Abs(bridge[k]-p))
+			errC = max(errC, math.Abs(res.Chain[k].P-p))
+		}
+		t.Logf("seed %d: largest |error| per-model %.2g, bridge %.2g, chains %.2g", seed, errE, errB, errC)
+	}
+	for _, c := range []struct {
+		name string
+		z    []float64
+	}{{"P, all models", zP}, {"log Z", zLogZ}, {"P, models below 1e-9", zRare}} {
+		mean, sd := stat.MeanStdDev(c.z, nil)
+		t.Logf("%s: %d z-scores, mean %.2f, sd %.2f, max |z| %.2f", c.name, len(c.z), mean, sd, maxAbs(c.z))
+		if n >= 10 && (sd < 0.7 || sd > 1.4) {
+			t.Errorf("%s: sd of z-scores %.2f outside [0.7, 1.4]", c.name, sd)
+		}
+	}
+	t.Logf("relative error of the models below 1e-9: largest %.4f", maxAbs(relRare))
 }
