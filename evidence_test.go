@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/flows"
 )
 
 // evidenceSettings is smallSettings with short chains: the per-model
@@ -197,4 +198,58 @@ func TestModelEvidenceRareSeeds(t *testing.T) {
 		}
 	}
 	t.Logf("relative error of the models below 1e-9: largest %.4f", maxAbs(relRare))
+}
+
+// TestModelEvidenceKinds repeats TestModelEvidenceCalibration's runs with
+// other pilots or transports over TRJ_EVIDENCE_SEEDS seeds (set it to run):
+// TRJ_EVIDENCE_KIND=rqma (RQMA flows, 300 Adam steps) or smc (SMC pilots,
+// whose own log Z z-scores it also logs). It checks the z-scores' sd is in
+// [0.7, 1.4] with 5 or more seeds.
+func TestModelEvidenceKinds(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("TRJ_EVIDENCE_SEEDS"))
+	kind := os.Getenv("TRJ_EVIDENCE_KIND")
+	if n == 0 || kind == "" {
+		t.Skip("set TRJ_EVIDENCE_SEEDS and TRJ_EVIDENCE_KIND (rqma, smc) to run the study")
+	}
+	x, y := regressionData(40)
+	space, _, logZ, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z, zSMC []float64
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		s := evidenceSettings(seed)
+		switch kind {
+		case "rqma":
+			s.Proposals = &trj.RQMATransports{Train: &flows.TrainOptions{Iterations: 300}}
+		case "smc":
+			s.Pilot = trj.PilotSettings{Method: trj.PilotSMC}
+		default:
+			t.Fatalf("TRJ_EVIDENCE_KIND %q: want rqma or smc", kind)
+		}
+		res, err := trj.Run(context.Background(), space, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := res.ModelEvidence
+		if e == nil {
+			t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
+		}
+		for k := range logZ {
+			z = append(z, (e.LogZ[k]-logZ[k])/e.LogZSE[k])
+			if s := res.Evidence; s != nil {
+				zSMC = append(zSMC, (s.LogZ[k]-logZ[k])/s.LogZSE[k])
+			}
+		}
+		t.Logf("seed %d: log Z SE %.4f", seed, e.LogZSE)
+	}
+	mean, sd := stat.MeanStdDev(z, nil)
+	t.Logf("%s: %d z-scores, mean %.2f, sd %.2f, max |z| %.2f", kind, len(z), mean, sd, maxAbs(z))
+	if n >= 5 && (sd < 0.7 || sd > 1.4) {
+		t.Errorf("sd of z-scores %.2f outside [0.7, 1.4]", sd)
+	}
+	if len(zSMC) > 0 {
+		mean, sd := stat.MeanStdDev(zSMC, nil)
+		t.Logf("SMC's own log Z: %d z-scores, mean %.2f, sd %.2f, max |z| %.2f", len(zSMC), mean, sd, maxAbs(zSMC))
+	}
 }
