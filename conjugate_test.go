@@ -97,13 +97,23 @@ func logEvidence(x [][]float64, y []float64, subset []int) float64 {
 // under a uniform model prior.
 func subsetSpace(n int) (*ppl.Space, []float64, error) {
 	x, y := regressionData(n)
+	space, p, _, err := allSubsets(x, y)
+	return space, p, err
+}
+
+// allSubsets is the space of every subset of the columns of x, labelled by
+// their inclusion vectors (model index = inclusion bit mask), with the exact
+// posterior probabilities under a uniform model prior and the exact log
+// evidences.
+func allSubsets(x [][]float64, y []float64) (*ppl.Space, []float64, []float64, error) {
+	nx := len(x[0])
 	var models []ppl.Model
 	var labels []string
 	var logZ []float64
-	for mask := range 8 {
+	for mask := range 1 << nx {
 		var subset []int
 		label := ""
-		for j := range 3 {
+		for j := range nx {
 			if mask&(1<<j) != 0 {
 				subset = append(subset, j)
 				label += "1"
@@ -113,7 +123,7 @@ func subsetSpace(n int) (*ppl.Space, []float64, error) {
 		}
 		m, err := subsetModel(x, y, subset)
 		if err != nil {
-			return nil, nil, fmt.Errorf("subset %v: %w", subset, err)
+			return nil, nil, nil, fmt.Errorf("subset %v: %w", subset, err)
 		}
 		models = append(models, m)
 		labels = append(labels, label)
@@ -121,7 +131,7 @@ func subsetSpace(n int) (*ppl.Space, []float64, error) {
 	}
 	space, err := ppl.NewSpace(models, ppl.WithLabels(labels...))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	top := math.Inf(-1)
 	for _, l := range logZ {
@@ -136,7 +146,7 @@ func subsetSpace(n int) (*ppl.Space, []float64, error) {
 	for k := range p {
 		p[k] /= sum
 	}
-	return space, p, nil
+	return space, p, logZ, nil
 }
 
 // mustSubsetSpace is subsetSpace's space, ending the test on an error.

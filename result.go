@@ -47,6 +47,11 @@ type Result struct {
 	BridgeError string `json:",omitempty"`
 	// Evidence holds the SMC evidence estimates (SMC pilots only).
 	Evidence *Evidence `json:",omitempty"`
+	// ModelEvidence is every model's log evidence from its transport (per-
+	// model transport families only); ModelEvidenceError says why there is
+	// none when it failed.
+	ModelEvidence      *ModelEvidence `json:",omitempty"`
+	ModelEvidenceError string         `json:",omitempty"`
 	// Jumps lists, per model pair, the jump proposals of the chains and
 	// their acceptance.
 	Jumps []JumpStat `json:",omitempty"`
@@ -299,7 +304,9 @@ func (r *Result) String() string {
 // WriteTable writes one row per model: the chains' probability ± MCSE and
 // R̂, the bridge estimate ± SE (Bridge.Reported: the balance estimate,
 // marked "*", where the Bartolucci estimate is unreliable), the SMC evidence probability ± SE when SMC
-// pilots ran, the transport and the jump acceptance from the model.
+// pilots ran, the probability and log evidence from the model's own
+// transport (ModelEvidence, with a note on which estimate to read), the
+// transport and the jump acceptance from the model.
 func (r *Result) WriteTable(w io.Writer) error {
 	if r == nil {
 		return errors.New("trj: nil result")
@@ -311,6 +318,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	head := []string{"model", "dim", "chains", "R̂", "bridge"}
 	if r.Evidence != nil {
 		head = append(head, "evidence", "log Z")
+	}
+	if r.ModelEvidence != nil {
+		head = append(head, "per-model", "log Zₖ")
 	}
 	head = append(head, "transport", "accept")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
@@ -349,6 +359,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 				row = append(row, "—", "—")
 			}
 		}
+		if e := r.ModelEvidence; e != nil {
+			if at(len(e.P), k) && at(len(e.SE), k) && at(len(e.LogZ), k) && at(len(e.LogZSE), k) {
+				row = append(row, perModelCell(e.P[k], e.SE[k]), fmt.Sprintf("%.3f ± %.3f", e.LogZ[k], e.LogZSE[k]))
+			} else {
+				row = append(row, "—", "—")
+			}
+		}
 		if at(len(r.Transports), k) {
 			row = append(row, r.Transports[k].Kind)
 		} else {
@@ -379,6 +396,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "! unreliable bridge estimate: %.0f effective accepted proposals %s → %s (want ≥ %d); its SE understates the error\n",
 				b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
 		}
+	}
+	if r.ModelEvidence != nil {
+		fmt.Fprintln(w, perModelNote)
 	}
 	var parts []string
 	for _, t := range r.Timings {

@@ -127,6 +127,12 @@ func (r *runner) timedBridge() error {
 	case err != nil:
 		r.res.BridgeError = err.Error()
 	}
+	// The per-model evidence reads the pilots' evaluation draws and the
+	// transports, as the bridge does: the fit stage of a staged run makes
+	// both once.
+	if err := r.res.time("evidence", r.evidence); err != nil && r.ctx.Err() != nil {
+		return err
+	}
 	return nil
 }
 

@@ -340,6 +340,9 @@ type fitPayload struct {
 	Reports     []TransportReport
 	Bridge      *Bridge
 	BridgeError string
+	// ModelEvidence is every model's evidence from its transport (nil for
+	// families without per-model transports).
+	ModelEvidence *ModelEvidence
 	// Set holds the fitted proposals as a flows set (Fitted.Save) when
 	// Saved; otherwise the chains stages fit them again.
 	Saved bool
@@ -360,7 +363,7 @@ func savedFamily(p Proposals) bool {
 
 // writeFit writes the fitted proposals and the bridge estimate.
 func (r *runner) writeFit() error {
-	p := fitPayload{Algorithm: r.res.Algorithm, Reports: r.res.Transports, Bridge: r.res.Bridge, BridgeError: r.res.BridgeError}
+	p := fitPayload{Algorithm: r.res.Algorithm, Reports: r.res.Transports, Bridge: r.res.Bridge, BridgeError: r.res.BridgeError, ModelEvidence: r.res.ModelEvidence}
 	for _, st := range r.res.Timings {
 		switch st.Stage {
 		case "transport":
@@ -429,6 +432,7 @@ func (r *runner) loadFit() error {
 	r.res.Algorithm = p.Algorithm
 	copy(r.res.Transports, p.Reports)
 	r.res.Bridge, r.res.BridgeError = p.Bridge, p.BridgeError
+	r.res.ModelEvidence = p.ModelEvidence
 	r.res.Timings = append(r.res.Timings, StageTime{Stage: "transport", Seconds: p.TransportSeconds}, StageTime{Stage: "bridge", Seconds: p.BridgeSeconds})
 	return nil
 }

@@ -1,0 +1,255 @@
+package trj_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/flows"
+)
+
+// evidenceSettings is smallSettings with short chains: the per-model
+// evidence is made before the chains and does not use them.
+func evidenceSettings(seed uint64) *trj.Settings {
+	s := smallSettings(seed)
+	s.Chains = trj.ChainSettings{Chains: 2, Steps: 200}
+	return s
+}
+
+// rareData is n observations of four predictors and a response
+// y = 0.9·x₁ + 0.3·x₂ + ε, ε ~ N(0, 1), from a fixed stream: the 16 subsets
+// then range in posterior probability from about 0.5 to below 10⁻¹², the
+// models without x₁ being the rare ones.
+func rareData(n int) (x [][]float64, y []float64) {
+	rng := rand.New(rand.NewPCG(26, 16))
+	x = make([][]float64, n)
+	y = make([]float64, n)
+	for i := range x {
+		x[i] = []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+		y[i] = 0.9*x[i][0] + 0.3*x[i][1] + rng.NormFloat64()
+	}
+	return x, y
+}
+
+// TestModelEvidenceExact checks one run's per-model log evidences, their
+// probabilities and a Bayes factor against the closed forms, each within 4
+// reported standard errors.
+func TestModelEvidenceExact(t *testing.T) {
+	x, y := regressionData(40)
+	space, exact, logZ, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := trj.Run(context.Background(), space, evidenceSettings(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.ModelEvidence
+	if e == nil {
+		t.Fatalf("no per-model evidence: %s", res.ModelEvidenceError)
+	}
+	table := res.String()
+	t.Logf("\n%s", table)
+	if !strings.Contains(table, "log Zₖ") || !strings.Contains(table, "per-model: ") {
+		t.Errorf("no per-model columns or note in the table")
+	}
+	for k := range exact {
+		if d := e.LogZ[k] - logZ[k]; !(math.Abs(d) <= 4*e.LogZSE[k]) || e.LogZSE[k] > 0.05 {
+			t.Errorf("model %s: log Z %.4f ± %.4f, exact %.4f", res.Labels[k], e.LogZ[k], e.LogZSE[k], logZ[k])
+		}
+		if d := e.P[k] - exact[k]; !(math.Abs(d) <= 4*e.SE[k]) {
+			t.Errorf("model %s: P %.5f ± %.5f, exact %.5f", res.Labels[k], e.P[k], e.SE[k], exact[k])
+		}
+	}
+	bf, se := e.LogBayesFactor(3, 0)
+	if d := bf - (logZ[3] - logZ[0]); !(math.Abs(d) <= 4*se) {
+		t.Errorf("log B(110, 000) = %.4f ± %.4f, exact %.4f", bf, se, logZ[3]-logZ[0])
+	}
+	if bf, se := (*trj.ModelEvidence)(nil).LogBayesFactor(0, 1); !math.IsNaN(bf) || !math.IsNaN(se) {
+		t.Errorf("nil evidence: %v ± %v, want NaN", bf, se)
+	}
+}
+
+// TestModelEvidenceCalibration checks over 20 seeds that the per-model log
+// evidences' standard errors are the size of their errors: the z-scores
+// (log Ẑ_k − log Z_k)/SE_k of the eight models must have sd in [0.7, 1.4].
+func TestModelEvidenceCalibration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20 runs")
+	}
+	skipInRacePass(t, "20 runs of the same code as TestModelEvidenceExact")
+	x, y := regressionData(40)
+	space, _, logZ, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z []float64
+	for seed := uint64(1); seed <= 20; seed++ {
+		res, err := trj.Run(context.Background(), space, evidenceSettings(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := res.ModelEvidence
+		if e == nil {
+			t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
+		}
+		for k := range logZ {
+			z = append(z, (e.LogZ[k]-logZ[k])/e.LogZSE[k])
+		}
+	}
+	mean, sd := stat.MeanStdDev(z, nil)
+	t.Logf("%d z-scores: mean %.2f, sd %.2f, max |z| %.2f", len(z), mean, sd, maxAbs(z))
+	if sd < 0.7 || sd > 1.4 {
+		t.Errorf("sd of z-scores %.2f outside [0.7, 1.4]", sd)
+	}
+}
+
+// TestModelEvidenceRare checks every model's probability from the
+// per-model evidences on 16 subset models whose probabilities range down
+// to below 10⁻¹², within 4 reported standard errors of the exact value,
+// and the relative error of the rare ones.
+func TestModelEvidenceRare(t *testing.T) {
+	skipInRacePass(t, "the code of TestModelEvidenceExact on 16 models")
+	x, y := rareData(100)
+	space, exact, _, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := trj.Run(context.Background(), space, evidenceSettings(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.ModelEvidence
+	if e == nil {
+		t.Fatalf("no per-model evidence: %s", res.ModelEvidenceError)
+	}
+	t.Logf("\n%s", res)
+	for k, p := range exact {
+		z := (e.P[k] - p) / e.SE[k]
+		t.Logf("%s: exact %.3g, per-model %.3g ± %.2g (relative error %+.3f, z %+.2f)", res.Labels[k], p, e.P[k], e.SE[k], e.P[k]/p-1, z)
+		if !(math.Abs(z) <= 4) {
+			t.Errorf("model %s: P %.3g ± %.2g, exact %.3g", res.Labels[k], e.P[k], e.SE[k], p)
+		}
+	}
+}
+
+// TestModelEvidenceRareSeeds repeats TestModelEvidenceRare over
+// TRJ_EVIDENCE_SEEDS seeds (it is long: set the variable to run it;
+// TRJ_EVIDENCE_DEFAULTS=1 runs trj.Run's default settings rather than
+// evidenceSettings) and checks that the z-scores of every model's
+// probability from the per-model evidences, the rare models' included,
+// have sd in [0.7, 1.4] (with 10 or more seeds); it logs the largest errors of the per-model, bridge
+// (as the table reports it) and chain estimates.
+func TestModelEvidenceRareSeeds(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("TRJ_EVIDENCE_SEEDS"))
+	if n == 0 {
+		t.Skip("set TRJ_EVIDENCE_SEEDS to run the study")
+	}
+	x, y := rareData(100)
+	space, exact, logZ, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zP, zLogZ, zRare, relRare []float64
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		s := evidenceSettings(seed)
+		if os.Getenv("TRJ_EVIDENCE_DEFAULTS") == "1" {
+			s = &trj.Settings{Seed: seed}
+		}
+		res, err := trj.Run(context.Background(), space, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := res.ModelEvidence
+		if e == nil {
+			t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
+		}
+		bridge, _, _ := res.Bridge.Reported()
+		var errE, errB, errC float64
+		for k, p := range exact {
+			z := (e.P[k] - p) / e.SE[k]
+			zP = append(zP, z)
+			zLogZ = append(zLogZ, (e.LogZ[k]-logZ[k])/e.LogZSE[k])
+			if p < 1e-9 {
+				zRare = append(zRare, z)
+				relRare = append(relRare, e.P[k]/p-1)
+			}
+			errE = max(errE, math.Abs(e.P[k]-p))
+			errB = max(errB, math.Abs(bridge[k]-p))
+			errC = max(errC, math.Abs(res.Chain[k].P-p))
+		}
+		t.Logf("seed %d: largest |error| per-model %.2g, bridge %.2g, chains %.2g", seed, errE, errB, errC)
+	}
+	for _, c := range []struct {
+		name string
+		z    []float64
+	}{{"P, all models", zP}, {"log Z", zLogZ}, {"P, models below 1e-9", zRare}} {
+		mean, sd := stat.MeanStdDev(c.z, nil)
+		t.Logf("%s: %d z-scores, mean %.2f, sd %.2f, max |z| %.2f", c.name, len(c.z), mean, sd, maxAbs(c.z))
+		if n >= 10 && (sd < 0.7 || sd > 1.4) {
+			t.Errorf("%s: sd of z-scores %.2f outside [0.7, 1.4]", c.name, sd)
+		}
+	}
+	t.Logf("relative error of the models below 1e-9: largest %.4f", maxAbs(relRare))
+}
+
+// TestModelEvidenceKinds repeats TestModelEvidenceCalibration's runs with
+// other pilots or transports over TRJ_EVIDENCE_SEEDS seeds (set it to run):
+// TRJ_EVIDENCE_KIND=rqma (RQMA flows, 300 Adam steps) or smc (SMC pilots,
+// whose own log Z z-scores it also logs). It checks the z-scores' sd is in
+// [0.7, 1.4] with 5 or more seeds.
+func TestModelEvidenceKinds(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("TRJ_EVIDENCE_SEEDS"))
+	kind := os.Getenv("TRJ_EVIDENCE_KIND")
+	if n == 0 || kind == "" {
+		t.Skip("set TRJ_EVIDENCE_SEEDS and TRJ_EVIDENCE_KIND (rqma, smc) to run the study")
+	}
+	x, y := regressionData(40)
+	space, _, logZ, err := allSubsets(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z, zSMC []float64
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		s := evidenceSettings(seed)
+		switch kind {
+		case "rqma":
+			s.Proposals = &trj.RQMATransports{Train: &flows.TrainOptions{Iterations: 300}}
+		case "smc":
+			s.Pilot = trj.PilotSettings{Method: trj.PilotSMC}
+		default:
+			t.Fatalf("TRJ_EVIDENCE_KIND %q: want rqma or smc", kind)
+		}
+		res, err := trj.Run(context.Background(), space, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := res.ModelEvidence
+		if e == nil {
+			t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
+		}
+		for k := range logZ {
+			z = append(z, (e.LogZ[k]-logZ[k])/e.LogZSE[k])
+			if s := res.Evidence; s != nil {
+				zSMC = append(zSMC, (s.LogZ[k]-logZ[k])/s.LogZSE[k])
+			}
+		}
+		t.Logf("seed %d: log Z SE %.4f", seed, e.LogZSE)
+	}
+	mean, sd := stat.MeanStdDev(z, nil)
+	t.Logf("%s: %d z-scores, mean %.2f, sd %.2f, max |z| %.2f", kind, len(z), mean, sd, maxAbs(z))
+	if n >= 5 && (sd < 0.7 || sd > 1.4) {
+		t.Errorf("sd of z-scores %.2f outside [0.7, 1.4]", sd)
+	}
+	if len(zSMC) > 0 {
+		mean, sd := stat.MeanStdDev(zSMC, nil)
+		t.Logf("SMC's own log Z: %d z-scores, mean %.2f, sd %.2f, max |z| %.2f", len(zSMC), mean, sd, maxAbs(zSMC))
+	}
+}
