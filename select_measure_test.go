@@ -98,9 +98,9 @@ func TestSelectMeasureP20(t *testing.T) {
 	s.Kernel = ks
 	switch os.Getenv("TRJ_SELECT_PROPOSAL") {
 	case "global":
-		s.Proposal = SelectGlobal
+		s.Proposal = SelectGlobal{}
 	case "identity":
-		s.Proposal = SelectIdentity
+		s.Proposal = SelectIdentity{}
 	}
 	s.Informed = os.Getenv("TRJ_SELECT_INFORMED") != ""
 	var zs []float64
