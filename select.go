@@ -62,6 +62,10 @@ type SelectSettings struct {
 	// Progress, when set, is called about every 1% of a chain's steps
 	// (from the chains' goroutines, one call at a time).
 	Progress func(SelectProgress)
+
+	// record, when set, receives every kept step's model and point (from
+	// the chain's goroutine): a first pass's training draws.
+	record func(chain int, active []int, theta []float64)
 }
 
 // SelectProgress reports a chain's progress.
@@ -231,6 +235,9 @@ func runSelectChain(ctx context.Context, sh *selShared, s *SelectSettings, chain
 				out.evidence = append(out.evidence, e.LogEvidence())
 			}
 			out.ids = append(out.ids, id)
+			if s.record != nil {
+				s.record(chain, st.Active, st.Theta)
+			}
 			if csv != nil {
 				if err := csv.write(st, info, tg.sp); err != nil {
 					return out, err

@@ -101,6 +101,10 @@ func TestSelectMeasureP20(t *testing.T) {
 		s.Proposal = SelectGlobal{}
 	case "identity":
 		s.Proposal = SelectIdentity{}
+	case "amortised":
+		s.Proposal = SelectAmortised{}
+	case "ctrj":
+		s.Proposal = SelectCTRJ{}
 	}
 	s.Informed = os.Getenv("TRJ_SELECT_INFORMED") != ""
 	var zs []float64
