@@ -15,16 +15,18 @@ import (
 // conditional RQMA flow on the saturated space (always-in, every term,
 // shared coordinates), whose context is the model's 0/1 inclusion vector,
 // is trained on the draws of a short first pass (a Select run with
-// SelectLaplace, discarded), then frozen for the whole run. Every model,
+// SelectFullConditional by default, discarded), then frozen for the whole
+// run. Every model,
 // including the many the first pass never visited, jumps through it as in
 // the paper's CTRJ (Algorithm 2: the missing terms' coordinates are N(0, 1)
 // auxiliaries), and moves within itself by independence and random-walk
-// steps in the flow's reference coordinates. Models visited only by the
-// main chains get no Laplace fit (no finite-difference Hessian), and
+// steps in the flow's reference coordinates. No model but the full one
+// gets a Laplace fit (no finite-difference Hessian per model), and models
 // report no evidence.
 type SelectAmortised struct {
 	// Pass is the first pass: its chains, warm-up and kept steps
-	// (default 2, 200, 1000); Seed, Proposal and Start are set by the run.
+	// (default 2, 200, 1000) and proposal (default SelectFullConditional);
+	// Seed and Start are the run's.
 	Pass SelectSettings
 	// MaxDraws bounds the training draws, thinned evenly from the first
 	// pass's kept steps (default 2000).
@@ -83,7 +85,7 @@ func (a SelectAmortised) Prepare(ctx context.Context, in *SelectPrepare) (Select
 
 // SelectCTRJ is today's CTRJ as a baseline SelectProposal: NUTS pilots of a
 // few models (by default the model without terms, the full model and the
-// most visited model of a short first pass with SelectLaplace), one
+// most visited model of a short first pass as SelectAmortised's), one
 // conditional flow trained on them as SelectAmortised's is, used for every
 // model's jumps and within-model moves.
 type SelectCTRJ struct {
@@ -165,12 +167,14 @@ type passDraws struct {
 	top   ppl.Terms
 }
 
-// firstPass runs Select with SelectLaplace under settings pass and keeps
+// firstPass runs Select under settings pass and keeps
 // at most maxDraws of its kept steps, evenly thinned.
 func firstPass(ctx context.Context, in *SelectPrepare, pass SelectSettings, maxDraws int) (*passDraws, error) {
 	sp := in.Space
 	pass.Seed = in.Seed("first pass", 0)
-	pass.Proposal = SelectLaplace{}
+	if pass.Proposal == nil {
+		pass.Proposal = SelectFullConditional{}
+	}
 	pass.Start = in.Settings.Start
 	pass.Shard, pass.DrawsDir, pass.Progress = nil, "", nil
 	if pass.Kernel == nil {

@@ -49,3 +49,30 @@ func TestSelectFlowExactNIG(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectFullConditionalExactNIG is TestSelectExactNIG for
+// SelectFullConditional, whose transports come from the full model's
+// Laplace fit alone.
+func TestSelectFullConditionalExactNIG(t *testing.T) {
+	X, y := selectData(80, 12, 1)
+	want := exactPIPs(t, X, y)
+	sp, err := glmselect.Gaussian(X, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Select(context.Background(), sp, &SelectSettings{Seed: 3, Steps: 5000, Warmup: 500, Proposal: SelectFullConditional{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, e := range res.PIP {
+		if e.Constant {
+			if math.Abs(e.P-want[j]) > 1e-3 {
+				t.Errorf("%s: constant PIP %v, exact %.5f", res.Names[j], e.P, want[j])
+			}
+			continue
+		}
+		if z := (e.P - want[j]) / e.MCSE; math.Abs(z) > 4 {
+			t.Errorf("%s: PIP %.4f ± %.4f, exact %.4f (z = %.2f)", res.Names[j], e.P, e.MCSE, want[j], z)
+		}
+	}
+}

@@ -105,6 +105,8 @@ func TestSelectMeasureP20(t *testing.T) {
 		s.Proposal = SelectAmortised{}
 	case "ctrj":
 		s.Proposal = SelectCTRJ{}
+	case "fullcond":
+		s.Proposal = SelectFullConditional{}
 	}
 	s.Informed = os.Getenv("TRJ_SELECT_INFORMED") != ""
 	var zs []float64

@@ -127,8 +127,10 @@ func parseProposal(name string) (trj.SelectProposal, error) {
 		return trj.SelectAmortised{}, nil
 	case "ctrj":
 		return trj.SelectCTRJ{}, nil
+	case "fullcond":
+		return trj.SelectFullConditional{}, nil
 	}
-	return nil, fmt.Errorf("unknown -proposal %q (laplace, global, identity, amortised, ctrj)", name)
+	return nil, fmt.Errorf("unknown -proposal %q (laplace, global, identity, amortised, ctrj, fullcond)", name)
 }
 
 func main() {
@@ -147,7 +149,7 @@ func main() {
 	scaleSteps := flag.Int("scale-steps", 2000, "-scale: kept steps per chain")
 	scoreFile := flag.String("score", "", "instead: score the rows an R script wrote to this file (runs made by hand) against the reference of -problems (one), appending to -out")
 	tableFiles := flag.String("table", "", "instead: print the summary table of these results files (comma separated)")
-	proposal := flag.String("proposal", "", "trj: the SelectProposal family (laplace, global, identity, amortised, ctrj; default trj's); rows are labelled trj-<family>")
+	proposal := flag.String("proposal", "", "trj: the SelectProposal family (laplace, global, identity, amortised, ctrj, fullcond; default trj's); rows are labelled trj-<family>")
 	flag.Parse()
 	var err0 error
 	if trjProposal, err0 = parseProposal(*proposal); err0 != nil {
