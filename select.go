@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -155,6 +156,11 @@ func Select(ctx context.Context, sp *ppl.SelectionSpace, settings *SelectSetting
 		runs[i] = r
 		return err
 	})
+	if !sh.prop.Laplace() && ctx.Err() == nil {
+		if err2 := sh.topEvidence(runs, s.Top); err2 != nil && err == nil {
+			err = err2
+		}
+	}
 	res := newSelectResult(sp, &s, chains, runs)
 	res.Built = sh.sp.Builds()
 	res.setFlagged(int(sh.flagged.Load()))
@@ -251,6 +257,62 @@ func runSelectChain(ctx context.Context, sh *selShared, s *SelectSettings, chain
 		}
 	}
 	return out, nil
+}
+
+// topEvidence gives the most visited models (the s.Top first, and any
+// tied with the last) their Laplace evidence after the chains have run,
+// for families that fit none per model: the result's evidence column and
+// renormalised estimates then cost Top fits.
+func (t *selShared) topEvidence(runs []*selChain, top int) error {
+	counts := map[string]int{}
+	terms := map[string]ppl.Terms{}
+	for _, c := range runs {
+		if c == nil {
+			continue
+		}
+		for _, id := range c.ids {
+			k := c.models[id].Key()
+			if counts[k] == 0 {
+				terms[k] = c.models[id]
+			}
+			counts[k]++
+		}
+	}
+	cs := make([]int, 0, len(counts))
+	for _, n := range counts {
+		cs = append(cs, n)
+	}
+	slices.Sort(cs)
+	if len(cs) == 0 {
+		return nil
+	}
+	least := cs[max(0, len(cs)-top)]
+	keys := make([]string, 0, top)
+	for k, n := range counts {
+		if n >= least {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys) // fit in a fixed order
+	ev := map[string]float64{}
+	for _, k := range keys {
+		_, lap, err := t.laplace(terms[k])
+		if err != nil {
+			return err
+		}
+		ev[k] = lap.LogEvidence
+	}
+	for _, c := range runs {
+		if c == nil {
+			continue
+		}
+		for id, tm := range c.models {
+			if v, ok := ev[tm.Key()]; ok {
+				c.evidence[id] = v
+			}
+		}
+	}
+	return nil
 }
 
 // selShared is what the chains of one Select share: the prepared proposal
