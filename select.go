@@ -366,6 +366,9 @@ func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *SelectSettings
 	if t.prop == nil {
 		return nil, fmt.Errorf("trj: the %v proposals prepared nothing", s.Proposal)
 	}
+	if s.Informed && !t.prop.Laplace() {
+		return nil, fmt.Errorf("trj: Informed weighs neighbours by their Laplace evidences, which the %v proposals do not fit (use SelectLaplace)", s.Proposal)
+	}
 	return t, nil
 }
 

@@ -277,6 +277,7 @@ func TestSelectBadInput(t *testing.T) {
 		"shard":          {Chains: 2, Shard: []int{2}},
 		"start":          {Start: &wrong},
 		"proposal":       {Proposal: nilProposal{}},
+		"informed":       {Informed: true, Proposal: SelectFullConditional{}},
 	} {
 		if _, err := Select(context.Background(), sp, s); err == nil {
 			t.Errorf("%s: no error", name)
