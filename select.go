@@ -42,7 +42,8 @@ type SelectSettings struct {
 	// [0, Chains)), for a run split over processes.
 	Shard []int
 	// Proposal is the family of the jumps' transports and of the
-	// within-model proposals (nil: SelectLaplace).
+	// within-model proposals (nil: SelectFullConditional, or SelectLaplace
+	// when Informed, whose weights need every model's evidence).
 	Proposal SelectProposal
 	// Informed chooses the term to add or drop by locally balanced weights
 	// from the models' Laplace evidences (see kernels.SelectionSettings).
@@ -87,7 +88,10 @@ func (s *SelectSettings) withDefaults() SelectSettings {
 	orDefault(&o.Steps, DefaultSelectSteps)
 	orDefault(&o.Top, DefaultSelectTop)
 	if o.Proposal == nil {
-		o.Proposal = SelectLaplace{}
+		o.Proposal = SelectFullConditional{}
+		if o.Informed {
+			o.Proposal = SelectLaplace{}
+		}
 	}
 	return o
 }
@@ -116,8 +120,9 @@ func (s *SelectSettings) validate(sp *ppl.SelectionSpace) error {
 
 // Select runs variable selection over the models of sp: chains of the
 // transdimensional selection kernel (add, drop or swap one term, the
-// parameters carried by each model's Laplace transport, then within-model
-// moves), in parallel, each with its own random stream from Seed and its
+// parameters carried by each model's transport, by default the full
+// model's Laplace Gaussian conditioned on the missing terms, then
+// within-model moves), in parallel, each with its own random stream from Seed and its
 // own cache of models built on first visit. It returns each term's
 // posterior inclusion probability ± MCSE and R̂, the most visited models
 // and the expected model size.

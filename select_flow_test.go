@@ -27,7 +27,7 @@ func TestSelectFlowExactNIG(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, prop := range []SelectProposal{SelectAmortised{}, SelectCTRJ{}} {
-		res, err := Select(context.Background(), sp, &SelectSettings{Seed: 2, Steps: 5000, Warmup: 500, Proposal: prop})
+		res, err := Select(context.Background(), sp, &SelectSettings{Seed: 2, Steps: 10000, Warmup: 500, Proposal: prop})
 		if err != nil {
 			t.Fatal(err)
 		}

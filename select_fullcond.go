@@ -11,7 +11,7 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// SelectFullConditional is a SelectProposal with one Laplace fit in all:
+// SelectFullConditional (the default SelectProposal) has one Laplace fit in all:
 // that of the full model, N(μ, H⁻¹), fitted before the chains start. A
 // model's transport (for its jumps and its within-model moves) is that
 // Gaussian conditioned on the coefficients of the terms it lacks being 0:

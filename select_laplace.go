@@ -8,12 +8,15 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// SelectLaplace (the default SelectProposal) gives each model, on its first
+// SelectLaplace is a SelectProposal that gives each model, on its first
 // visit, the affine transport of its Laplace approximation (mode by
 // Newton's method, Hessian by finite differences of the compiled gradient):
 // no pilot run, and a jump between two nearly Gaussian posteriors is
 // accepted with about the ratio of their evidences. The within-model moves
-// draw from the same Gaussian and walk in its whitened coordinates.
+// draw from the same Gaussian and walk in its whitened coordinates. Its
+// fits (finite-difference Hessians) cost more than the default
+// SelectFullConditional's single one; it is the default when
+// SelectSettings.Informed needs every model's evidence.
 type SelectLaplace struct{}
 
 func (SelectLaplace) String() string { return "laplace" }

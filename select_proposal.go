@@ -11,11 +11,13 @@ import (
 // SelectProposal is a family of proposals for Select: the transports that
 // carry the parameters across a jump between models, and the within-model
 // proposals (SelectSettings.Proposal). The families of this package are
-// SelectLaplace (the default: a Laplace fit of each model on its first
-// visit), SelectGlobal and SelectIdentity (baselines), SelectAmortised (one
-// conditional flow over the saturated space, trained on the draws of a
-// short first pass) and SelectCTRJ (the same flow trained on NUTS pilots of
-// a few models). A family of one's own implements this interface in a file
+// SelectFullConditional (the default: one Laplace fit of the full model,
+// conditioned for each model on its missing terms being 0), SelectLaplace
+// (a Laplace fit of each model on its first visit; the default when
+// Informed), SelectGlobal and SelectIdentity (baselines), SelectAmortised
+// (one conditional flow over the saturated space, trained on the draws of
+// a short first pass) and SelectCTRJ (the same flow trained on NUTS pilots
+// of a few models). bench/README.md compares them. A family of one's own implements this interface in a file
 // of its own.
 type SelectProposal interface {
 	// String names the family (SelectResult.Proposal).
