@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/trjgo/trj/flows"
@@ -72,6 +73,10 @@ func (a SelectAmortised) Prepare(ctx context.Context, in *SelectPrepare) (Select
 		return nil, err
 	}
 	sp := in.Space
+	dr.dropRare(sp, 10)
+	if len(dr.x) == 0 {
+		return nil, errors.New("first pass: no draws left after dropping the rarely visited terms")
+	}
 	spec := flows.ConditionalSpec{}
 	models := make([]int, len(dr.x))
 	for r := range dr.x {
@@ -165,6 +170,48 @@ type passDraws struct {
 	x     [][]float64
 	terms []ppl.Terms
 	top   ppl.Terms
+}
+
+// dropRare removes the draws of models with a term that is in fewer than
+// minCount draws, or whose coordinate does not vary over them, until none
+// is left: the flow's standardisation needs a spread for every term it
+// sees, and leaves a term it never sees to the identity.
+func (d *passDraws) dropRare(sp *ppl.SelectionSpace, minCount int) {
+	A := sp.Always()
+	for {
+		rare := map[int]bool{}
+		for j := range sp.P() {
+			n := 0
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for r, tm := range d.terms {
+				if tm.Has(j) {
+					n++
+					lo, hi = min(lo, d.x[r][A+j]), max(hi, d.x[r][A+j])
+				}
+			}
+			if n > 0 && (n < minCount || !(hi > lo)) {
+				rare[j] = true
+			}
+		}
+		if len(rare) == 0 {
+			return
+		}
+		keep := 0
+		for r, tm := range d.terms {
+			ok := true
+			for j := range rare {
+				if tm.Has(j) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				d.x[keep], d.terms[keep] = d.x[r], tm
+				keep++
+			}
+		}
+		d.x, d.terms = d.x[:keep], d.terms[:keep]
+	}
 }
 
 // firstPass runs Select under settings pass and keeps
