@@ -97,6 +97,8 @@ func TestSelectMeasureP20(t *testing.T) {
 	}
 	s.Kernel = ks
 	switch os.Getenv("TRJ_SELECT_PROPOSAL") {
+	case "laplace":
+		s.Proposal = SelectLaplace{}
 	case "global":
 		s.Proposal = SelectGlobal{}
 	case "identity":
