@@ -45,7 +45,7 @@ func ExampleSelect() {
 	// x1: PIP 1.0
 	// x2: PIP 0.3
 	// x3: PIP 1.0
-	// x4: PIP 0.2
+	// x4: PIP 0.1
 	// x5: PIP 0.1
 	// x6: PIP 0.1
 	// most visited model: {x1,x3}

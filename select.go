@@ -8,12 +8,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/internal/parallel"
@@ -21,37 +20,6 @@ import (
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/draws"
 )
-
-// SelectProposal is how Select carries the parameters across a jump.
-type SelectProposal uint8
-
-const (
-	// SelectLaplace (the default) gives each model, on its first visit, the
-	// affine transport of its Laplace approximation (mode by Newton's
-	// method, Hessian by finite differences of the compiled gradient): no
-	// pilot run, and a jump between two nearly Gaussian posteriors is
-	// accepted with about the ratio of their evidences.
-	SelectLaplace SelectProposal = iota
-	// SelectGlobal uses one Laplace approximation of the full model for
-	// every model (the marginal of the model's coordinates), like CTRJ with
-	// an affine flow fitted once: a baseline.
-	SelectGlobal
-	// SelectIdentity jumps with independent N(0, 1) auxiliaries and no
-	// transport (θ itself is the reference coordinate): a baseline.
-	SelectIdentity
-)
-
-func (p SelectProposal) String() string {
-	switch p {
-	case SelectLaplace:
-		return "laplace"
-	case SelectGlobal:
-		return "global"
-	case SelectIdentity:
-		return "identity"
-	}
-	return fmt.Sprintf("SelectProposal(%d)", uint8(p))
-}
 
 // Defaults of SelectSettings.
 const (
@@ -73,7 +41,9 @@ type SelectSettings struct {
 	// Shard, when non-nil, runs only the chains listed (indices in
 	// [0, Chains)), for a run split over processes.
 	Shard []int
-	// Proposal is the jumps' transport (default SelectLaplace).
+	// Proposal is the family of the jumps' transports and of the
+	// within-model proposals (nil: SelectFullConditional, or SelectLaplace
+	// when Informed, whose weights need every model's evidence).
 	Proposal SelectProposal
 	// Informed chooses the term to add or drop by locally balanced weights
 	// from the models' Laplace evidences (see kernels.SelectionSettings).
@@ -94,6 +64,10 @@ type SelectSettings struct {
 	// Progress, when set, is called about every 1% of a chain's steps
 	// (from the chains' goroutines, one call at a time).
 	Progress func(SelectProgress)
+
+	// record, when set, receives every kept step's model and point (from
+	// the chain's goroutine): a first pass's training draws.
+	record func(chain int, active []int, theta []float64)
 }
 
 // SelectProgress reports a chain's progress.
@@ -113,15 +87,18 @@ func (s *SelectSettings) withDefaults() SelectSettings {
 	orDefault(&o.Warmup, DefaultSelectWarmup)
 	orDefault(&o.Steps, DefaultSelectSteps)
 	orDefault(&o.Top, DefaultSelectTop)
+	if o.Proposal == nil {
+		o.Proposal = SelectFullConditional{}
+		if o.Informed {
+			o.Proposal = SelectLaplace{}
+		}
+	}
 	return o
 }
 
 func (s *SelectSettings) validate(sp *ppl.SelectionSpace) error {
 	if s.Chains < 1 || s.Steps < 1 || s.Warmup < 0 || s.Top < 1 {
 		return fmt.Errorf("trj: Select needs Chains ≥ 1, Steps ≥ 1, Warmup ≥ 0, Top ≥ 1; got %d, %d, %d, %d", s.Chains, s.Steps, s.Warmup, s.Top)
-	}
-	if s.Proposal > SelectIdentity {
-		return fmt.Errorf("trj: unknown selection proposal %v", s.Proposal)
 	}
 	seen := map[int]bool{}
 	for _, c := range s.Shard {
@@ -143,8 +120,9 @@ func (s *SelectSettings) validate(sp *ppl.SelectionSpace) error {
 
 // Select runs variable selection over the models of sp: chains of the
 // transdimensional selection kernel (add, drop or swap one term, the
-// parameters carried by each model's Laplace transport, then within-model
-// moves), in parallel, each with its own random stream from Seed and its
+// parameters carried by each model's transport, by default the full
+// model's Laplace Gaussian conditioned on the missing terms, then
+// within-model moves), in parallel, each with its own random stream from Seed and its
 // own cache of models built on first visit. It returns each term's
 // posterior inclusion probability ± MCSE and R̂, the most visited models
 // and the expected model size.
@@ -172,7 +150,7 @@ func Select(ctx context.Context, sp *ppl.SelectionSpace, settings *SelectSetting
 		}
 	}
 	start := time.Now()
-	sh, err := newSelShared(sp.Clone(), s.Proposal)
+	sh, err := newSelShared(ctx, sp.Clone(), &s)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +161,11 @@ func Select(ctx context.Context, sp *ppl.SelectionSpace, settings *SelectSetting
 		runs[i] = r
 		return err
 	})
+	if !sh.prop.Laplace() && ctx.Err() == nil {
+		if err2 := sh.topEvidence(runs, s.Top); err2 != nil && err == nil {
+			err = err2
+		}
+	}
 	res := newSelectResult(sp, &s, chains, runs)
 	res.Built = sh.sp.Builds()
 	res.setFlagged(int(sh.flagged.Load()))
@@ -260,9 +243,12 @@ func runSelectChain(ctx context.Context, sh *selShared, s *SelectSettings, chain
 				id = int32(len(out.models))
 				index[e.key] = id
 				out.models = append(out.models, e.terms)
-				out.evidence = append(out.evidence, e.lap.LogEvidence)
+				out.evidence = append(out.evidence, e.LogEvidence())
 			}
 			out.ids = append(out.ids, id)
+			if s.record != nil {
+				s.record(chain, st.Active, st.Theta)
+			}
 			if csv != nil {
 				if err := csv.write(st, info, tg.sp); err != nil {
 					return out, err
@@ -278,18 +264,73 @@ func runSelectChain(ctx context.Context, sh *selShared, s *SelectSettings, chain
 	return out, nil
 }
 
-// selShared is what the chains of one Select share: the models built so
-// far with their transports, in a bounded least-recently-used cache. Every
-// entry is a fixed function of its model (the build function is
-// deterministic, and the Laplace fit starts from a point that depends only
-// on the model), so which chain builds a model, and when, changes no
-// number: the chains' draws do not depend on scheduling or GOMAXPROCS.
+// topEvidence gives the most visited models (the s.Top first, and any
+// tied with the last) their Laplace evidence after the chains have run,
+// for families that fit none per model: the result's evidence column and
+// renormalised estimates then cost Top fits.
+func (t *selShared) topEvidence(runs []*selChain, top int) error {
+	counts := map[string]int{}
+	terms := map[string]ppl.Terms{}
+	for _, c := range runs {
+		if c == nil {
+			continue
+		}
+		for _, id := range c.ids {
+			k := c.models[id].Key()
+			if counts[k] == 0 {
+				terms[k] = c.models[id]
+			}
+			counts[k]++
+		}
+	}
+	cs := make([]int, 0, len(counts))
+	for _, n := range counts {
+		cs = append(cs, n)
+	}
+	slices.Sort(cs)
+	if len(cs) == 0 {
+		return nil
+	}
+	least := cs[max(0, len(cs)-top)]
+	keys := make([]string, 0, top)
+	for k, n := range counts {
+		if n >= least {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys) // fit in a fixed order
+	ev := map[string]float64{}
+	for _, k := range keys {
+		_, lap, err := t.laplace(terms[k])
+		if err != nil {
+			return err
+		}
+		ev[k] = lap.LogEvidence
+	}
+	for _, c := range runs {
+		if c == nil {
+			continue
+		}
+		for id, tm := range c.models {
+			if v, ok := ev[tm.Key()]; ok {
+				c.evidence[id] = v
+			}
+		}
+	}
+	return nil
+}
+
+// selShared is what the chains of one Select share: the prepared proposal
+// family and the models built so far with their transports, in a bounded
+// least-recently-used cache. Every entry is a fixed function of its model
+// (the build function is deterministic, and the Laplace fit starts from a
+// point that depends only on the model), so which chain builds a model, and
+// when, changes no number: the chains' draws do not depend on scheduling or
+// GOMAXPROCS.
 type selShared struct {
 	sp      *ppl.SelectionSpace
-	kind    SelectProposal
+	prop    SelectProposer
 	base    []float64 // the empty model's mode: always-in then shared coordinates
-	global  *flows.Laplace
-	gcov    *mat.SymDense
 	mu      sync.Mutex
 	order   *list.List // of *sharedEntry, most recent first
 	items   map[string]*list.Element
@@ -297,20 +338,22 @@ type selShared struct {
 }
 
 // sharedEntry is one model: a prototype, never evaluated after its fit
-// (each chain evaluates its own clone), and its transports, which are safe
-// for concurrent use.
+// (each chain evaluates its own clone), its Laplace fit (nil when the
+// family needs none) and its transports, which are safe for concurrent
+// use.
 type sharedEntry struct {
-	key   string
-	terms ppl.Terms
-	proto *ppl.GraphModel
-	lap   *flows.Laplace
-	jump  kernels.Transport
-	done  chan struct{}
-	err   error
+	key    string
+	terms  ppl.Terms
+	proto  *ppl.GraphModel
+	lap    *flows.Laplace
+	jump   kernels.Transport
+	within kernels.Transport
+	done   chan struct{}
+	err    error
 }
 
-func newSelShared(sp *ppl.SelectionSpace, kind SelectProposal) (*selShared, error) {
-	t := &selShared{sp: sp, kind: kind, order: list.New(), items: map[string]*list.Element{}}
+func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *SelectSettings) (*selShared, error) {
+	t := &selShared{sp: sp, order: list.New(), items: map[string]*list.Element{}}
 	empty, _ := ppl.NewTerms(sp.P())
 	m, err := sp.Build(empty)
 	if err != nil {
@@ -321,18 +364,15 @@ func newSelShared(sp *ppl.SelectionSpace, kind SelectProposal) (*selShared, erro
 		return nil, fmt.Errorf("trj: the model without terms: %w", err)
 	}
 	t.base = append([]float64(nil), lap.Mean()...)
-	if kind == SelectGlobal {
-		all := make([]int, sp.P())
-		for i := range all {
-			all[i] = i
-		}
-		full, _ := ppl.NewTerms(sp.P(), all...)
-		e := &sharedEntry{terms: full}
-		if err := t.build(e); err != nil {
-			return nil, err
-		}
-		t.global = e.lap
-		t.gcov = e.lap.Covariance()
+	in := &SelectPrepare{Space: sp, Base: t.base, Settings: s, laplace: t.laplace}
+	if t.prop, err = s.Proposal.Prepare(ctx, in); err != nil {
+		return nil, fmt.Errorf("trj: preparing the %v proposals: %w", s.Proposal, err)
+	}
+	if t.prop == nil {
+		return nil, fmt.Errorf("trj: the %v proposals prepared nothing", s.Proposal)
+	}
+	if s.Informed && !t.prop.Laplace() {
+		return nil, fmt.Errorf("trj: Informed weighs neighbours by their Laplace evidences, which the %v proposals do not fit (use SelectLaplace)", s.Proposal)
 	}
 	return t, nil
 }
@@ -370,11 +410,13 @@ func (t *selShared) get(tm ppl.Terms) (*sharedEntry, error) {
 	return e, e.err
 }
 
-func (t *selShared) build(e *sharedEntry) error {
-	tm := e.terms
+// laplace builds model tm and fits its Laplace approximation, warm-started
+// at the empty model's mode (always-in and shared coordinates; 0 for the
+// terms).
+func (t *selShared) laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace, error) {
 	m, err := t.sp.Build(tm)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	A, S, d := t.sp.Always(), t.sp.Shared(), m.Dim()
 	x0 := make([]float64, d)
@@ -386,22 +428,28 @@ func (t *selShared) build(e *sharedEntry) error {
 		// origin before giving up.
 		clear(x0)
 		if lap, err = flows.FitLaplace(m.LogDensityGrad, x0, nil); err != nil {
-			return fmt.Errorf("trj: model %v: %w", tm, err)
+			return nil, nil, fmt.Errorf("trj: model %v: %w", tm, err)
 		}
 	}
 	if !lap.Converged || lap.Regularised {
 		t.flagged.Add(1)
 	}
-	e.proto, e.lap, e.jump = m, lap, lap
-	switch t.kind {
-	case SelectIdentity:
-		e.jump = identityTransport(d)
-	case SelectGlobal:
-		if t.global != nil {
-			if e.jump, err = t.marginal(tm); err != nil {
-				return err
-			}
-		}
+	return m, lap, nil
+}
+
+func (t *selShared) build(e *sharedEntry) error {
+	var err error
+	if t.prop.Laplace() {
+		e.proto, e.lap, err = t.laplace(e.terms)
+	} else {
+		e.proto, err = t.sp.Build(e.terms)
+	}
+	if err != nil {
+		return err
+	}
+	e.jump, e.within, err = t.prop.Model(e.terms, e.proto, e.lap)
+	if err != nil {
+		return fmt.Errorf("trj: model %v: %w", e.terms, err)
 	}
 	return nil
 }
@@ -421,8 +469,15 @@ func (e *selEntry) LogDensity(theta []float64) (float64, error) {
 	return e.model.LogDensity(theta)
 }
 func (e *selEntry) Transport() kernels.Transport { return e.jump }
-func (e *selEntry) Proposal() kernels.Transport  { return e.lap }
-func (e *selEntry) LogEvidence() float64         { return e.lap.LogEvidence }
+func (e *selEntry) Proposal() kernels.Transport  { return e.within }
+
+// LogEvidence is the model's Laplace log evidence, NaN without a fit.
+func (e *selEntry) LogEvidence() float64 {
+	if e.lap == nil {
+		return math.NaN()
+	}
+	return e.lap.LogEvidence
+}
 
 // selTarget is one chain's view of the shared models for the kernel, with
 // its own bounded cache of model clones.
@@ -475,52 +530,6 @@ func (t *selTarget) Model(active []int) (kernels.SelectionModel, error) {
 		delete(t.items, last.Value.(*selEntry).key)
 	}
 	return e, nil
-}
-
-// marginal is the global Laplace approximation's marginal over model tm's
-// coordinates.
-func (t *selShared) marginal(tm ppl.Terms) (kernels.Transport, error) {
-	A, S, P := t.sp.Always(), t.sp.Shared(), t.sp.P()
-	idx := make([]int, 0, A+tm.Count()+S)
-	for i := range A {
-		idx = append(idx, i)
-	}
-	for _, j := range tm.Indices() {
-		idx = append(idx, A+j)
-	}
-	for i := range S {
-		idx = append(idx, A+P+i)
-	}
-	n := len(idx)
-	cov := mat.NewSymDense(n, nil)
-	mean := make([]float64, n)
-	for a, i := range idx {
-		mean[a] = t.global.Mean()[i]
-		for b := a; b < n; b++ {
-			cov.SetSym(a, b, t.gcov.At(i, idx[b]))
-		}
-	}
-	var ch mat.Cholesky
-	prec := mat.NewSymDense(n, nil)
-	if ch.Factorize(cov) {
-		if err := ch.InverseTo(prec); err != nil {
-			return nil, err
-		}
-	}
-	return flows.NewLaplace(mean, prec)
-}
-
-// identityTransport is z = θ.
-type identityTransport int
-
-func (d identityTransport) Dim() int { return int(d) }
-func (d identityTransport) Forward(theta, z []float64) (float64, error) {
-	copy(z, theta)
-	return 0, nil
-}
-func (d identityTransport) Inverse(z, theta []float64) (float64, error) {
-	copy(theta, z)
-	return 0, nil
 }
 
 // selectCSV writes one chain's kept steps in CmdStan's CSV layout.

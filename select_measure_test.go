@@ -97,10 +97,18 @@ func TestSelectMeasureP20(t *testing.T) {
 	}
 	s.Kernel = ks
 	switch os.Getenv("TRJ_SELECT_PROPOSAL") {
+	case "laplace":
+		s.Proposal = SelectLaplace{}
 	case "global":
-		s.Proposal = SelectGlobal
+		s.Proposal = SelectGlobal{}
 	case "identity":
-		s.Proposal = SelectIdentity
+		s.Proposal = SelectIdentity{}
+	case "amortised":
+		s.Proposal = SelectAmortised{}
+	case "ctrj":
+		s.Proposal = SelectCTRJ{}
+	case "fullcond":
+		s.Proposal = SelectFullConditional{}
 	}
 	s.Informed = os.Getenv("TRJ_SELECT_INFORMED") != ""
 	var zs []float64

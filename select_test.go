@@ -276,7 +276,8 @@ func TestSelectBadInput(t *testing.T) {
 		"negative steps": {Steps: -1},
 		"shard":          {Chains: 2, Shard: []int{2}},
 		"start":          {Start: &wrong},
-		"proposal":       {Proposal: 9},
+		"proposal":       {Proposal: nilProposal{}},
+		"informed":       {Informed: true, Proposal: SelectFullConditional{}},
 	} {
 		if _, err := Select(context.Background(), sp, s); err == nil {
 			t.Errorf("%s: no error", name)
@@ -295,4 +296,12 @@ func TestSelectBadInput(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res == nil || res.Steps == 0 {
 		t.Errorf("cancelled: %v, result %v", err, res)
 	}
+}
+
+// nilProposal is a family that prepares nothing.
+type nilProposal struct{}
+
+func (nilProposal) String() string { return "nil" }
+func (nilProposal) Prepare(context.Context, *SelectPrepare) (SelectProposer, error) {
+	return nil, nil
 }

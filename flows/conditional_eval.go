@@ -1,6 +1,8 @@
 package flows
 
 import (
+	"errors"
+	"fmt"
 	"math"
 
 	"gorgonia.org/gorgonia"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/trjgo/trj/ad"
 	"github.com/trjgo/trj/ad/ops"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // condProgram is a compiled single-point map of a conditional flow with the
@@ -17,6 +20,7 @@ type condProgram struct {
 	prog                   *ad.Program
 	scale, offset, ld, ctx *gorgonia.Node
 	bound                  int // the model whose data is bound, −1 for none
+	boundAt                *ConditionalAt
 }
 
 // condData holds each model's standardisation for the compiled maps.
@@ -116,9 +120,92 @@ func (cp *condProgram) run(d *condData, inverse bool, ctx []float64, k int, x, o
 				return err
 			}
 		}
-		cp.bound = k
+		cp.bound, cp.boundAt = k, nil
 	}
 	return cp.prog.Outputs(x, out)
+}
+
+// runAt is run for a model given by t rather than by its index.
+func (cp *condProgram) runAt(t *ConditionalAt, inverse bool, x, out []float64) error {
+	if cp.boundAt != t {
+		a, c := t.a, t.c
+		if inverse {
+			a, c = t.ainv, t.shift
+		}
+		for _, bd := range []struct {
+			n *gorgonia.Node
+			v []float64
+		}{{cp.scale, a}, {cp.offset, c}, {cp.ld, t.ld}, {cp.ctx, t.context}} {
+			if err := cp.prog.Bind(bd.n, bd.v); err != nil {
+				return err
+			}
+		}
+		cp.bound, cp.boundAt = -1, t
+	}
+	return cp.prog.Outputs(x, out)
+}
+
+// ConditionalAt is a conditional flow's transport for one model given by
+// its context and activity mask, which need not be one of the models the
+// flow was trained on: the flow amortised over a model space too large to
+// list. Its maps use the flow's scratch space: one ConditionalAt per
+// goroutine, made from the goroutine's own Clone of the flow.
+type ConditionalAt struct {
+	f                     *ConditionalRQMA
+	context               []float64
+	a, c, ainv, shift, ld []float64
+}
+
+// At returns the flow's transport T̃(·|context) for the model whose
+// coordinates are those where active is true (the others are N(0, 1)
+// auxiliaries), standardised like the trained models'.
+func (f *ConditionalRQMA) At(context []float64, active []bool) (*ConditionalAt, error) {
+	n := f.net.n
+	if len(context) != f.net.ctx || len(active) != n {
+		return nil, fmt.Errorf("flows: context of length %d and mask of length %d, the flow has %d and %d", len(context), len(active), f.net.ctx, n)
+	}
+	if !scalar.AllFinite(context) {
+		return nil, errors.New("flows: non-finite context")
+	}
+	t := &ConditionalAt{f: f, context: append([]float64(nil), context...),
+		a: make([]float64, n), c: make([]float64, n), ainv: make([]float64, n), shift: make([]float64, n), ld: make([]float64, 1)}
+	for i, act := range active {
+		if act {
+			t.a[i], t.c[i], t.ainv[i], t.shift[i] = f.scale[i], -f.shift[i]*f.scale[i], 1/f.scale[i], f.shift[i]
+			t.ld[0] += math.Log(f.scale[i])
+		} else {
+			t.a[i], t.ainv[i] = 1, 1
+		}
+	}
+	return t, nil
+}
+
+// With returns t on flow g, a Clone of t's flow, for another goroutine.
+func (t *ConditionalAt) With(g *ConditionalRQMA) *ConditionalAt {
+	u := *t
+	u.f = g
+	return &u
+}
+
+// Dim is the saturated dimension.
+func (t *ConditionalAt) Dim() int { return t.f.net.n }
+
+// Forward sets z = T̃(ξ|context) and returns log|det J|.
+func (t *ConditionalAt) Forward(xi, z []float64) (float64, error) {
+	f := t.f
+	if len(xi) != f.net.n || len(z) != f.net.n {
+		return 0, fmt.Errorf("flows: %d→%d values, saturated dimension %d", len(xi), len(z), f.net.n)
+	}
+	return mapResult("Forward", f.fwd.runAt(t, false, xi, f.out), f.out, z)
+}
+
+// Inverse sets ξ = T̃⁻¹(z|context) and returns log|det J|.
+func (t *ConditionalAt) Inverse(z, xi []float64) (float64, error) {
+	f := t.f
+	if len(xi) != f.net.n || len(z) != f.net.n {
+		return 0, fmt.Errorf("flows: %d→%d values, saturated dimension %d", len(z), len(xi), f.net.n)
+	}
+	return mapResult("Inverse", f.inv.runAt(t, true, z, f.out), f.out, xi)
 }
 
 func (cp *condProgram) clone() *condProgram {

@@ -315,6 +315,23 @@ func (t *Laplace) LogDensity(theta, scratch []float64) (float64, error) {
 	return ld - 0.5*floats.Dot(scratch, scratch) - float64(len(scratch))/2*math.Log(2*math.Pi), nil
 }
 
+// Precision returns H, the negative Hessian at the mode (floored when
+// Regularised).
+func (t *Laplace) Precision() *mat.SymDense {
+	n := len(t.mean)
+	h := mat.NewSymDense(n, nil)
+	for i := range n {
+		for j := i; j < n; j++ {
+			var v float64
+			for k := 0; k <= min(i, j); k++ {
+				v += t.l[i*n+k] * t.l[j*n+k]
+			}
+			h.SetSym(i, j, v)
+		}
+	}
+	return h
+}
+
 // Covariance returns H⁻¹.
 func (t *Laplace) Covariance() *mat.SymDense {
 	n := len(t.mean)

@@ -123,3 +123,19 @@ func TestLaplaceBadInput(t *testing.T) {
 		t.Error("wrong length: no error")
 	}
 }
+
+func TestLaplacePrecision(t *testing.T) {
+	prec := mat.NewSymDense(3, []float64{4, 1, 0.5, 1, 3, -0.2, 0.5, -0.2, 2})
+	lap, err := NewLaplace([]float64{1, 2, 3}, prec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := lap.Precision()
+	for i := range 3 {
+		for j := range 3 {
+			if math.Abs(h.At(i, j)-prec.At(i, j)) > 1e-12 {
+				t.Fatalf("Precision()[%d,%d] = %v, want %v", i, j, h.At(i, j), prec.At(i, j))
+			}
+		}
+	}
+}

@@ -19,7 +19,9 @@ type SelectionModel interface {
 	// the model's evidence.
 	LogDensity(theta []float64) (float64, error)
 	// Transport carries the model's posterior to the reference for the
-	// jumps between models.
+	// jumps between models. It is either of dimension Dim, or of the
+	// saturated space's (see SelectionKernel): then the model's Proposal
+	// must be too, and so must every model's.
 	Transport() Transport
 	// Proposal is a transport whose inverse pushes N(0, I) forward to the
 	// within-model independence proposal (and whose reference coordinates
@@ -132,13 +134,25 @@ type SelectionInfo struct {
 // drop) and of the proposal probabilities of the informed choice. Each
 // step ends with the within-model moves. A kernel keeps scratch space: one
 // per chain.
+//
+// When the models' transports are of the saturated space, of dimension
+// always-in + P + shared (the coordinates of every term in term order,
+// those of the terms a model lacks being N(0, 1) auxiliaries: the
+// conditional transports of the paper's CTRJ, Algorithm 2), a jump draws
+// the auxiliaries u of the current model's missing terms, maps ξ = (θ, u)
+// through both transports, ξ' = T_γ'⁻¹(T_γ(ξ)), and splits ξ' into the new
+// model's θ' and auxiliaries u'; q is then φ(u')/φ(u). The within-model
+// moves first redraw the auxiliaries (a Gibbs step of the augmented
+// target) and then move (θ, u) jointly in the reference coordinates.
 type SelectionKernel struct {
 	target SelectionTarget
 	set    SelectionSettings
 	p      int
 	z, z2  []float64
 	theta  []float64
-	w      []float64
+	// xi, xi2: points of the saturated space (saturated transports only).
+	xi, xi2 []float64
+	w       []float64
 	// next holds the proposed model's terms; it trades places with the
 	// state's on acceptance, so a step allocates no term list.
 	next []int
@@ -203,7 +217,14 @@ func (k *SelectionKernel) Init(active []int, theta []float64) (*SelectionState, 
 	st := &SelectionState{Active: active, Model: m, LogPrior: lp}
 	if theta == nil {
 		st.Theta = make([]float64, m.Dim())
-		if _, err := m.Proposal().Inverse(make([]float64, m.Dim()), st.Theta); err != nil {
+		q := m.Proposal()
+		if n := q.Dim(); n != m.Dim() {
+			xi := make([]float64, n)
+			if _, err := q.Inverse(make([]float64, n), xi); err != nil {
+				return nil, err
+			}
+			k.extract(active, xi, st.Theta)
+		} else if _, err := q.Inverse(make([]float64, m.Dim()), st.Theta); err != nil {
 			return nil, err
 		}
 	} else {
@@ -229,6 +250,8 @@ func (k *SelectionKernel) grow(n int) {
 		k.z = make([]float64, n)
 		k.z2 = make([]float64, n)
 		k.theta = make([]float64, n)
+		k.xi = make([]float64, n)
+		k.xi2 = make([]float64, n)
 	}
 }
 
@@ -309,6 +332,9 @@ func (k *SelectionKernel) jump(rng *rand.Rand, st *SelectionState) (SelectionInf
 		return info, err
 	}
 	d, d2 := st.Model.Dim(), m2.Dim()
+	if n := st.Model.Transport().Dim(); n != d || m2.Transport().Dim() != d2 {
+		return k.saturatedJump(rng, st, m2, lp2, newActive, info, logQ)
+	}
 	k.grow(max(d, d2))
 	z, z2, theta2 := k.z[:d], k.z2[:d2], k.theta[:d2]
 	ldF, err := st.Model.Transport().Forward(st.Theta, z)
@@ -362,6 +388,95 @@ func (k *SelectionKernel) jump(rng *rand.Rand, st *SelectionState) (SelectionInf
 		st.LogPrior = lp2
 	}
 	return info, nil
+}
+
+// saturatedJump ends a jump to model m2 (terms newActive, log prior lp2)
+// whose transports are of the saturated space.
+func (k *SelectionKernel) saturatedJump(rng *rand.Rand, st *SelectionState, m2 SelectionModel, lp2 float64, newActive []int, info SelectionInfo, logQ float64) (SelectionInfo, error) {
+	T, T2 := st.Model.Transport(), m2.Transport()
+	n := T.Dim()
+	if T2.Dim() != n || n != k.saturatedDim(st.Active, st.Model.Dim()) || n != k.saturatedDim(newActive, m2.Dim()) {
+		return info, fmt.Errorf("kernels: transports of dimensions %d and %d for models of dimensions %d and %d: not all of the saturated space (%d terms)",
+			n, T2.Dim(), st.Model.Dim(), m2.Dim(), k.p)
+	}
+	k.grow(n)
+	xi, xi2, z, theta2 := k.xi[:n], k.xi2[:n], k.z[:n], k.theta[:m2.Dim()]
+	logQ -= k.embed(rng, st.Active, st.Theta, xi)
+	ldF, err := T.Forward(xi, z)
+	if err != nil {
+		return info, err
+	}
+	ldI, err := T2.Inverse(z, xi2)
+	if err != nil {
+		return info, err
+	}
+	logQ += k.extract(newActive, xi2, theta2)
+	ld2, err := m2.LogDensity(theta2)
+	if err != nil || !finite(ld2) {
+		ld2 = math.Inf(-1)
+	}
+	logA := lp2 + ld2 - st.LogPrior - st.LogDensity + ldF + ldI + logQ
+	if math.IsNaN(logA) {
+		logA = math.Inf(-1)
+	}
+	info.AcceptProb = math.Exp(min(0, logA))
+	if logA >= 0 || rng.Float64() < math.Exp(logA) {
+		info.Accepted = true
+		st.Active, k.next = newActive, st.Active
+		st.Model = m2
+		st.Theta = append(st.Theta[:0], theta2...)
+		st.LogDensity = ld2
+		st.LogPrior = lp2
+	}
+	return info, nil
+}
+
+// saturatedDim is the dimension of the saturated space of the model with
+// the given terms and dimension.
+func (k *SelectionKernel) saturatedDim(active []int, d int) int {
+	return d - len(active) + k.p
+}
+
+// embed writes the point theta of the model with the given terms into the
+// saturated space's xi, the missing terms' coordinates drawn from N(0, 1),
+// and returns their log-density.
+func (k *SelectionKernel) embed(rng *rand.Rand, active []int, theta, xi []float64) float64 {
+	A := k.target.Always()
+	copy(xi[:A], theta[:A])
+	var lq float64
+	r := 0
+	for j := range k.p {
+		if r < len(active) && active[r] == j {
+			xi[A+j] = theta[A+r]
+			r++
+		} else {
+			u := rng.NormFloat64()
+			xi[A+j] = u
+			lq += logPhi(u)
+		}
+	}
+	copy(xi[A+k.p:], theta[A+len(active):])
+	return lq
+}
+
+// extract writes the coordinates of the model with the given terms from
+// the saturated space's xi into theta and returns the log-density of the
+// auxiliaries left over.
+func (k *SelectionKernel) extract(active []int, xi, theta []float64) float64 {
+	A := k.target.Always()
+	copy(theta[:A], xi[:A])
+	var lq float64
+	r := 0
+	for j := range k.p {
+		if r < len(active) && active[r] == j {
+			theta[A+r] = xi[A+j]
+			r++
+		} else {
+			lq += logPhi(xi[A+j])
+		}
+	}
+	copy(theta[A+len(active):], xi[A+k.p:])
+	return lq
 }
 
 // informedChoice draws the term to flip with probability ∝ the locally
@@ -466,8 +581,11 @@ func logPhi(u float64) float64 { return -0.5*u*u - 0.5*math.Log(2*math.Pi) }
 func (k *SelectionKernel) Within(rng *rand.Rand, st *SelectionState) (int, int, error) {
 	m := st.Model
 	d := m.Dim()
-	k.grow(d)
 	q := m.Proposal()
+	if q.Dim() != d {
+		return k.saturatedWithin(rng, st)
+	}
+	k.grow(d)
 	z, z2, theta2 := k.z[:d], k.z2[:d], k.theta[:d]
 	acc, prop := 0, 0
 	for range max(0, k.set.Independence) {
@@ -530,4 +648,75 @@ func sumLogPhi(z []float64) float64 {
 		s += v * v
 	}
 	return -0.5*s - 0.5*float64(len(z))*math.Log(2*math.Pi)
+}
+
+// saturatedWithin is Within for a model whose Proposal is a transport of
+// the saturated space: the auxiliaries u of the missing terms are redrawn,
+// then independence and random-walk steps move ξ = (θ, u) under the
+// augmented target π(θ)φ(u).
+func (k *SelectionKernel) saturatedWithin(rng *rand.Rand, st *SelectionState) (int, int, error) {
+	m := st.Model
+	q := m.Proposal()
+	n := q.Dim()
+	if n != k.saturatedDim(st.Active, m.Dim()) {
+		return 0, 0, fmt.Errorf("kernels: within-model transport of dimension %d for a model of dimension %d with %d of %d terms", n, m.Dim(), len(st.Active), k.p)
+	}
+	k.grow(n)
+	xi, xi2, z, z2, theta2 := k.xi[:n], k.xi2[:n], k.z[:n], k.z2[:n], k.theta[:m.Dim()]
+	lu := k.embed(rng, st.Active, st.Theta, xi)
+	acc, prop := 0, 0
+	for range max(0, k.set.Independence) {
+		ld, err := q.Forward(xi, z)
+		if err != nil {
+			return acc, prop, err
+		}
+		logW := st.LogDensity + lu - sumLogPhi(z) - ld
+		for i := range z2 {
+			z2[i] = rng.NormFloat64()
+		}
+		ldInv, err := q.Inverse(z2, xi2)
+		if err != nil {
+			return acc, prop, err
+		}
+		lu2 := k.extract(st.Active, xi2, theta2)
+		ld2, err := m.LogDensity(theta2)
+		if err != nil || !finite(ld2) {
+			ld2 = math.Inf(-1)
+		}
+		logW2 := ld2 + lu2 - sumLogPhi(z2) + ldInv
+		prop++
+		if a := logW2 - logW; a >= 0 || rng.Float64() < math.Exp(a) {
+			copy(st.Theta, theta2)
+			copy(xi, xi2)
+			st.LogDensity, lu = ld2, lu2
+			acc++
+		}
+	}
+	scale := k.set.RandomWalkScale / math.Sqrt(float64(n))
+	for range max(0, k.set.RandomWalk) {
+		ldF, err := q.Forward(xi, z)
+		if err != nil {
+			return acc, prop, err
+		}
+		for i := range z2 {
+			z2[i] = z[i] + scale*rng.NormFloat64()
+		}
+		ldInv, err := q.Inverse(z2, xi2)
+		if err != nil {
+			return acc, prop, err
+		}
+		lu2 := k.extract(st.Active, xi2, theta2)
+		ld2, err := m.LogDensity(theta2)
+		if err != nil || !finite(ld2) {
+			ld2 = math.Inf(-1)
+		}
+		prop++
+		if a := ld2 + lu2 + ldInv - st.LogDensity - lu + ldF; a >= 0 || rng.Float64() < math.Exp(a) {
+			copy(st.Theta, theta2)
+			copy(xi, xi2)
+			st.LogDensity, lu = ld2, lu2
+			acc++
+		}
+	}
+	return acc, prop, nil
 }

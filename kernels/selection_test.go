@@ -16,12 +16,15 @@ type toyTarget struct {
 	p    int
 	mu   []float64
 	logW []float64 // per-term log evidence contribution
+	// saturated gives the models transports of the saturated space
+	// (triangularTransport).
+	saturated bool
 }
 
 type toyModel struct {
 	t      *toyTarget
 	active []int
-	tr     *scaleShift
+	tr     Transport
 }
 
 type scaleShift struct {
@@ -43,6 +46,36 @@ func (s *scaleShift) Inverse(z, theta []float64) (float64, error) {
 	return float64(len(z)) * math.Log(s.scale), nil
 }
 
+// triangular is z_i = (ξ_i − shift_i − 0.3 tanh(ξ_{i−1}))/scale: every
+// coordinate's image depends on the one before, auxiliaries included, as an
+// autoregressive flow's does.
+type triangular struct {
+	shift []float64
+	scale float64
+}
+
+func (s *triangular) Dim() int { return len(s.shift) }
+func (s *triangular) Forward(xi, z []float64) (float64, error) {
+	for i := range z {
+		c := s.shift[i]
+		if i > 0 {
+			c += 0.3 * math.Tanh(xi[i-1])
+		}
+		z[i] = (xi[i] - c) / s.scale
+	}
+	return -float64(len(z)) * math.Log(s.scale), nil
+}
+func (s *triangular) Inverse(z, xi []float64) (float64, error) {
+	for i := range z {
+		c := s.shift[i]
+		if i > 0 {
+			c += 0.3 * math.Tanh(xi[i-1])
+		}
+		xi[i] = c + s.scale*z[i]
+	}
+	return float64(len(z)) * math.Log(s.scale), nil
+}
+
 func (t *toyTarget) NumTerms() int { return t.p }
 func (t *toyTarget) Always() int   { return 1 }
 func (t *toyTarget) LogModelPrior(active []int) (float64, error) {
@@ -50,11 +83,22 @@ func (t *toyTarget) LogModelPrior(active []int) (float64, error) {
 }
 func (t *toyTarget) Model(active []int) (SelectionModel, error) {
 	d := len(active) + 2
-	m := &toyModel{t: t, active: append([]int(nil), active...), tr: &scaleShift{shift: make([]float64, d), scale: 1.3}}
-	for k, j := range active {
-		m.tr.shift[1+k] = t.mu[j] + 0.4 // off by 0.4
+	if t.saturated {
+		// saturated layout: always, p terms, shared; a missing term's
+		// slot is an auxiliary, its shift 0
+		tr := &triangular{shift: make([]float64, t.p+2), scale: 1.3}
+		for _, j := range active {
+			tr.shift[1+j] = t.mu[j] + 0.4
+		}
+		tr.shift[0], tr.shift[t.p+1] = -0.3, 0.2
+		return &toyModel{t: t, active: append([]int(nil), active...), tr: tr}, nil
 	}
-	m.tr.shift[0], m.tr.shift[d-1] = -0.3, 0.2
+	tr := &scaleShift{shift: make([]float64, d), scale: 1.3}
+	m := &toyModel{t: t, active: append([]int(nil), active...), tr: tr}
+	for k, j := range active {
+		tr.shift[1+k] = t.mu[j] + 0.4 // off by 0.4
+	}
+	tr.shift[0], tr.shift[d-1] = -0.3, 0.2
 	return m, nil
 }
 
@@ -81,10 +125,12 @@ func (m *toyModel) LogEvidence() float64 {
 
 // TestSelectionKernelExact checks the kernel against the toy target's
 // exact PIPs, logistic(logW[j]) under the uniform model prior, uninformed
-// and informed, within 4 batch-means standard errors.
+// and informed, and with transports of the saturated space, within 4
+// batch-means standard errors.
 func TestSelectionKernelExact(t *testing.T) {
-	tg := &toyTarget{p: 5, mu: []float64{2, -1, 0.5, 3, -2}, logW: []float64{1.5, -0.5, 0, -2, 0.7}}
-	for _, informed := range []bool{false, true} {
+	for _, c := range []struct{ informed, saturated bool }{{false, false}, {true, false}, {false, true}} {
+		informed := c.informed
+		tg := &toyTarget{p: 5, mu: []float64{2, -1, 0.5, 3, -2}, logW: []float64{1.5, -0.5, 0, -2, 0.7}, saturated: c.saturated}
 		k, err := NewSelectionKernel(tg, &SelectionSettings{Informed: informed})
 		if err != nil {
 			t.Fatal(err)
@@ -126,7 +172,7 @@ func TestSelectionKernelExact(t *testing.T) {
 			}
 			se := math.Sqrt(ss / float64(batches-1) / float64(batches))
 			if math.Abs(p-want) > 4*se {
-				t.Errorf("informed %v term %d: PIP %.4f ± %.4f, exact %.4f", informed, j, p, se, want)
+				t.Errorf("informed %v saturated %v term %d: PIP %.4f ± %.4f, exact %.4f", informed, c.saturated, j, p, se, want)
 			}
 		}
 	}

@@ -107,6 +107,30 @@ type result struct {
 	MaxZ                     float64 // trj: max |error| / (MCSE ⊕ reference SE)
 	PIP                      []float64
 	MCSE                     []float64 // trj only
+	note                     string    // trj: acceptances and ESS, for the log
+}
+
+// trjProposal is the -proposal flag's family (nil: trj's default).
+var trjProposal trj.SelectProposal
+
+func parseProposal(name string) (trj.SelectProposal, error) {
+	switch name {
+	case "", "default":
+		return nil, nil
+	case "laplace":
+		return trj.SelectLaplace{}, nil
+	case "global":
+		return trj.SelectGlobal{}, nil
+	case "identity":
+		return trj.SelectIdentity{}, nil
+	case "amortised":
+		return trj.SelectAmortised{}, nil
+	case "ctrj":
+		return trj.SelectCTRJ{}, nil
+	case "fullcond":
+		return trj.SelectFullConditional{}, nil
+	}
+	return nil, fmt.Errorf("unknown -proposal %q (laplace, global, identity, amortised, ctrj, fullcond)", name)
 }
 
 func main() {
@@ -125,7 +149,13 @@ func main() {
 	scaleSteps := flag.Int("scale-steps", 2000, "-scale: kept steps per chain")
 	scoreFile := flag.String("score", "", "instead: score the rows an R script wrote to this file (runs made by hand) against the reference of -problems (one), appending to -out")
 	tableFiles := flag.String("table", "", "instead: print the summary table of these results files (comma separated)")
+	proposal := flag.String("proposal", "", "trj: the SelectProposal family (laplace, global, identity, amortised, ctrj, fullcond; default trj's); rows are labelled trj-<family>")
 	flag.Parse()
+	var err0 error
+	if trjProposal, err0 = parseProposal(*proposal); err0 != nil {
+		fmt.Fprintln(os.Stderr, err0)
+		os.Exit(2)
+	}
 	if *scoreFile != "" || *tableFiles != "" {
 		var err error
 		if *scoreFile != "" {
@@ -249,7 +279,7 @@ func run(out string, problems, tools []string, seeds, trjSteps []int, chains int
 						r.MaxZ = maxZ(r, ref)
 					}
 					results = append(results, r)
-					fmt.Fprintf(os.Stderr, "%-8s %-4s seed %d steps %7d: %8.2f CPU s, max |PIP err| %.4f\n", pn, r.Tool, seed, r.Steps, r.CPUSeconds, r.MaxAbsErr)
+					fmt.Fprintf(os.Stderr, "%-8s %-4s seed %d steps %7d: %8.2f CPU s, max |PIP err| %.4f%s\n", pn, r.Tool, seed, r.Steps, r.CPUSeconds, r.MaxAbsErr, r.note)
 					if err := appendCSV(out, r); err != nil {
 						return err
 					}
@@ -329,12 +359,16 @@ func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 	}
 	warm := max(200, steps/5)
 	c0 := cpuSeconds()
-	res, err := trj.Select(context.Background(), sp, &trj.SelectSettings{Seed: uint64(seed), Chains: chains, Warmup: warm, Steps: steps})
+	res, err := trj.Select(context.Background(), sp, &trj.SelectSettings{Seed: uint64(seed), Chains: chains, Warmup: warm, Steps: steps, Proposal: trjProposal})
 	cpu := cpuSeconds() - c0
 	if err != nil {
 		return result{}, err
 	}
 	r := result{Tool: "trj", Seed: seed, Warmup: warm, Steps: steps, CPUSeconds: cpu}
+	if trjProposal != nil {
+		r.Tool = "trj-" + trjProposal.String()
+	}
+	r.note = moveNote(res)
 	for _, e := range res.PIP {
 		r.PIP = append(r.PIP, e.P)
 		r.MCSE = append(r.MCSE, e.MCSE)
@@ -477,5 +511,23 @@ func table(rs []result) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f | %.4f | %.4f–%.4f | %s |\n", k.problem, k.tool, k.steps, len(g), cpu, e, slices.Min(es), slices.Max(es), zs)
 	}
+	return b.String()
+}
+
+// moveNote is a run's acceptance of each move and within-model step and
+// its smallest PIP ESS over the terms that changed.
+func moveNote(res *trj.SelectResult) string {
+	var b strings.Builder
+	for _, m := range res.Moves {
+		fmt.Fprintf(&b, ", %s %.3f", m.Move, float64(m.Accepted)/math.Max(1, float64(m.Proposed)))
+	}
+	fmt.Fprintf(&b, ", within %.3f", float64(res.Within.Accepted)/math.Max(1, float64(res.Within.Proposed)))
+	ess := math.Inf(1)
+	for _, e := range res.PIP {
+		if !e.Constant && e.MCSE > 0 {
+			ess = math.Min(ess, e.ESS)
+		}
+	}
+	fmt.Fprintf(&b, ", min ESS %.0f, visited %d, built %d", ess, res.Visited, res.Built)
 	return b.String()
 }

@@ -65,7 +65,7 @@ func scaleOne(p, chains, warmup, steps int) error {
 		return err
 	}
 	c0, t0 := cpuSeconds(), time.Now()
-	res, err := trj.Select(context.Background(), sp, &trj.SelectSettings{Seed: 1, Chains: chains, Warmup: warmup, Steps: steps})
+	res, err := trj.Select(context.Background(), sp, &trj.SelectSettings{Seed: 1, Chains: chains, Warmup: warmup, Steps: steps, Proposal: trjProposal})
 	cpu, wall := cpuSeconds()-c0, time.Since(t0).Seconds()
 	if err != nil {
 		return err
@@ -78,7 +78,15 @@ func scaleOne(p, chains, warmup, steps int) error {
 	out := scaleRun{P: p, N: n, Chains: chains, Warmup: warmup, Steps: steps, WallSeconds: wall, CPUSeconds: cpu,
 		Visited: res.Visited, Built: res.Built, JSONBytes: js.Len(),
 		MicrosPerStep: 1e6 * cpu / float64(chains*(warmup+steps))}
+	fmt.Fprintf(os.Stderr, "p = %d%s\n", p, moveNote(res))
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+func proposalName() string {
+	if trjProposal == nil {
+		return ""
+	}
+	return trjProposal.String()
 }
 
 // scale measures each p in a fresh process (its own peak RSS).
@@ -91,7 +99,7 @@ func scale(ps []int, chains, warmup, steps int) error {
 	fmt.Println("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, p := range ps {
 		cmd := exec.Command(self, "-scale-one", strconv.Itoa(p), "-chains", strconv.Itoa(chains),
-			"-scale-warmup", strconv.Itoa(warmup), "-scale-steps", strconv.Itoa(steps))
+			"-scale-warmup", strconv.Itoa(warmup), "-scale-steps", strconv.Itoa(steps), "-proposal", proposalName())
 		cmd.Stderr = os.Stderr
 		b, err := cmd.Output()
 		if err != nil {

@@ -1,0 +1,78 @@
+package trj
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/trjgo/trj/models/glmselect"
+)
+
+// TestSelectFlowExactNIG is TestSelectExactNIG for the families whose
+// transports are one conditional flow on the saturated space (CTRJ jumps
+// with auxiliaries, within-model moves on the augmented target): every
+// PIP within 4 MCSE of the enumerated closed form.
+func TestSelectFlowExactNIG(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical test that trains two flows")
+	}
+	if selectRace {
+		// trains flows; the chains' concurrency is TestSelectExactNIG's
+		t.Skip("skipped with -race")
+	}
+	X, y := selectData(80, 12, 1)
+	want := exactPIPs(t, X, y)
+	sp, err := glmselect.Gaussian(X, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prop := range []SelectProposal{SelectAmortised{}, SelectCTRJ{}} {
+		res, err := Select(context.Background(), sp, &SelectSettings{Seed: 2, Steps: 10000, Warmup: 500, Proposal: prop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Proposal != prop.String() {
+			t.Errorf("result's proposal %q, want %q", res.Proposal, prop)
+		}
+		for j, e := range res.PIP {
+			z := (e.P - want[j]) / e.MCSE
+			t.Logf("%v %s: PIP %.4f ± %.4f, exact %.4f, z %.2f", prop, res.Names[j], e.P, e.MCSE, want[j], z)
+			if e.Constant {
+				if math.Abs(e.P-want[j]) > 1e-3 {
+					t.Errorf("%v %s: constant PIP %v, exact %.5f", prop, res.Names[j], e.P, want[j])
+				}
+				continue
+			}
+			if math.Abs(z) > 4 {
+				t.Errorf("%v %s: PIP %.4f ± %.4f, exact %.4f (z = %.2f)", prop, res.Names[j], e.P, e.MCSE, want[j], z)
+			}
+		}
+	}
+}
+
+// TestSelectFullConditionalExactNIG is TestSelectExactNIG for
+// SelectFullConditional, whose transports come from the full model's
+// Laplace fit alone.
+func TestSelectFullConditionalExactNIG(t *testing.T) {
+	X, y := selectData(80, 12, 1)
+	want := exactPIPs(t, X, y)
+	sp, err := glmselect.Gaussian(X, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Select(context.Background(), sp, &SelectSettings{Seed: 3, Steps: 5000, Warmup: 500, Proposal: SelectFullConditional{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, e := range res.PIP {
+		if e.Constant {
+			if math.Abs(e.P-want[j]) > 1e-3 {
+				t.Errorf("%s: constant PIP %v, exact %.5f", res.Names[j], e.P, want[j])
+			}
+			continue
+		}
+		if z := (e.P - want[j]) / e.MCSE; math.Abs(z) > 4 {
+			t.Errorf("%s: PIP %.4f ± %.4f, exact %.4f (z = %.2f)", res.Names[j], e.P, e.MCSE, want[j], z)
+		}
+	}
+}

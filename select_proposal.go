@@ -1,0 +1,76 @@
+package trj
+
+import (
+	"context"
+
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
+)
+
+// SelectProposal is a family of proposals for Select: the transports that
+// carry the parameters across a jump between models, and the within-model
+// proposals (SelectSettings.Proposal). The families of this package are
+// SelectFullConditional (the default: one Laplace fit of the full model,
+// conditioned for each model on its missing terms being 0), SelectLaplace
+// (a Laplace fit of each model on its first visit; the default when
+// Informed), SelectGlobal and SelectIdentity (baselines), SelectAmortised
+// (one conditional flow over the saturated space, trained on the draws of
+// a short first pass) and SelectCTRJ (the same flow trained on NUTS pilots
+// of a few models). bench/README.md compares them. A family of one's own implements this interface in a file
+// of its own.
+type SelectProposal interface {
+	// String names the family (SelectResult.Proposal).
+	String() string
+	// Prepare readies the family for one run of Select, before its chains
+	// start; what it learns is fixed for the whole run, so the chains stay
+	// exact. ctx cancels it.
+	Prepare(ctx context.Context, in *SelectPrepare) (SelectProposer, error)
+}
+
+// SelectProposer is a family prepared for one run.
+type SelectProposer interface {
+	// Laplace reports whether Select fits each model's Laplace
+	// approximation on its first visit and passes it to Model (it also
+	// gives the reported evidences and the Informed choice's weights).
+	Laplace() bool
+	// Model returns model tm's transports, given its compiled model m and
+	// Laplace fit lap (nil unless Laplace): jump carries the model to the
+	// reference for the jumps, within is the within-model proposal's (see
+	// kernels.SelectionModel). Either may be a transport of the saturated
+	// space (dimension always-in + P + shared, the terms' coordinates in
+	// term order, an inactive term's an N(0, 1) auxiliary); then both must
+	// be, for every model. Model is called once per model built, possibly
+	// from several goroutines at once, and the transports it returns are
+	// used by several chains at once: they must be safe for concurrent
+	// use.
+	Model(tm ppl.Terms, m *ppl.GraphModel, lap *flows.Laplace) (jump, within kernels.Transport, err error)
+}
+
+// SelectPrepare is what a family may use to prepare itself.
+type SelectPrepare struct {
+	// Space is the selection space (a clone: the family may build models
+	// of it).
+	Space *ppl.SelectionSpace
+	// Base is the mode of the model without terms: its always-in, then
+	// shared coordinates.
+	Base []float64
+	// Settings are the run's settings, defaults applied.
+	Settings *SelectSettings
+
+	laplace func(ppl.Terms) (*ppl.GraphModel, *flows.Laplace, error)
+}
+
+// Laplace builds model tm and fits its Laplace approximation as Select
+// does for the models it visits (mode by damped Newton from Base, Hessian
+// by finite differences of the compiled gradient).
+func (in *SelectPrepare) Laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace, error) {
+	return in.laplace(tm)
+}
+
+// Seed returns the seed of part i of the named stage of the preparation,
+// derived from the run's seed: the same for the same run, distinct for
+// distinct (stage, i).
+func (in *SelectPrepare) Seed(stage string, i int) uint64 {
+	return subSeed(in.Settings.Seed, "select/"+stage, i)
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package trj
+
+// selectRace reports whether the internal tests were built with -race.
+const selectRace = false
