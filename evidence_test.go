@@ -13,6 +13,7 @@ import (
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/ppl"
 )
 
 // evidenceSettings is smallSettings with short chains: the per-model
@@ -38,6 +39,20 @@ func rareData(n int) (x [][]float64, y []float64) {
 	return x, y
 }
 
+// runEvidence runs trj.Run with evidenceSettings(seed) and returns the
+// result and its per-model evidence, failing the test without them.
+func runEvidence(t *testing.T, space *ppl.Space, seed uint64) (*trj.Result, *trj.ModelEvidence) {
+	t.Helper()
+	res, err := trj.Run(context.Background(), space, evidenceSettings(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ModelEvidence == nil {
+		t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
+	}
+	return res, res.ModelEvidence
+}
+
 // TestModelEvidenceExact checks one run's per-model log evidences, their
 // probabilities and a Bayes factor against the closed forms, each within 4
 // reported standard errors.
@@ -47,14 +62,7 @@ func TestModelEvidenceExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := trj.Run(context.Background(), space, evidenceSettings(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := res.ModelEvidence
-	if e == nil {
-		t.Fatalf("no per-model evidence: %s", res.ModelEvidenceError)
-	}
+	res, e := runEvidence(t, space, 1)
 	table := res.String()
 	t.Logf("\n%s", table)
 	if !strings.Contains(table, "log Zₖ") || !strings.Contains(table, "per-model: ") {
@@ -92,14 +100,7 @@ func TestModelEvidenceCalibration(t *testing.T) {
 	}
 	var z []float64
 	for seed := uint64(1); seed <= 20; seed++ {
-		res, err := trj.Run(context.Background(), space, evidenceSettings(seed))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := res.ModelEvidence
-		if e == nil {
-			t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
-		}
+		_, e := runEvidence(t, space, seed)
 		for k := range logZ {
 			z = append(z, (e.LogZ[k]-logZ[k])/e.LogZSE[k])
 		}
@@ -122,14 +123,7 @@ func TestModelEvidenceRare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := trj.Run(context.Background(), space, evidenceSettings(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := res.ModelEvidence
-	if e == nil {
-		t.Fatalf("no per-model evidence: %s", res.ModelEvidenceError)
-	}
+	res, e := runEvidence(t, space, 1)
 	t.Logf("\n%s", res)
 	for k, p := range exact {
 		z := (e.P[k] - p) / e.SE[k]

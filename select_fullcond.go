@@ -27,12 +27,7 @@ func (SelectFullConditional) String() string { return "fullcond" }
 // Prepare fits the full model's Laplace approximation.
 func (SelectFullConditional) Prepare(_ context.Context, in *SelectPrepare) (SelectProposer, error) {
 	sp := in.Space
-	all := make([]int, sp.P())
-	for i := range all {
-		all[i] = i
-	}
-	full, _ := ppl.NewTerms(sp.P(), all...)
-	_, lap, err := in.Laplace(full)
+	lap, err := in.FullLaplace()
 	if err != nil {
 		return nil, err
 	}

@@ -22,12 +22,7 @@ func (SelectGlobal) String() string { return "global" }
 // Prepare fits the full model's Laplace approximation.
 func (SelectGlobal) Prepare(_ context.Context, in *SelectPrepare) (SelectProposer, error) {
 	sp := in.Space
-	all := make([]int, sp.P())
-	for i := range all {
-		all[i] = i
-	}
-	full, _ := ppl.NewTerms(sp.P(), all...)
-	_, lap, err := in.Laplace(full)
+	lap, err := in.FullLaplace()
 	if err != nil {
 		return nil, err
 	}

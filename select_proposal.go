@@ -68,6 +68,17 @@ func (in *SelectPrepare) Laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace,
 	return in.laplace(tm)
 }
 
+// FullLaplace fits the Laplace approximation of the model with every term.
+func (in *SelectPrepare) FullLaplace() (*flows.Laplace, error) {
+	all := make([]int, in.Space.P())
+	for i := range all {
+		all[i] = i
+	}
+	full, _ := ppl.NewTerms(in.Space.P(), all...)
+	_, lap, err := in.laplace(full)
+	return lap, err
+}
+
 // Seed returns the seed of part i of the named stage of the preparation,
 // derived from the run's seed: the same for the same run, distinct for
 // distinct (stage, i).

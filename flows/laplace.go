@@ -335,16 +335,7 @@ func (t *Laplace) Precision() *mat.SymDense {
 // Covariance returns H⁻¹.
 func (t *Laplace) Covariance() *mat.SymDense {
 	n := len(t.mean)
-	h := mat.NewSymDense(n, nil)
-	for i := range n {
-		for j := i; j < n; j++ {
-			var v float64
-			for k := 0; k <= min(i, j); k++ {
-				v += t.l[i*n+k] * t.l[j*n+k]
-			}
-			h.SetSym(i, j, v)
-		}
-	}
+	h := t.Precision()
 	var ch mat.Cholesky
 	cov := mat.NewSymDense(n, nil)
 	if ch.Factorize(h) {

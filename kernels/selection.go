@@ -370,24 +370,7 @@ func (k *SelectionKernel) jump(rng *rand.Rand, st *SelectionState) (SelectionInf
 	if err != nil {
 		return info, err
 	}
-	ld2, err := m2.LogDensity(theta2)
-	if err != nil || !finite(ld2) {
-		ld2 = math.Inf(-1)
-	}
-	logA := lp2 + ld2 - st.LogPrior - st.LogDensity + ldF + ldI + logQ
-	if math.IsNaN(logA) {
-		logA = math.Inf(-1)
-	}
-	info.AcceptProb = math.Exp(min(0, logA))
-	if logA >= 0 || rng.Float64() < math.Exp(logA) {
-		info.Accepted = true
-		st.Active, k.next = newActive, st.Active
-		st.Model = m2
-		st.Theta = append(st.Theta[:0], theta2...)
-		st.LogDensity = ld2
-		st.LogPrior = lp2
-	}
-	return info, nil
+	return k.accept(rng, st, m2, lp2, newActive, theta2, ldF, ldI, logQ, info), nil
 }
 
 // saturatedJump ends a jump to model m2 (terms newActive, log prior lp2)
@@ -411,6 +394,14 @@ func (k *SelectionKernel) saturatedJump(rng *rand.Rand, st *SelectionState, m2 S
 		return info, err
 	}
 	logQ += k.extract(newActive, xi2, theta2)
+	return k.accept(rng, st, m2, lp2, newActive, theta2, ldF, ldI, logQ, info), nil
+}
+
+// accept ends a jump to model m2 (terms newActive, log prior lp2) at
+// theta2, whose proposal has log Jacobians ldF and ldI (forward and
+// inverse transport) and auxiliary-density and choice terms logQ: the
+// Metropolis–Hastings test, and the state moved on acceptance.
+func (k *SelectionKernel) accept(rng *rand.Rand, st *SelectionState, m2 SelectionModel, lp2 float64, newActive []int, theta2 []float64, ldF, ldI, logQ float64, info SelectionInfo) SelectionInfo {
 	ld2, err := m2.LogDensity(theta2)
 	if err != nil || !finite(ld2) {
 		ld2 = math.Inf(-1)
@@ -428,7 +419,7 @@ func (k *SelectionKernel) saturatedJump(rng *rand.Rand, st *SelectionState, m2 S
 		st.LogDensity = ld2
 		st.LogPrior = lp2
 	}
-	return info, nil
+	return info
 }
 
 // saturatedDim is the dimension of the saturated space of the model with
