@@ -39,16 +39,16 @@ func rareData(n int) (x [][]float64, y []float64) {
 	return x, y
 }
 
-// runEvidence runs trj.Run with evidenceSettings(seed) and returns the
-// result and its per-model evidence, failing the test without them.
-func runEvidence(t *testing.T, space *ppl.Space, seed uint64) (*trj.Result, *trj.ModelEvidence) {
+// runEvidence runs trj.Run with settings s and returns the result and its
+// per-model evidence, failing the test without them.
+func runEvidence(t *testing.T, space *ppl.Space, s *trj.Settings) (*trj.Result, *trj.ModelEvidence) {
 	t.Helper()
-	res, err := trj.Run(context.Background(), space, evidenceSettings(seed))
+	res, err := trj.Run(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.ModelEvidence == nil {
-		t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
+		t.Fatalf("seed %d: no per-model evidence: %s", s.Seed, res.ModelEvidenceError)
 	}
 	return res, res.ModelEvidence
 }
@@ -62,7 +62,7 @@ func TestModelEvidenceExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, e := runEvidence(t, space, 1)
+	res, e := runEvidence(t, space, evidenceSettings(1))
 	table := res.String()
 	t.Logf("\n%s", table)
 	if !strings.Contains(table, "log Zₖ") || !strings.Contains(table, "per-model: ") {
@@ -100,7 +100,7 @@ func TestModelEvidenceCalibration(t *testing.T) {
 	}
 	var z []float64
 	for seed := uint64(1); seed <= 20; seed++ {
-		_, e := runEvidence(t, space, seed)
+		_, e := runEvidence(t, space, evidenceSettings(seed))
 		for k := range logZ {
 			z = append(z, (e.LogZ[k]-logZ[k])/e.LogZSE[k])
 		}
@@ -123,7 +123,7 @@ func TestModelEvidenceRare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, e := runEvidence(t, space, 1)
+	res, e := runEvidence(t, space, evidenceSettings(1))
 	t.Logf("\n%s", res)
 	for k, p := range exact {
 		z := (e.P[k] - p) / e.SE[k]
@@ -157,14 +157,7 @@ func TestModelEvidenceRareSeeds(t *testing.T) {
 		if os.Getenv("TRJ_EVIDENCE_DEFAULTS") == "1" {
 			s = &trj.Settings{Seed: seed}
 		}
-		res, err := trj.Run(context.Background(), space, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := res.ModelEvidence
-		if e == nil {
-			t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
-		}
+		res, e := runEvidence(t, space, s)
 		bridge, _, _ := res.Bridge.Reported()
 		var errE, errB, errC float64
 		for k, p := range exact {
@@ -221,14 +214,7 @@ func TestModelEvidenceKinds(t *testing.T) {
 		default:
 			t.Fatalf("TRJ_EVIDENCE_KIND %q: want rqma or smc", kind)
 		}
-		res, err := trj.Run(context.Background(), space, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := res.ModelEvidence
-		if e == nil {
-			t.Fatalf("seed %d: no per-model evidence: %s", seed, res.ModelEvidenceError)
-		}
+		res, e := runEvidence(t, space, s)
 		for k := range logZ {
 			z = append(z, (e.LogZ[k]-logZ[k])/e.LogZSE[k])
 			if s := res.Evidence; s != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/glmselect"
 )
@@ -149,13 +151,6 @@ func TestSelectMeasureP20(t *testing.T) {
 			t.Log(res)
 		}
 	}
-	var ss, m float64
-	for _, z := range zs {
-		m += z
-	}
-	m /= float64(len(zs))
-	for _, z := range zs {
-		ss += (z - m) * (z - m)
-	}
-	t.Logf("%s: %d z-scores, mean %.3f sd %.3f", mode, len(zs), m, math.Sqrt(ss/float64(len(zs)-1)))
+	m, sd := stat.MeanStdDev(zs, nil)
+	t.Logf("%s: %d z-scores, mean %.3f sd %.3f", mode, len(zs), m, sd)
 }

@@ -259,7 +259,7 @@ func seriesEstimate(x [][]float64) SelectEstimate {
 	if err != nil || math.IsNaN(mcse) {
 		mcse = batchMeansSE(x)
 	}
-	spread := chainSpreadSE(x)
+	spread := betweenSE(x)
 	if math.IsNaN(mcse) {
 		mcse = spread
 	}
@@ -271,19 +271,6 @@ func seriesEstimate(x [][]float64) SelectEstimate {
 		e.ESS = ess
 	}
 	return e
-}
-
-// chainSpreadSE is the standard deviation of the chains' means over
-// √chains (0 with one chain).
-func chainSpreadSE(x [][]float64) float64 {
-	if len(x) < 2 {
-		return 0
-	}
-	means := make([]float64, len(x))
-	for c, v := range x {
-		means[c] = stat.Mean(v, nil)
-	}
-	return stat.StdDev(means, nil) / math.Sqrt(float64(len(x)))
 }
 
 // batchMeansSE is the standard error from 20 batch means per chain, the

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj/models/glmselect"
 	"github.com/trjgo/trj/ppl"
@@ -114,15 +115,7 @@ func TestSelectCalibration(t *testing.T) {
 			}
 		}
 	}
-	var m, ss float64
-	for _, z := range zs {
-		m += z
-	}
-	m /= float64(len(zs))
-	for _, z := range zs {
-		ss += (z - m) * (z - m)
-	}
-	sd := math.Sqrt(ss / float64(len(zs)-1))
+	m, sd := stat.MeanStdDev(zs, nil)
 	t.Logf("%d z-scores: mean %.3f, sd %.3f", len(zs), m, sd)
 	if sd < 0.7 || sd > 1.4 {
 		t.Errorf("sd of the z-scores %.3f, want in [0.7, 1.4]", sd)

@@ -381,17 +381,17 @@ func WithModelCache(n int) SelectionOption {
 	}
 }
 
-// NewSelectionSpace returns the space of the 2^p models built by build. It
-// builds the empty model to check the build function, and fails when p < 1,
-// build is nil or the empty model cannot be built.
-func NewSelectionSpace(p int, build BuildFunc, opts ...SelectionOption) (*SelectionSpace, error) {
+// newSelectionSpace checks what the selection spaces share (p ≥ 1, a
+// build function, options) and returns the space with its options applied
+// and default names.
+func newSelectionSpace(p int, nilBuild bool, bound int, opts []SelectionOption) (*SelectionSpace, error) {
 	if p < 1 {
 		return nil, fmt.Errorf("ppl: a selection needs at least one candidate term, got p = %d", p)
 	}
-	if build == nil {
+	if nilBuild {
 		return nil, errors.New("ppl: nil build function")
 	}
-	s := &SelectionSpace{p: p, build: build, prior: BetaBinomial{1, 1}, bound: DefaultModelCache, builds: new(atomic.Int64)}
+	s := &SelectionSpace{p: p, prior: BetaBinomial{1, 1}, bound: bound, builds: new(atomic.Int64)}
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("ppl: selection option %d is nil", i)
@@ -406,6 +406,18 @@ func NewSelectionSpace(p int, build BuildFunc, opts ...SelectionOption) (*Select
 			s.names[i] = "x" + strconv.Itoa(i+1)
 		}
 	}
+	return s, nil
+}
+
+// NewSelectionSpace returns the space of the 2^p models built by build. It
+// builds the empty model to check the build function, and fails when p < 1,
+// build is nil or the empty model cannot be built.
+func NewSelectionSpace(p int, build BuildFunc, opts ...SelectionOption) (*SelectionSpace, error) {
+	s, err := newSelectionSpace(p, build == nil, DefaultModelCache, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.build = build
 	s.cache = newLRU(s.bound)
 	empty, _ := NewTerms(p)
 	m, err := s.buildModel(empty)

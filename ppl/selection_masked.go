@@ -3,9 +3,7 @@ package ppl
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -55,26 +53,9 @@ const maskName = "ppl.mask"
 // Constrain gives their values and then every reported quantity of the
 // saturated model. Views have no tempered form and no UnconstrainNamed.
 func NewMaskedSelectionSpace(p int, build MaskedBuildFunc, opts ...SelectionOption) (*SelectionSpace, error) {
-	if p < 1 {
-		return nil, fmt.Errorf("ppl: a selection needs at least one candidate term, got p = %d", p)
-	}
-	if build == nil {
-		return nil, errors.New("ppl: nil build function")
-	}
-	s := &SelectionSpace{p: p, prior: BetaBinomial{1, 1}, bound: DefaultMaskedModelCache, builds: new(atomic.Int64)}
-	for i, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("ppl: selection option %d is nil", i)
-		}
-		if err := o(s); err != nil {
-			return nil, err
-		}
-	}
-	if s.names == nil {
-		s.names = make([]string, p)
-		for i := range s.names {
-			s.names[i] = "x" + strconv.Itoa(i+1)
-		}
+	s, err := newSelectionSpace(p, build == nil, DefaultMaskedModelCache, opts)
+	if err != nil {
+		return nil, err
 	}
 	sat, err := newMaskedSaturated(p, s.shared, build)
 	if err != nil {

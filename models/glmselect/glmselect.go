@@ -194,11 +194,7 @@ func (d *design) space(build ppl.BuildFunc, s *Settings, shared int) (*ppl.Selec
 // The models are sampled like any others; NIG gives their closed-form
 // evidence, the exact reference.
 func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpace, error) {
-	s := settings.withDefaults()
-	if err := s.validate(); err != nil {
-		return nil, err
-	}
-	d, err := newDesign(X, y, &s)
+	s, d, err := prepare(X, y, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -240,12 +236,18 @@ func Poisson(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpace
 	return glm(X, y, settings, ops.PoissonLogGLM)
 }
 
-func glm(X mat.Matrix, y []float64, settings *Settings, lik func(x, beta, y *gorgonia.Node) (*gorgonia.Node, error)) (*ppl.SelectionSpace, error) {
+// prepare applies settings' defaults, checks them and makes the design.
+func prepare(X mat.Matrix, y []float64, settings *Settings) (Settings, *design, error) {
 	s := settings.withDefaults()
 	if err := s.validate(); err != nil {
-		return nil, err
+		return s, nil, err
 	}
 	d, err := newDesign(X, y, &s)
+	return s, d, err
+}
+
+func glm(X mat.Matrix, y []float64, settings *Settings, lik func(x, beta, y *gorgonia.Node) (*gorgonia.Node, error)) (*ppl.SelectionSpace, error) {
+	s, d, err := prepare(X, y, settings)
 	if err != nil {
 		return nil, err
 	}

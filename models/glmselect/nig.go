@@ -38,11 +38,7 @@ type NIG struct {
 
 // NewNIG returns the evidence calculator of Gaussian(X, y, settings).
 func NewNIG(X mat.Matrix, y []float64, settings *Settings) (*NIG, error) {
-	s := settings.withDefaults()
-	if err := s.validate(); err != nil {
-		return nil, err
-	}
-	d, err := newDesign(X, y, &s)
+	s, d, err := prepare(X, y, settings)
 	if err != nil {
 		return nil, err
 	}
