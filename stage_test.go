@@ -57,10 +57,7 @@ func viaJSON(t *testing.T, r *trj.Result) *trj.Result {
 func TestStagedRunIdentical(t *testing.T) {
 	skipInRacePass(t, "compares a sequence of stages with a whole run; the chains' concurrency is TestRunExact's")
 	ctx := context.Background()
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	whole, err := trj.Run(ctx, space, stagedSettings(3))
 	if err != nil {
 		t.Fatal(err)
@@ -174,10 +171,7 @@ func copyFile(t *testing.T, from, to string) {
 func TestStageRefusals(t *testing.T) {
 	skipInRacePass(t, "sequential checks of files; the stages' concurrency is the pilots' and chains' own, tested elsewhere")
 	ctx := context.Background()
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	stage := func(s *trj.Settings, st trj.Stage, dir string, part []int) error {
 		_, _, err := trj.RunStage(ctx, space, s, st, dir, part)
 		return err
@@ -305,10 +299,7 @@ func TestStagedFamilies(t *testing.T) {
 	}
 	skipInRacePass(t, "compares sequences of stages with whole runs; the chains' concurrency is TestRunExact's")
 	ctx := context.Background()
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	train := flows.ConditionalTrainOptions()
 	train.Iterations = 20
 	for name, set := range map[string]func(*trj.Settings){

@@ -24,10 +24,7 @@ import (
 // the first progress report cancels the run, so a check that came after
 // them fails the test at once instead of passing late.
 func TestRunBadSettingsUpFront(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	K := space.NumModels()
 	// A set of two one-dimensional transports: the space has 8 models.
 	var set bytes.Buffer
