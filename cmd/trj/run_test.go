@@ -14,6 +14,11 @@ import (
 	"github.com/trjgo/trj/models/experiment"
 )
 
+// tinySASRun is a toy "trj run sas" of six chains, which the shard and
+// stage tests split up and compare with the whole run.
+var tinySASRun = []string{"run", "sas", "-quiet", "-seed", "4", "-steps", "300", "-chains", "6", "-train-draws", "300",
+	"-eval-draws", "100", "-bridge-reps", "6", "-train-iters", "20", "-scatter-sources", "5"}
+
 // tinySAS shrinks "trj run sas" with the hidden size flags.
 var tinySAS = []string{"-steps", "400", "-chains", "2", "-train-draws", "300", "-eval-draws", "100",
 	"-bridge-reps", "2", "-train-iters", "20", "-scatter-sources", "10"}
@@ -107,8 +112,7 @@ func TestRunSASShardsMerge(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
-	tiny := []string{"run", "sas", "-quiet", "-seed", "4", "-steps", "300", "-chains", "6", "-train-draws", "300",
-		"-eval-draws", "100", "-bridge-reps", "6", "-train-iters", "20", "-scatter-sources", "5"}
+	tiny := tinySASRun
 	if code, _, stderr := runArgs(append(tiny, "-out", p("whole"), "-json", p("whole.json"))...); code != exitOK {
 		t.Fatalf("whole run: code %d, %s", code, stderr)
 	}
@@ -259,8 +263,7 @@ func TestRunSASStaged(t *testing.T) {
 	skipInRacePass(t, "sequential processes compared for equality; the race detector has nothing to check")
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
-	tiny := []string{"run", "sas", "-quiet", "-seed", "4", "-steps", "300", "-chains", "6", "-train-draws", "300",
-		"-eval-draws", "100", "-bridge-reps", "6", "-train-iters", "20", "-scatter-sources", "5"}
+	tiny := tinySASRun
 	if code, _, stderr := runArgs(append(tiny, "-out", p("whole"), "-json", p("whole.json"))...); code != exitOK {
 		t.Fatalf("whole run: code %d, %s", code, stderr)
 	}
