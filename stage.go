@@ -158,11 +158,7 @@ func (r *runner) runStage() error {
 	if err := r.loadFit(); err != nil {
 		return err
 	}
-	if err := r.res.time("chains", func() error { return r.chains(r.chainProbs()) }); err != nil {
-		return err
-	}
-	r.res.Complete = true
-	return nil
+	return r.timedChains()
 }
 
 // stagePilots draws the pilots of the plan's models and writes their file.
