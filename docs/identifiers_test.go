@@ -6,7 +6,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -30,11 +29,8 @@ func TestProseIdentifiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, md := range markdownFiles(t) {
-		src, err := os.ReadFile(md)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range api.checkProse(string(src)) {
+		src := readText(t, md)
+		for _, e := range api.checkProse(src) {
 			t.Errorf("%s:%s", md, e)
 		}
 	}
@@ -393,13 +389,10 @@ var backtickRE = regexp.MustCompile("`([^`]+)`")
 // package table against the imports of the packages' non-test files, and
 // that every package of the module has a row.
 func TestImportRules(t *testing.T) {
-	src, err := os.ReadFile("architecture.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := readText(t, "architecture.md")
 	allowed := map[string][]string{} // package → allowed trj imports; nil entry for "any"
 	anyImport := map[string]bool{}
-	for _, line := range strings.Split(string(src), "\n") {
+	for _, line := range strings.Split(src, "\n") {
 		m := tableRowRE.FindStringSubmatch(line)
 		if m == nil {
 			continue
