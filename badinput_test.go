@@ -18,10 +18,7 @@ import (
 // TestRunBadInput: each bad input gets an error naming its cause, before
 // any computation where the input can be checked up front.
 func TestRunBadInput(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	one, err := space.Model(0)
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +66,7 @@ func TestRunBadInput(t *testing.T) {
 // TestRunCancelled: a run cancelled during the chains returns what had
 // finished, marked incomplete, with the context's error.
 func TestRunCancelled(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := smallSettings(1)
@@ -98,10 +92,7 @@ func TestRunCancelled(t *testing.T) {
 // promptly (each flow's trainer checks the context between Adam steps) and
 // returns the finished pilots, marked incomplete, with the context's error.
 func TestRunCancelledInTransport(t *testing.T) {
-	space, _, err := subsetSpace(40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	space := mustSubsetSpace(t, 40)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := smallSettings(1)

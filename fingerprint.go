@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/ppl"
@@ -183,15 +184,7 @@ func (w *hasher) value(path string, v reflect.Value, depth int) {
 			w.unnamed = append(w.unnamed, sub.unnamed...)
 			es = append(es, entry{key: string(sub.h.Sum(nil)), k: it.Key(), v: it.Value()})
 		}
-		slices.SortFunc(es, func(a, b entry) int {
-			switch {
-			case a.key < b.key:
-				return -1
-			case a.key > b.key:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.key, b.key) })
 		w.u64(uint64(len(es)))
 		for _, e := range es {
 			w.str(e.key)

@@ -111,6 +111,12 @@ func (r *runner) run() error {
 	if err := r.timedBridge(); err != nil {
 		return err
 	}
+	return r.timedChains()
+}
+
+// timedChains runs the chains, the last stage, and marks the result
+// complete when they finish.
+func (r *runner) timedChains() error {
 	if err := r.res.time("chains", func() error { return r.chains(r.chainProbs()) }); err != nil {
 		return err
 	}

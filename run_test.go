@@ -67,16 +67,7 @@ func TestShardsMerge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Through JSON, as separate processes would hand them over.
-		var buf bytes.Buffer
-		if err := p.WriteJSON(&buf); err != nil {
-			t.Fatal(err)
-		}
-		back, err := trj.ReadResult(&buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, back)
+		parts = append(parts, viaJSON(t, p))
 	}
 	merged, err := trj.Merge(parts...)
 	if err != nil {

@@ -37,15 +37,14 @@ const (
 	StageChains
 )
 
+// stageNames are the stages' names, as the trj command spells them; String
+// and ParseStage both read them.
+var stageNames = [...]string{StagePilots: "pilot", StageFit: "fit", StageChains: "chains"}
+
 // String names the stage as the trj command does: pilot, fit or chains.
 func (s Stage) String() string {
-	switch s {
-	case StagePilots:
-		return "pilot"
-	case StageFit:
-		return "fit"
-	case StageChains:
-		return "chains"
+	if s >= StagePilots && s <= StageChains {
+		return stageNames[s]
 	}
 	return fmt.Sprintf("Stage(%d)", int(s))
 }
@@ -53,7 +52,7 @@ func (s Stage) String() string {
 // ParseStage reads a stage's name: pilot, fit or chains.
 func ParseStage(name string) (Stage, error) {
 	for s := StagePilots; s <= StageChains; s++ {
-		if name == s.String() {
+		if name == stageNames[s] {
 			return s, nil
 		}
 	}
@@ -159,11 +158,7 @@ func (r *runner) runStage() error {
 	if err := r.loadFit(); err != nil {
 		return err
 	}
-	if err := r.res.time("chains", func() error { return r.chains(r.chainProbs()) }); err != nil {
-		return err
-	}
-	r.res.Complete = true
-	return nil
+	return r.timedChains()
 }
 
 // stagePilots draws the pilots of the plan's models and writes their file.

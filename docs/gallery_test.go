@@ -32,11 +32,7 @@ func TestGallery(t *testing.T) {
 	}
 	content := map[string]string{} // page base name → text
 	for _, p := range pages {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		content[filepath.Base(p)] = string(b)
+		content[filepath.Base(p)] = readText(t, p)
 	}
 	index, ok := content["README.md"]
 	if !ok {

@@ -2,7 +2,6 @@ package docs_test
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -274,11 +273,8 @@ func yamlBlocks(t *testing.T, doc string) map[string]string {
 // TestScaleManifests checks the Kubernetes Jobs of scale.md against the
 // batch/v1 Job schema and the staged SAS Jobs against each other.
 func TestScaleManifests(t *testing.T) {
-	src, err := os.ReadFile("scale.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := yamlBlocks(t, string(src))
+	src := readText(t, "scale.md")
+	blocks := yamlBlocks(t, src)
 	for _, want := range []string{"factor-study-job.yaml", "factor-merge-job.yaml", "sas-pilot-job.yaml", "sas-fit-job.yaml", "sas-chains-job.yaml", "sas-merge-job.yaml"} {
 		if _, ok := blocks[want]; !ok {
 			t.Errorf("scale.md has no manifest %s", want)

@@ -41,15 +41,12 @@ func TestMarkdown(t *testing.T) {
 	}
 	used := map[string]bool{}
 	for _, md := range markdownFiles(t) {
-		src, err := os.ReadFile(md)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, errs := syncMarkdown(string(src), snippets, used, *update)
+		src := readText(t, md)
+		out, errs := syncMarkdown(src, snippets, used, *update)
 		for _, e := range errs {
 			t.Errorf("%s: %v", md, e)
 		}
-		if *update && out != string(src) {
+		if *update && out != src {
 			if err := os.WriteFile(md, []byte(out), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -476,12 +473,9 @@ var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 // TestLinks checks that relative links in the Markdown files resolve.
 func TestLinks(t *testing.T) {
 	for _, md := range markdownFiles(t) {
-		src, err := os.ReadFile(md)
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := readText(t, md)
 		inFence := false
-		for n, line := range strings.Split(string(src), "\n") {
+		for n, line := range strings.Split(src, "\n") {
 			if strings.HasPrefix(line, "```") {
 				inFence = !inFence
 				continue
@@ -501,4 +495,15 @@ func TestLinks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readText returns the file at path as a string, ending the test when it
+// cannot be read.
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -1,7 +1,6 @@
 package docs_test
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -52,18 +51,11 @@ func scaleScripts(t *testing.T, doc string) map[string]string {
 // .ci/slurm/run.sh submits (and it submits no other); a bash block with
 // #SBATCH lines is a marked script.
 func TestScaleScripts(t *testing.T) {
-	src, err := os.ReadFile("scale.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(src)
+	doc := readText(t, "scale.md")
 	scripts := scaleScripts(t, doc)
 
-	ci, err := os.ReadFile(filepath.Join("..", ".ci", "slurm", "run.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^for s in ([^;]+); do script "\$s"; done$`).FindStringSubmatch(string(ci))
+	ci := readText(t, filepath.Join("..", ".ci", "slurm", "run.sh"))
+	m := regexp.MustCompile(`(?m)^for s in ([^;]+); do script "\$s"; done$`).FindStringSubmatch(ci)
 	if m == nil {
 		t.Fatal(".ci/slurm/run.sh: no line `for s in …; do script \"$s\"; done` naming the scripts it runs")
 	}

@@ -21,15 +21,13 @@ const (
 	UnitMetric
 )
 
+// metricNames are Stan's names for the metric kinds.
+var metricNames = [...]string{DiagMetric: "diag_e", DenseMetric: "dense_e", UnitMetric: "unit_e"}
+
 // String returns Stan's name for the metric.
 func (k MetricKind) String() string {
-	switch k {
-	case DiagMetric:
-		return "diag_e"
-	case DenseMetric:
-		return "dense_e"
-	case UnitMetric:
-		return "unit_e"
+	if k >= 0 && int(k) < len(metricNames) {
+		return metricNames[k]
 	}
 	return fmt.Sprintf("MetricKind(%d)", int(k))
 }

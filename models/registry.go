@@ -3,6 +3,7 @@ package models
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/trjgo/trj/models/posteriordb"
 	"github.com/trjgo/trj/ppl"
@@ -40,15 +41,7 @@ func All() []Entry {
 	for _, f := range sources {
 		out = append(out, f()...)
 	}
-	slices.SortFunc(out, func(a, b Entry) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

@@ -9,16 +9,7 @@ import (
 // are different parameters (x.1 would be carried to y.2), and accepts the
 // same parameters whatever the models' own ones.
 func TestSharedNamesDiffer(t *testing.T) {
-	model := func(build func(b *Builder)) Model {
-		t.Helper()
-		b := NewBuilder()
-		build(b)
-		m, err := b.Model()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	model := func(build func(b *Builder)) Model { return mustModel(t, build) }
 	normal := func(name string, shape ...int) func(b *Builder) {
 		return func(b *Builder) { b.Sample(Normal{Mu: 0, Sigma: 1}, b.Real(name, shape...)) }
 	}

@@ -113,3 +113,14 @@ func ConfigDataLoads[T any](t *testing.T, embedded string, load func(path string
 		t.Error("absent file: no error")
 	}
 }
+
+// UTF16 encodes s as UTF-16 little-endian with a byte-order mark, as
+// spreadsheet programs save "Unicode text": the data-file tests check that
+// readers refuse it by name. Runes beyond one byte are not needed there.
+func UTF16(s string) string {
+	b := []byte{0xFF, 0xFE}
+	for _, r := range s {
+		b = append(b, byte(r), 0)
+	}
+	return string(b)
+}

@@ -5,20 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trjgo/trj/internal/checks"
+
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/factor"
 	"github.com/trjgo/trj/models/robustvs"
 )
-
-// utf16 encodes s as UTF-16 little-endian with a byte-order mark, as
-// spreadsheet programs save "Unicode text".
-func utf16(s string) string {
-	b := []byte{0xFF, 0xFE}
-	for _, r := range s {
-		b = append(b, byte(r), 0)
-	}
-	return string(b)
-}
 
 // TestBadInputsCSV: every CSV reader of the data files (ReadCSV and the
 // models reading through it) accepts a byte-order mark and names UTF-16,
@@ -37,8 +29,8 @@ func TestBadInputsCSV(t *testing.T) {
 		{"plain", good, ""},
 		{"UTF-8 byte-order mark", "\ufeff" + good, ""},
 		{"CRLF line ends", strings.ReplaceAll(good, "\n", "\r\n"), ""},
-		{"UTF-16", utf16(good), "UTF-16; save it as UTF-8"},
-		{"UTF-16 without a mark", utf16(good)[2:], "UTF-16 or not text"},
+		{"UTF-16", checks.UTF16(good), "UTF-16; save it as UTF-8"},
+		{"UTF-16 without a mark", checks.UTF16(good)[2:], "UTF-16 or not text"},
 		{"semicolons", strings.ReplaceAll(good, ",", ";"), "separated by ';'"},
 		{"semicolons and decimal commas", "y;X.1;X.2;X.3;X.4\n1,5;1;0,5;0,25;2\n", "separated by ';'"},
 		{"ragged row", good + "3,1,2\n", "line 4: wrong number of fields: 3, the header has 5"},
@@ -84,7 +76,7 @@ func TestBadInputsJSON(t *testing.T) {
 		{"nested duplicate key", `{"a": [{"b": 1, "b": 2}]}`, `key "a[0].b" appears twice`},
 		{"array", `[1, 2]`, "not a JSON object"},
 		{"null", `null`, "not a JSON object"},
-		{"UTF-16", utf16(`{"N": 2}`), "UTF-16"},
+		{"UTF-16", checks.UTF16(`{"N": 2}`), "UTF-16"},
 		{"truncated", `{"N": `, "not a JSON object"},
 	}
 	for _, c := range cases {

@@ -164,15 +164,7 @@ func TestBadInput(t *testing.T) {
 // TestRunTiny runs the whole experiment at toy sizes and writes its
 // figures.
 func TestRunTiny(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.PilotDraws = 100
-	cfg.BridgeReplicates = 2
-	for _, o := range []*int{&cfg.Train.Iterations, &cfg.CTrain.Iterations} {
-		*o = 10
-	}
-	cfg.Train.DoubleAt, cfg.CTrain.DoubleAt = nil, nil
-	cfg.CTrain.StopWindow = 0
-	cfg.RQMA.HiddenPerDim, cfg.CRQMA.HiddenPerDim = 2, 2
+	cfg := tinyConfig()
 	cfg.ScatterSources = 20
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
