@@ -207,6 +207,12 @@ func exactSubsetProbs(t *testing.T, x [][]float64, y []float64) []float64 {
 }
 
 func TestGuideSelection(t *testing.T) {
+	if raceDetector && testing.Short() {
+		// 8 models with SMC pilots, then CTRJ: 27 s alone, 10 minutes
+		// under the race detector, which the root package's tests of the
+		// same stages already run.
+		t.Skip("skipped with -race -short (run without -race)")
+	}
 	x, y := selectionData()
 	exact := exactSubsetProbs(t, x, y)
 	var out, saved bytes.Buffer
