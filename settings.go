@@ -90,10 +90,10 @@ type PilotSettings struct {
 	// train the transports, the second half evaluate them. A NUTS chain
 	// rarely leaves the mode it warms up in, so the chains are what spreads
 	// the pilot over a multimodal posterior's modes: on the factor-analysis
-	// space (sign modes of the loadings), 8 chains of 500 draws gave the
-	// 3-factor flow an importance ESS fraction of 1.3–2.1 % against 0.2–0.4
-	// % with 4 chains of 1000, for the same number of draws (bench/README.md,
-	// "Factor analysis: trj.Run defaults").
+	// space (sign modes of the loadings), π(2 factors) over three seeds
+	// spread by 0.002 (standard deviation) with 8 chains of 500 draws and
+	// by 0.013 with 4 chains of 1000, the reported standard error about
+	// 0.009 in both (bench/README.md, "Factor analysis: trj.Run defaults").
 	Chains int
 	// Warmup and Draws are NUTS's warm-up and kept iterations per chain
 	// (1000 and 500).
