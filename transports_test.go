@@ -13,7 +13,7 @@ import (
 // on a curved two-dimensional density: training stops early on the
 // held-out loss, and the flow fits fresh draws better than the affine map.
 func TestAutoTrainDefaults(t *testing.T) {
-	skipInRacePass(t, "one training goroutine; 40× slower under the detector")
+	skipInRacePass(t, "one training goroutine, nothing concurrent to check")
 	rng := rand.New(rand.NewPCG(1, 2))
 	draw := func(n int) [][]float64 {
 		x := make([][]float64, n)
