@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/internal/parallel"
@@ -20,7 +21,8 @@ type AutoTransports struct {
 	// AutoESS is the importance ESS fraction below which an RQMA flow is
 	// tried (0.5).
 	AutoESS float64
-	// RQMA and Train configure the flows as in RQMATransports.
+	// RQMA and Train configure the flows (AutoRQMAConfig and
+	// AutoTrainOptions when nil); Train's Seed and Workers are the run's.
 	RQMA  *flows.RQMAConfig
 	Train *flows.TrainOptions
 	// Permutations is TRJ's map h̄ (see kernels.TRJConfig); nil is the
@@ -45,7 +47,14 @@ func (a *AutoTransports) Fit(ctx context.Context, d *FitData) (FittedProposals, 
 		if err != nil || qa.ESSFraction >= threshold {
 			return af, TransportReport{Kind: "affine", Quality: qa}, err
 		}
-		f, qf, err := m.rqma(ctx, a.RQMA, a.Train)
+		cfg, train := AutoRQMAConfig(), AutoTrainOptions()
+		if a.RQMA != nil {
+			cfg = *a.RQMA
+		}
+		if a.Train != nil {
+			train = *a.Train
+		}
+		f, qf, err := m.rqma(ctx, &cfg, &train)
 		if err != nil {
 			return nil, TransportReport{}, err
 		}
@@ -54,6 +63,41 @@ func (a *AutoTransports) Fit(ctx context.Context, d *FitData) (FittedProposals, 
 		}
 		return af, TransportReport{Kind: "affine", Quality: qa, Tried: map[string]flows.Quality{"RQMA": qf}}, nil
 	})
+}
+
+// AutoRQMAConfig is AutoTransports' default flow: the paper's RQMA flow
+// (3 layers, 10 bins) with a MADE hidden width of 8·n rather than 32·n and
+// the sigmoid scale √(8/π), which makes the squashing map close to the
+// standard normal CDF, so that the splines start from a near-uniform
+// image of a near-Gaussian posterior. On the factor-analysis space (2 vs 3
+// factors, NUTS pilots) the paper's width made training most of a
+// default run's cost; see bench/README.md, "Factor analysis: trj.Run
+// defaults", for the measurements.
+func AutoRQMAConfig() flows.RQMAConfig {
+	c := flows.PaperRQMAConfig()
+	c.HiddenPerDim = 8
+	c.SigmoidScale = math.Sqrt(8 / math.Pi)
+	return c
+}
+
+// AutoTrainOptions is AutoTransports' default training: Adam from
+// learning rate 3e-3, constant for 200 steps then decayed by 0.999 per
+// step, minibatches of 32, at most 3000 steps, stopped early when the mean
+// loss on a 10 % validation split (evaluated every 25 steps) has not
+// decreased over a window of 100 steps, keeping the best window's
+// parameters. It trains until the held-out fit stops improving instead of
+// a fixed schedule of growing batches.
+func AutoTrainOptions() flows.TrainOptions {
+	o := flows.DefaultTrainOptions()
+	o.Iterations = 3000
+	o.Decay1 = 1
+	o.Decay2 = 0.999
+	o.BatchSize = 32
+	o.DoubleAt = nil
+	o.ValidationFraction = 0.1
+	o.ValidateEvery = 25
+	o.StopWindow = 100
+	return o
 }
 
 // AffineTransports fits z = L⁻¹(θ − μ) to each model's training draws (TRJ).
