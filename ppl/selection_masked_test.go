@@ -2,6 +2,7 @@ package ppl
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"gorgonia.org/gorgonia"
+
+	"github.com/trjgo/trj/internal/checks"
 )
 
 // maskedTestData is a small regression: n rows of p predictors.
@@ -122,28 +125,13 @@ func TestMaskedSelectionMatchesPerModel(t *testing.T) {
 			t.Fatalf("%v: dimension %d, per model %d, space %d", tm, mm.Dim(), ms.Dim(), masked.Dim(tm))
 		}
 		d := mm.Dim()
-		gm, gs := make([]float64, d), make([]float64, d)
+		gm := make([]float64, d)
 		for k := 0; k < 3; k++ {
 			u := make([]float64, d)
 			for i := range u {
 				u[i] = 0.8 * rng.NormFloat64()
 			}
-			lm, err := mm.LogDensityGrad(u, gm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ls, err := ms.LogDensityGrad(u, gs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !near(lm, ls, 1e-10) {
-				t.Errorf("%v: log-density %.15g, per model %.15g", tm, lm, ls)
-			}
-			for i := range gm {
-				if !near(gm[i], gs[i], 1e-10) {
-					t.Errorf("%v: ∂/∂u%d = %.15g, per model %.15g", tm, i, gm[i], gs[i])
-				}
-			}
+			checks.SameDensity(t, fmt.Sprintf("%v: masked against per model", tm), mm.LogDensityGrad, ms.LogDensityGrad, u, gm, 1e-10)
 			checkGradient(t, mm, u, 1e-5)
 
 			// Constrain gives the parameters named by the saturated

@@ -124,3 +124,21 @@ func UTF16(s string) string {
 	}
 	return string(b)
 }
+
+// SameDensity checks that two log-densities with gradients agree at x,
+// value and every gradient entry within tol relative to max(1, |b|), and
+// returns a's value and gradient (ga). label names the pair in errors.
+func SameDensity(tb testing.TB, label string, a, b func(x, grad []float64) (float64, error), x, ga []float64, tol float64) float64 {
+	tb.Helper()
+	gb := make([]float64, len(ga))
+	la, lb := Grad(tb, a, x, ga), Grad(tb, b, x, gb)
+	if math.Abs(la-lb) > tol*math.Max(1, math.Abs(lb)) {
+		tb.Errorf("%s: log-density %.15g, other %.15g", label, la, lb)
+	}
+	for i := range ga {
+		if math.Abs(ga[i]-gb[i]) > tol*math.Max(1, math.Abs(gb[i])) {
+			tb.Errorf("%s: ∂/∂x%d = %.15g, other %.15g", label, i, ga[i], gb[i])
+		}
+	}
+	return la
+}

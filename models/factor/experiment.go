@@ -99,13 +99,14 @@ func ProposalTypes() []string {
 // factors), while the slower decay stops early at 1200–1400 steps with
 // 12.41 and 7.10 nats (affine: 10.92, 2.00) and a mean jump acceptance of
 // 0.11 instead of 0.011.
+//
+// These are trj.AutoTransports' defaults (trj.AutoRQMAConfig,
+// trj.AutoTrainOptions), which were taken from here; the experiment trains
+// on one worker.
 func DefaultConfig() Config {
-	t := PaperTrainOptions()
-	t.Decay1 = 1
-	t.Decay2 = 0.999
+	t := trj.AutoTrainOptions()
 	t.Workers = 1
-	rq := PaperRQMAConfig()
-	rq.HiddenPerDim = 8
+	rq := trj.AutoRQMAConfig()
 	return Config{
 		Seed:             1,
 		Proposals:        ProposalTypes(),
