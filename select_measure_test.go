@@ -98,19 +98,12 @@ func TestSelectMeasureP20(t *testing.T) {
 		ks.SwapProb = v
 	}
 	s.Kernel = ks
-	switch os.Getenv("TRJ_SELECT_PROPOSAL") {
-	case "laplace":
-		s.Proposal = SelectLaplace{}
-	case "global":
-		s.Proposal = SelectGlobal{}
-	case "identity":
-		s.Proposal = SelectIdentity{}
-	case "amortised":
-		s.Proposal = SelectAmortised{}
-	case "ctrj":
-		s.Proposal = SelectCTRJ{}
-	case "fullcond":
-		s.Proposal = SelectFullConditional{}
+	if name := os.Getenv("TRJ_SELECT_PROPOSAL"); name != "" {
+		pr, err := ParseSelectProposal(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Proposal = pr
 	}
 	s.Informed = os.Getenv("TRJ_SELECT_INFORMED") != ""
 	var zs []float64

@@ -2,6 +2,8 @@ package trj
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
@@ -26,6 +28,25 @@ type SelectProposal interface {
 	// start; what it learns is fixed for the whole run, so the chains stay
 	// exact. ctx cancels it.
 	Prepare(ctx context.Context, in *SelectPrepare) (SelectProposer, error)
+}
+
+// SelectProposals returns the built-in families of SelectProposal, the
+// default first: what ParseSelectProposal looks names up in.
+func SelectProposals() []SelectProposal {
+	return []SelectProposal{SelectFullConditional{}, SelectLaplace{}, SelectGlobal{}, SelectIdentity{}, SelectAmortised{}, SelectCTRJ{}}
+}
+
+// ParseSelectProposal returns the built-in family whose String is name
+// (with its default fields), for flags and configuration files.
+func ParseSelectProposal(name string) (SelectProposal, error) {
+	var names []string
+	for _, p := range SelectProposals() {
+		if p.String() == name {
+			return p, nil
+		}
+		names = append(names, p.String())
+	}
+	return nil, fmt.Errorf("trj: unknown selection proposal %q (want one of %s)", name, strings.Join(names, ", "))
 }
 
 // SelectProposer is a family prepared for one run.

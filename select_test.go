@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -297,4 +298,19 @@ type nilProposal struct{}
 func (nilProposal) String() string { return "nil" }
 func (nilProposal) Prepare(context.Context, *SelectPrepare) (SelectProposer, error) {
 	return nil, nil
+}
+
+func TestParseSelectProposal(t *testing.T) {
+	for _, p := range SelectProposals() {
+		got, err := ParseSelectProposal(p.String())
+		if err != nil || got.String() != p.String() || reflect.TypeOf(got) != reflect.TypeOf(p) {
+			t.Errorf("%s: got %v, %v", p, got, err)
+		}
+	}
+	if _, ok := SelectProposals()[0].(SelectFullConditional); !ok {
+		t.Errorf("the first family is %v, want the default fullcond", SelectProposals()[0])
+	}
+	if _, err := ParseSelectProposal("laplce"); err == nil || !strings.Contains(err.Error(), "laplace") {
+		t.Errorf("unknown name: %v", err)
+	}
 }

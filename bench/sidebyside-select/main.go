@@ -114,23 +114,10 @@ type result struct {
 var trjProposal trj.SelectProposal
 
 func parseProposal(name string) (trj.SelectProposal, error) {
-	switch name {
-	case "", "default":
+	if name == "" || name == "default" {
 		return nil, nil
-	case "laplace":
-		return trj.SelectLaplace{}, nil
-	case "global":
-		return trj.SelectGlobal{}, nil
-	case "identity":
-		return trj.SelectIdentity{}, nil
-	case "amortised":
-		return trj.SelectAmortised{}, nil
-	case "ctrj":
-		return trj.SelectCTRJ{}, nil
-	case "fullcond":
-		return trj.SelectFullConditional{}, nil
 	}
-	return nil, fmt.Errorf("unknown -proposal %q (laplace, global, identity, amortised, ctrj, fullcond)", name)
+	return trj.ParseSelectProposal(name)
 }
 
 func main() {
