@@ -25,6 +25,11 @@ type Conditional struct {
 // Name implements Proposals.
 func (c *Conditional) Name() string { return "conditional RQMA" }
 
+// Reload implements Reloader.
+func (c *Conditional) Reload(set io.Reader) Proposals {
+	return &LoadedTransports{From: set, Aux: c.Aux}
+}
+
 // Fit implements Proposals.
 func (c *Conditional) Fit(ctx context.Context, d *FitData) (FittedProposals, error) {
 	space := d.Space

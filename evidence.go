@@ -8,6 +8,7 @@ import (
 
 	"github.com/trjgo/trj/internal/parallel"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
 )
 
 // ModelEvidence is every model's log evidence log p(y | k) from its own
@@ -52,25 +53,25 @@ func (e *ModelEvidence) LogBayesFactor(k, j int) (logBF, se float64) {
 // modelEvidence estimates every model's log evidence from its transport,
 // one model per worker, each with its own stream. It fails for families
 // without per-model transports (CTRJ, independence proposals).
-func modelEvidence(ctx context.Context, seed uint64, props FittedProposals, pilots []*Pilot, prior []float64) (*ModelEvidence, error) {
-	pm, ok := props.(*perModel)
+func modelEvidence(ctx context.Context, seed uint64, space *ppl.Space, props FittedProposals, pilots []*Pilot, prior []float64) (*ModelEvidence, error) {
+	pm, ok := props.(ModelTransports)
 	if !ok {
 		return nil, errors.New("the proposals have no per-model transports")
 	}
 	K := len(pilots)
 	e := &ModelEvidence{LogZ: make([]float64, K), LogZSE: make([]float64, K), Estimates: make([]kernels.EvidenceEstimate, K)}
 	err := parallel.For(ctx, K, func(ctx context.Context, k int) error {
-		m, err := pm.space.Model(k)
+		m, err := space.Model(k)
 		if err != nil {
 			return err
 		}
-		t, err := pm.clone(k)
+		t, err := pm.ModelTransport(k)
 		if err != nil {
-			return fmt.Errorf("transport of model %q: %w", pm.space.ModelLabel(k), err)
+			return fmt.Errorf("transport of model %q: %w", space.ModelLabel(k), err)
 		}
 		est, err := kernels.TransportEvidence(stream(seed, "evidence", k), m.Clone(), t, thin(pilots[k].Eval, evidenceDraws), nil)
 		if err != nil {
-			return fmt.Errorf("model %q: %w", pm.space.ModelLabel(k), err)
+			return fmt.Errorf("model %q: %w", space.ModelLabel(k), err)
 		}
 		e.Estimates[k], e.LogZ[k], e.LogZSE[k] = est, est.LogZ, est.SE
 		return nil
@@ -147,7 +148,7 @@ func (r *runner) evidence() error {
 	if _, ok := r.props.(*perModel); !ok {
 		return nil // CTRJ and independence proposals: no per-model density
 	}
-	e, err := modelEvidence(r.ctx, r.s.Seed, r.props, r.pilots, r.res.Prior)
+	e, err := modelEvidence(r.ctx, r.s.Seed, r.space, r.props, r.pilots, r.res.Prior)
 	if err != nil {
 		r.res.ModelEvidenceError = fmt.Sprintf("trj: per-model evidence: %v", err)
 		return err

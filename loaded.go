@@ -66,6 +66,11 @@ func sameReader(a, b io.Reader) bool {
 // Name implements Proposals.
 func (l *LoadedTransports) Name() string { return "loaded" }
 
+// Reload implements Reloader.
+func (l *LoadedTransports) Reload(set io.Reader) Proposals {
+	return &LoadedTransports{From: set, Permutations: l.Permutations, Builders: l.Builders, Aux: l.Aux}
+}
+
 // oldSetMagic opens the transport sets of trj before they were flows sets.
 const oldSetMagic = "trj transport set v"
 

@@ -51,6 +51,25 @@ type FittedProposals interface {
 	Save(w io.Writer) error
 }
 
+// ModelTransports is implemented by fitted proposals that carry each
+// model's posterior to the reference by a transport of its own (TRJ's
+// per-model families). Run then estimates every model's evidence from its
+// transport (Result.ModelEvidence); families without it get none.
+type ModelTransports interface {
+	// ModelTransport returns a copy of model k's transport for one
+	// goroutine.
+	ModelTransport(k int) (kernels.Transport, error)
+}
+
+// Reloader is implemented by families whose fitted proposals a staged
+// run stores once (FittedProposals.Save, in the fit stage) and reads back
+// in every chains stage instead of fitting them again. Reload returns the
+// family that reads such a saved set, with the family's own additions
+// (TRJ's permutations, CTRJ's auxiliary density).
+type Reloader interface {
+	Reload(set io.Reader) Proposals
+}
+
 // FitData is what a family is fitted to: the space and every model's pilot.
 type FitData struct {
 	Space *ppl.Space

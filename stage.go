@@ -346,16 +346,6 @@ type fitPayload struct {
 	TransportSeconds, BridgeSeconds float64
 }
 
-// savedFamily reports whether the fit stage stores a family's fitted
-// proposals rather than have the chains stages fit them again.
-func savedFamily(p Proposals) bool {
-	switch p.(type) {
-	case *AutoTransports, *AffineTransports, *RQMATransports, *Conditional, *LoadedTransports:
-		return true
-	}
-	return false
-}
-
 // writeFit writes the fitted proposals and the bridge estimate.
 func (r *runner) writeFit() error {
 	p := fitPayload{Algorithm: r.res.Algorithm, Reports: r.res.Transports, Bridge: r.res.Bridge, BridgeError: r.res.BridgeError, ModelEvidence: r.res.ModelEvidence}
@@ -367,7 +357,7 @@ func (r *runner) writeFit() error {
 			p.BridgeSeconds = st.Seconds
 		}
 	}
-	if savedFamily(r.s.Proposals) {
+	if _, ok := r.s.Proposals.(Reloader); ok {
 		var buf bytes.Buffer
 		if err := r.props.Save(&buf); err != nil {
 			return fmt.Errorf("trj: fit stage: %w", err)
@@ -432,22 +422,12 @@ func (r *runner) loadFit() error {
 	return nil
 }
 
-// loadProposals reads fitted proposals stored by the fit stage, with what
-// the run's family adds to them (TRJ's permutations, CTRJ's auxiliary
-// density).
+// loadProposals reads fitted proposals stored by the fit stage through
+// the run's family (a Reloader: writeFit stores only those).
 func (r *runner) loadProposals(set []byte) (FittedProposals, error) {
-	l := &LoadedTransports{From: bytes.NewReader(set)}
-	switch f := r.s.Proposals.(type) {
-	case *AutoTransports:
-		l.Permutations = f.Permutations
-	case *AffineTransports:
-		l.Permutations = f.Permutations
-	case *RQMATransports:
-		l.Permutations = f.Permutations
-	case *Conditional:
-		l.Aux = f.Aux
-	case *LoadedTransports:
-		l.Permutations, l.Builders, l.Aux = f.Permutations, f.Builders, f.Aux
+	re, ok := r.s.Proposals.(Reloader)
+	if !ok {
+		return nil, fmt.Errorf("trj: the fit stage stored the proposals of family %q, which cannot read them back", r.s.Proposals.Name())
 	}
-	return l.Fit(r.ctx, &FitData{Space: r.space, Pilots: r.pilots, seed: r.s.Seed})
+	return re.Reload(bytes.NewReader(set)).Fit(r.ctx, &FitData{Space: r.space, Pilots: r.pilots, seed: r.s.Seed})
 }

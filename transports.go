@@ -33,6 +33,11 @@ type AutoTransports struct {
 // Name implements Proposals.
 func (a *AutoTransports) Name() string { return "auto" }
 
+// Reload implements Reloader.
+func (a *AutoTransports) Reload(set io.Reader) Proposals {
+	return &LoadedTransports{From: set, Permutations: a.Permutations}
+}
+
 // Fit implements Proposals.
 func (a *AutoTransports) Fit(ctx context.Context, d *FitData) (FittedProposals, error) {
 	threshold := a.AutoESS
@@ -109,6 +114,11 @@ type AffineTransports struct {
 // Name implements Proposals.
 func (a *AffineTransports) Name() string { return "affine" }
 
+// Reload implements Reloader.
+func (a *AffineTransports) Reload(set io.Reader) Proposals {
+	return &LoadedTransports{From: set, Permutations: a.Permutations}
+}
+
 // Fit implements Proposals.
 func (a *AffineTransports) Fit(ctx context.Context, d *FitData) (FittedProposals, error) {
 	return fitPerModel(ctx, d, a.Permutations, func(_ context.Context, m *modelFit) (kernels.Transport, TransportReport, error) {
@@ -130,6 +140,11 @@ type RQMATransports struct {
 
 // Name implements Proposals.
 func (r *RQMATransports) Name() string { return "RQMA" }
+
+// Reload implements Reloader.
+func (r *RQMATransports) Reload(set io.Reader) Proposals {
+	return &LoadedTransports{From: set, Permutations: r.Permutations}
+}
 
 // Fit implements Proposals.
 func (r *RQMATransports) Fit(ctx context.Context, d *FitData) (FittedProposals, error) {
@@ -281,6 +296,9 @@ func cloneFlow(t kernels.Transport) (kernels.Transport, error) {
 func (p *perModel) Algorithm() string                 { return "TRJ" }
 func (p *perModel) Reports() []TransportReport        { return p.reports }
 func (p *perModel) Transport(k int) kernels.Transport { return p.ts[k] }
+
+// ModelTransport implements ModelTransports.
+func (p *perModel) ModelTransport(k int) (kernels.Transport, error) { return p.clone(k) }
 
 // Kernel implements FittedProposals: TRJ with flowMoves independence moves
 // proposed by each model's transport.
