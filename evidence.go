@@ -145,7 +145,7 @@ func logZProbabilities(prior, logZ, se []float64) (p, pse []float64) {
 // its transport. Its failure stops nothing (the chains need no evidence):
 // Result.ModelEvidenceError records it.
 func (r *runner) evidence() error {
-	if _, ok := r.props.(*perModel); !ok {
+	if _, ok := r.props.(ModelTransports); !ok {
 		return nil // CTRJ and independence proposals: no per-model density
 	}
 	e, err := modelEvidence(r.ctx, r.s.Seed, r.space, r.props, r.pilots, r.res.Prior)

@@ -66,6 +66,15 @@ func sameReader(a, b io.Reader) bool {
 // Name implements Proposals.
 func (l *LoadedTransports) Name() string { return "loaded" }
 
+// CheckSpace implements SpaceChecker: the set's models and the
+// permutations must fit the space.
+func (l *LoadedTransports) CheckSpace(space *ppl.Space) error {
+	if _, err := l.fitSpace(space); err != nil {
+		return err
+	}
+	return checkPermutations(l.Permutations, space)
+}
+
 // Reload implements Reloader.
 func (l *LoadedTransports) Reload(set io.Reader) Proposals {
 	return &LoadedTransports{From: set, Permutations: l.Permutations, Builders: l.Builders, Aux: l.Aux}

@@ -70,6 +70,13 @@ type Reloader interface {
 	Reload(set io.Reader) Proposals
 }
 
+// SpaceChecker is implemented by families whose settings depend on the
+// space (TRJ's permutations, a loaded set's models): Run calls CheckSpace
+// before the first pilot, so such a run fails at once, not after them.
+type SpaceChecker interface {
+	CheckSpace(space *ppl.Space) error
+}
+
 // FitData is what a family is fitted to: the space and every model's pilot.
 type FitData struct {
 	Space *ppl.Space

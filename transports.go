@@ -33,6 +33,11 @@ type AutoTransports struct {
 // Name implements Proposals.
 func (a *AutoTransports) Name() string { return "auto" }
 
+// CheckSpace implements SpaceChecker.
+func (a *AutoTransports) CheckSpace(space *ppl.Space) error {
+	return checkPermutations(a.Permutations, space)
+}
+
 // Reload implements Reloader.
 func (a *AutoTransports) Reload(set io.Reader) Proposals {
 	return &LoadedTransports{From: set, Permutations: a.Permutations}
@@ -114,6 +119,11 @@ type AffineTransports struct {
 // Name implements Proposals.
 func (a *AffineTransports) Name() string { return "affine" }
 
+// CheckSpace implements SpaceChecker.
+func (a *AffineTransports) CheckSpace(space *ppl.Space) error {
+	return checkPermutations(a.Permutations, space)
+}
+
 // Reload implements Reloader.
 func (a *AffineTransports) Reload(set io.Reader) Proposals {
 	return &LoadedTransports{From: set, Permutations: a.Permutations}
@@ -141,6 +151,11 @@ type RQMATransports struct {
 // Name implements Proposals.
 func (r *RQMATransports) Name() string { return "RQMA" }
 
+// CheckSpace implements SpaceChecker.
+func (r *RQMATransports) CheckSpace(space *ppl.Space) error {
+	return checkPermutations(r.Permutations, space)
+}
+
 // Reload implements Reloader.
 func (r *RQMATransports) Reload(set io.Reader) Proposals {
 	return &LoadedTransports{From: set, Permutations: r.Permutations}
@@ -166,6 +181,11 @@ type UserTransports struct {
 
 // Name implements Proposals.
 func (u *UserTransports) Name() string { return "user" }
+
+// CheckSpace implements SpaceChecker.
+func (u *UserTransports) CheckSpace(space *ppl.Space) error {
+	return checkPermutations(u.Permutations, space)
+}
 
 // Fit implements Proposals.
 func (u *UserTransports) Fit(ctx context.Context, d *FitData) (FittedProposals, error) {

@@ -26,7 +26,6 @@ func (s *Settings) validateRun(space *ppl.Space) error {
 	if err := checkFinite("Settings", reflect.ValueOf(s).Elem(), map[uintptr]bool{}); err != nil {
 		return err
 	}
-	K := space.NumModels()
 	c := &s.Chains
 	switch {
 	case c.Chains > maxChains:
@@ -54,32 +53,27 @@ func (s *Settings) validateRun(space *ppl.Space) error {
 	if err := s.validatePilotSize(space); err != nil {
 		return err
 	}
-	dims := make([]int, K)
-	for k := range K {
-		dims[k] = space.ModelDim(k)
-	}
-	var perms [][][]int
-	switch p := s.Proposals.(type) {
-	case *AutoTransports:
-		perms = p.Permutations
-	case *AffineTransports:
-		perms = p.Permutations
-	case *RQMATransports:
-		perms = p.Permutations
-	case *UserTransports:
-		perms = p.Permutations
-	case *LoadedTransports:
-		perms = p.Permutations
-		if _, err := p.fitSpace(space); err != nil {
-			return err
-		}
-	}
-	if perms != nil {
-		if err := kernels.CheckPermutations(perms, dims); err != nil {
-			return fmt.Errorf("trj: %s transports' Permutations: %w", s.Proposals.Name(), err)
+	if c, ok := s.Proposals.(SpaceChecker); ok {
+		if err := c.CheckSpace(space); err != nil {
+			return fmt.Errorf("trj: %s transports: %w", s.Proposals.Name(), err)
 		}
 	}
 	return s.checkStart(space)
+}
+
+// checkPermutations checks TRJ's map h̄ against the space's models.
+func checkPermutations(perms [][][]int, space *ppl.Space) error {
+	if perms == nil {
+		return nil
+	}
+	dims := make([]int, space.NumModels())
+	for k := range dims {
+		dims[k] = space.ModelDim(k)
+	}
+	if err := kernels.CheckPermutations(perms, dims); err != nil {
+		return fmt.Errorf("the Permutations field: %w", err)
+	}
+	return nil
 }
 
 // validatePilotSize refuses pilots whose draws cannot fit in memory or
