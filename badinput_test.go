@@ -43,17 +43,16 @@ func TestRunBadInput(t *testing.T) {
 	}{
 		{"nil space", nil, nil, "nil space"},
 		{"one model", single, nil, "at least 2"},
-		{"odd pilot chains", space, &trj.Settings{Pilot: trj.PilotSettings{Chains: 3}}, "pilot chains"},
-		{"unknown pilot", space, &trj.Settings{Pilot: trj.PilotSettings{Method: 9}}, "pilot method"},
-		{"too few SMC runs", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.PilotSMC, Runs: 2}}, "SMC runs"},
-		{"given draws missing", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.PilotGiven}}, "given for 0 models"},
-		{"user transports missing", space, &trj.Settings{Pilot: trj.PilotSettings{Warmup: 100, Draws: 100}, Proposals: &trj.UserTransports{}}, "user transports"},
+		{"odd pilot chains", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.NUTSPilots{Chains: 3}}}, "pilot chains"},
+		{"too few SMC runs", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.SMCPilots{Runs: 2}}}, "SMC runs"},
+		{"given draws missing", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.GivenPilots{}}}, "given for 0 models"},
+		{"user transports missing", space, &trj.Settings{Pilot: trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 100, Draws: 100}}, Proposals: &trj.UserTransports{}}, "user transports"},
 		{"jump floor", space, &trj.Settings{Chains: trj.ChainSettings{JumpFloor: 0.5}}, "jump floor"},
 		{"steps", space, &trj.Settings{Chains: trj.ChainSettings{Steps: -5}}, "steps"},
 		{"one bridge group", space, &trj.Settings{Bridge: trj.BridgeSettings{Groups: 1}}, "bridge groups"},
 		{"unwritable output", space, &trj.Settings{OutputDir: "/proc/no/such/dir"}, "output folder"},
 		{"user transport of the wrong dimension", space, &trj.Settings{
-			Pilot:     trj.PilotSettings{Warmup: 100, Draws: 100},
+			Pilot:     trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 100, Draws: 100}},
 			Proposals: &trj.UserTransports{New: func(k int) (kernels.Transport, error) { return wrongDim[k], nil }}}, "dimension 5"},
 	} {
 		_, err := trj.Run(context.Background(), c.space, c.s)

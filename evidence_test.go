@@ -210,7 +210,7 @@ func TestModelEvidenceKinds(t *testing.T) {
 		case "rqma":
 			s.Proposals = &trj.RQMATransports{Train: &flows.TrainOptions{Iterations: 300}}
 		case "smc":
-			s.Pilot = trj.PilotSettings{Method: trj.PilotSMC}
+			s.Pilot = trj.PilotSettings{Method: trj.SMCPilots{}}
 		default:
 			t.Fatalf("TRJ_EVIDENCE_KIND %q: want rqma or smc", kind)
 		}

@@ -30,7 +30,7 @@ import (
 // LoadedTransports set is hashed by its bytes.
 //
 // Functions cannot be hashed (nor channels): unnamed lists the paths of
-// those set in s (Chains.Start, Pilot.Tempered, UserTransports.New, a
+// those set in s (Chains.Start, SMCPilots.Tempered, UserTransports.New, a
 // family of one's own's functions...), whose presence alone is hashed.
 // Settings.Tag (hashed too) names them: with a Tag, unnamed is nil. Functions of this
 // package given as values (NormalIndependence) are hashed by name.

@@ -48,6 +48,8 @@ func fingerprintSamples() map[reflect.Type][]any {
 	return map[reflect.Type][]any{
 		reflect.TypeFor[Proposals](): {&AutoTransports{}, &AffineTransports{}, &RQMATransports{}, &UserTransports{},
 			&Conditional{}, &IndependentAux{}, &Independence{}, &LoadedTransports{From: strings.NewReader("a set")}},
+		reflect.TypeFor[PilotMethod]():              {&NUTSPilots{}, &SMCPilots{}, &GivenPilots{}},
+		reflect.TypeFor[WithinMove]():               {&NUTSMove{}, &RandomWalkMove{}},
 		reflect.TypeFor[kernels.SMCMove]():          {kernels.SMCEigenRWM{}, kernels.SMCRWM{}, kernels.SMCNUTS{}},
 		reflect.TypeFor[kernels.AuxiliaryDensity](): {kernels.NormalAux{Mean: 1, SD: 2}},
 		reflect.TypeFor[io.Reader]():                {strings.NewReader("another set")},
@@ -201,8 +203,8 @@ func TestFingerprintDataAndDraws(t *testing.T) {
 	}
 	space := gaussSpace(t, 0.5, 0, 1)
 	given := func(v float64) *Settings {
-		return &Settings{Pilot: PilotSettings{Method: PilotGiven, Given: [][][][]float64{
-			{{{0.1}, {0.2}}, {{0.3}, {v}}}, {{{0.1, 1}}, {{0.3, 2}}}}}}
+		return &Settings{Pilot: PilotSettings{Method: GivenPilots{Draws: [][][][]float64{
+			{{{0.1}, {0.2}}, {{0.3}, {v}}}, {{{0.1, 1}}, {{0.3, 2}}}}}}}
 	}
 	a, _ := fingerprint(space, given(0.4))
 	b, _ := fingerprint(space, given(0.40000001))

@@ -43,16 +43,21 @@ func FuzzSettings(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, method int8, pChains, pWarmup, pDraws, pRuns, groups, proposals,
 		chains, steps, warmup, maxSteps int, shardLen int8, shard0, shard1 int, floor, rwScale float64, within int8, flowMoves, refresh int) {
 		s := &Settings{
-			Seed: seed,
-			Pilot: PilotSettings{Method: PilotMethod(method), Chains: pChains, Warmup: pWarmup, Draws: pDraws, Runs: pRuns,
-				Refresh: refresh, SMC: &kernels.SMCSettings{Particles: 40}},
+			Seed:      seed,
+			Pilot:     PilotSettings{Method: NUTSPilots{Chains: pChains, Warmup: pWarmup, Draws: pDraws}},
 			Proposals: &AffineTransports{},
 			Bridge:    BridgeSettings{Groups: groups, Proposals: proposals},
 			Chains: ChainSettings{Chains: chains, Steps: steps, Warmup: warmup, MaxSteps: maxSteps,
-				JumpFloor: floor, RWScale: rwScale, Within: WithinKind(within), FlowMoves: flowMoves},
+				JumpFloor: floor, FlowMoves: flowMoves},
 		}
-		if s.Pilot.Method == PilotGiven {
-			s.Pilot.Given = given
+		if within != 0 {
+			s.Chains.Within = RandomWalkMove{Scale: rwScale}
+		}
+		switch method {
+		case 1:
+			s.Pilot.Method = SMCPilots{Runs: pRuns, Refresh: refresh, SMC: &kernels.SMCSettings{Particles: 40}}
+		case 2:
+			s.Pilot.Method = GivenPilots{Draws: given}
 		}
 		switch shardLen {
 		case -1:
@@ -69,14 +74,12 @@ func FuzzSettings(f *testing.F) {
 		}
 		// Only small runs go on.
 		c := &d.Chains
-		p := &d.Pilot
 		run := c.Chains
 		if c.Shard != nil {
 			run = len(c.Shard)
 		}
 		switch {
-		case p.Method == PilotNUTS && p.Chains*(p.Warmup+p.Draws) > 600,
-			p.Method == PilotSMC && (p.Runs > 6 || p.Refresh > 5),
+		case tooLongPilot(d.Pilot.Method),
 			run*(c.Warmup+c.MaxSteps) > 2000, c.FlowMoves > 3,
 			d.Bridge.Proposals > 4:
 			return
@@ -97,4 +100,16 @@ func FuzzSettings(f *testing.F) {
 			_ = res.String()
 		}
 	})
+}
+
+// tooLongPilot reports whether a fuzzed pilot would take more than a
+// moment.
+func tooLongPilot(m PilotMethod) bool {
+	switch p := m.(type) {
+	case NUTSPilots:
+		return p.Chains*(p.Warmup+p.Draws) > 600
+	case SMCPilots:
+		return p.Runs > 6 || p.Refresh > 5
+	}
+	return false
 }

@@ -94,7 +94,7 @@ func TestIndependenceBadSettings(t *testing.T) {
 		{"dimension", func(s *trj.Settings) { s.Proposals = &trj.Independence{Proposal: fit} }, "has dimension 99"},
 	} {
 		s := smallSettings(1)
-		s.Pilot.Warmup, s.Pilot.Draws = 50, 50
+		s.Pilot.Method = trj.NUTSPilots{Warmup: 50, Draws: 50}
 		c.set(s)
 		_, fitted, err := trj.RunFitted(context.Background(), space, s)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

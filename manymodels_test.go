@@ -15,7 +15,7 @@ import (
 // coordinate with prior N(m_k, 1) and one datum y ~ N(θ_i, 1), m_k spread
 // over [−1.5, 1.5]. Its evidence is N(y; m_k, 2) per coordinate, so the
 // exact model probabilities (uniform prior) are known; draws gives exact
-// posterior draws, in groups of n, for PilotGiven.
+// posterior draws, in groups of n, for GivenPilots.
 type gaussModels struct {
 	K     int
 	y     float64
@@ -114,10 +114,10 @@ func TestBridgeManyModels(t *testing.T) {
 	settings := func(proposals int) *trj.Settings {
 		return &trj.Settings{
 			Seed:      1,
-			Pilot:     trj.PilotSettings{Method: trj.PilotGiven, Given: g.draws(1, 40, 10)},
+			Pilot:     trj.PilotSettings{Method: trj.GivenPilots{Draws: g.draws(1, 40, 10)}},
 			Proposals: &trj.AffineTransports{},
 			Bridge:    trj.BridgeSettings{Proposals: proposals},
-			Chains:    trj.ChainSettings{Chains: 2, Steps: 100, MaxSteps: 100, Within: trj.WithinRandomWalk},
+			Chains:    trj.ChainSettings{Chains: 2, Steps: 100, MaxSteps: 100, Within: trj.RandomWalkMove{}},
 		}
 	}
 	res, err := trj.Run(context.Background(), space, settings(1))
@@ -171,7 +171,7 @@ func TestBridgeManyModels(t *testing.T) {
 
 // gaussSpace is two normalised Gaussian models, N(0, 1) on R and
 // N((1, −2), diag(0.5², 2²)) on R², with prior (0.3, 0.7), and groups of
-// exact draws of each for PilotGiven.
+// exact draws of each for GivenPilots.
 func gaussSpace(t *testing.T, groups, perGroup int) (*ppl.Space, [][][][]float64) {
 	t.Helper()
 	mu, sd := [][]float64{{0}, {1, -2}}, [][]float64{{1}, {0.5, 2}}
@@ -216,9 +216,9 @@ func TestFixedJumpRandomWalk(t *testing.T) {
 	space, given := gaussSpace(t, 8, 200)
 	s := &trj.Settings{
 		Seed:      1,
-		Pilot:     trj.PilotSettings{Method: trj.PilotGiven, Given: given},
+		Pilot:     trj.PilotSettings{Method: trj.GivenPilots{Draws: given}},
 		Proposals: &trj.AffineTransports{},
-		Chains:    trj.ChainSettings{Chains: 4, Steps: 2000, Jump: []float64{0.3, 0.7}, Within: trj.WithinRandomWalk},
+		Chains:    trj.ChainSettings{Chains: 4, Steps: 2000, Jump: []float64{0.3, 0.7}, Within: trj.RandomWalkMove{}},
 	}
 	res, fitted, err := trj.RunFitted(context.Background(), space, s)
 	if err != nil {
@@ -254,18 +254,17 @@ func TestWithinSettingsErrors(t *testing.T) {
 		"jump zero":     {func(c *trj.ChainSettings) { c.Jump = []float64{0, 1} }, "probability 0 is 0"},
 		"jump NaN":      {func(c *trj.ChainSettings) { c.Jump = []float64{math.NaN(), 1} }, "probability 0 is NaN"},
 		"jump sum":      {func(c *trj.ChainSettings) { c.Jump = []float64{0.5, 0.6} }, "sum to 1.1"},
-		"within kind":   {func(c *trj.ChainSettings) { c.Within = 7 }, "unknown within-model kind 7"},
-		"rw scale":      {func(c *trj.ChainSettings) { c.RWScale = -1 }, "random-walk scale -1"},
-		"rw scale +Inf": {func(c *trj.ChainSettings) { c.RWScale = math.Inf(1) }, "random-walk scale +Inf"},
+		"rw scale":      {func(c *trj.ChainSettings) { c.Within = trj.RandomWalkMove{Scale: -1} }, "random-walk scale -1"},
+		"rw scale +Inf": {func(c *trj.ChainSettings) { c.Within = &trj.RandomWalkMove{Scale: math.Inf(1)} }, "random-walk scale +Inf"},
 	} {
-		s := &trj.Settings{Pilot: trj.PilotSettings{Method: trj.PilotGiven, Given: given}, Proposals: &trj.AffineTransports{}}
+		s := &trj.Settings{Pilot: trj.PilotSettings{Method: trj.GivenPilots{Draws: given}}, Proposals: &trj.AffineTransports{}}
 		c.mod(&s.Chains)
 		_, err := trj.Run(context.Background(), space, s)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to say %q", name, err, c.want)
 		}
 	}
-	if trj.WithinRandomWalk.String() != "random walk" || trj.WithinNUTS.String() != "NUTS" || trj.WithinKind(9).String() != "WithinKind(9)" {
-		t.Error("WithinKind names")
+	if (trj.RandomWalkMove{}).Name() != "random walk" || (trj.NUTSMove{}).Name() != "NUTS" {
+		t.Error("within-move names")
 	}
 }

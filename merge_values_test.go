@@ -93,9 +93,9 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 	settings := func(shard []int, given [][][][]float64) *trj.Settings {
 		return &trj.Settings{
 			Seed:      2,
-			Pilot:     trj.PilotSettings{Method: trj.PilotGiven, Given: given},
+			Pilot:     trj.PilotSettings{Method: trj.GivenPilots{Draws: given}},
 			Proposals: &trj.AffineTransports{},
-			Chains:    trj.ChainSettings{Chains: 2, Steps: 50, MaxSteps: 50, Within: trj.WithinRandomWalk, Shard: shard},
+			Chains:    trj.ChainSettings{Chains: 2, Steps: 50, MaxSteps: 50, Within: trj.RandomWalkMove{}, Shard: shard},
 		}
 	}
 	run := func(space *ppl.Space, s *trj.Settings) *trj.Result {

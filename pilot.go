@@ -51,18 +51,10 @@ func runPilot(ctx context.Context, s *Settings, space *ppl.Space, k int, progres
 		}
 		return from.Pilots[k], nil
 	}
-	switch s.Pilot.Method {
-	case PilotNUTS:
-		return nutsPilot(ctx, s, m, k, progress)
-	case PilotSMC:
-		return smcPilot(ctx, s, m, k, progress)
-	default:
-		return givenPilot(s, m, k)
-	}
+	return s.Pilot.Method.pilot(ctx, s, m, k, progress)
 }
 
-func nutsPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*pilot, error) {
-	ps := s.Pilot
+func (ps NUTSPilots) pilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*pilot, error) {
 	total := ps.Chains * (ps.Warmup + ps.Draws)
 	done := 0
 	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, rng *rand.Rand, x []float64) error { return m.Init(rng, x) },
@@ -110,14 +102,14 @@ func nutsPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress fu
 	return p, nil
 }
 
-func smcPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*pilot, error) {
-	factory, err := temperedFactory(s, m, k)
+func (ps SMCPilots) pilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*pilot, error) {
+	factory, err := ps.temperedFactory(m, k)
 	if err != nil {
 		return nil, err
 	}
 	var set kernels.SMCSettings
-	if s.Pilot.SMC != nil {
-		set = *s.Pilot.SMC
+	if ps.SMC != nil {
+		set = *ps.SMC
 	}
 	if set.Particles == 0 {
 		set.Particles = 200
@@ -125,7 +117,7 @@ func smcPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress fun
 	// One worker per run: the runs of all models already fill the cores,
 	// and SMC's result does not depend on the worker count.
 	set.Workers = 1
-	runs := s.Pilot.Runs
+	runs := ps.Runs
 	p := &pilot{LogZ: make([]float64, runs)}
 	for r := range runs {
 		set.Seed = subSeed(s.Seed, fmt.Sprintf("smc/%d", k), r)
@@ -150,13 +142,13 @@ func smcPilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress fun
 	return p, nil
 }
 
-func temperedFactory(s *Settings, m ppl.Model, k int) (func(int) (kernels.TemperedModel, error), error) {
-	if s.Pilot.Tempered != nil {
-		return func(int) (kernels.TemperedModel, error) { return s.Pilot.Tempered(k) }, nil
+func (ps SMCPilots) temperedFactory(m ppl.Model, k int) (func(int) (kernels.TemperedModel, error), error) {
+	if ps.Tempered != nil {
+		return func(int) (kernels.TemperedModel, error) { return ps.Tempered(k) }, nil
 	}
 	t, ok := m.(Temperer)
 	if !ok {
-		return nil, fmt.Errorf("model %d (%T) has no tempered form for SMC: set Pilot.Tempered", k, m)
+		return nil, fmt.Errorf("model %d (%T) has no tempered form for SMC: set SMCPilots.Tempered", k, m)
 	}
 	tm, err := t.Tempered()
 	if err != nil {
@@ -171,8 +163,8 @@ type Temperer interface {
 	Tempered() (*ppl.TemperedModel, error)
 }
 
-func givenPilot(s *Settings, m ppl.Model, k int) (*pilot, error) {
-	g := s.Pilot.Given[k]
+func (ps GivenPilots) pilot(_ context.Context, _ *Settings, m ppl.Model, k int, _ func(done, total int)) (*pilot, error) {
+	g := ps.Draws[k]
 	if len(g) < 2 || len(g)%2 != 0 {
 		return nil, fmt.Errorf("%d groups of given draws: need an even number ≥ 2", len(g))
 	}
@@ -244,10 +236,9 @@ func logMeanExp(x []float64) (float64, float64, error) {
 	return top + math.Log(mean), sd / math.Sqrt(float64(len(w))) / mean, nil
 }
 
-// refresh moves every pilot draw by Pilot.Refresh NUTS transitions of the
-// posterior, one random stream per training block and evaluation group.
-func refresh(ctx context.Context, s *Settings, m ppl.Model, k int, p *pilot) error {
-	n := s.Pilot.Refresh
+// refresh moves every pilot draw by n NUTS transitions of the posterior,
+// one random stream per training block and evaluation group.
+func refresh(ctx context.Context, s *Settings, m ppl.Model, k, n int, p *pilot) error {
 	if n <= 0 {
 		return nil
 	}

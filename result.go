@@ -152,7 +152,7 @@ func newResult(space *ppl.Space, s *Settings) *Result {
 	K := space.NumModels()
 	r := &Result{
 		Labels: make([]string, K), Dims: make([]int, K), Prior: make([]float64, K),
-		Seed: s.Seed, Pilot: s.Pilot.Method.String(), Transport: s.Proposals.Name(),
+		Seed: s.Seed, Pilot: s.Pilot.Method.Name(), Transport: s.Proposals.Name(),
 		Transports: make([]TransportReport, K), NumChains: s.Chains.Chains,
 	}
 	if s.Pilot.From != nil {

@@ -186,10 +186,12 @@ func (r *runner) runPilots() error {
 func (r *runner) pilot(ctx context.Context, k int) (*Pilot, error) {
 	s, space := r.s, r.space
 	p, err := runPilot(ctx, s, space, k, r.progress("pilot", k, -1))
-	if err == nil && s.Pilot.From == nil && s.Pilot.Method != PilotNUTS && s.needsNUTS() {
+	if _, nuts := s.Pilot.Method.(NUTSPilots); err == nil && s.Pilot.From == nil && !nuts && s.needsNUTS() {
 		m, _ := space.Model(k)
-		if err = adaptWithin(ctx, s, m, k, p); err == nil && s.Pilot.Method == PilotSMC {
-			err = refresh(ctx, s, m, k, p)
+		if err = adaptWithin(ctx, s, m, k, p); err == nil {
+			if smc, ok := s.Pilot.Method.(SMCPilots); ok {
+				err = refresh(ctx, s, m, k, smc.Refresh, p)
+			}
 		}
 	}
 	if err != nil {
@@ -239,8 +241,8 @@ func (r *runner) bridge() error {
 func (r *runner) chains(probs []float64) error {
 	s, space := r.s, r.space
 	for k := range r.pilots {
-		if s.Chains.Within != WithinNUTS {
-			break // the random walk needs no adaptation
+		if !s.Chains.Within.needsNUTS() {
+			break // the move needs no adaptation
 		}
 		m, _ := space.Model(k)
 		if err := adaptWithin(r.ctx, s, m, k, r.pilots[k]); err != nil {
@@ -251,7 +253,7 @@ func (r *runner) chains(probs []float64) error {
 	if err != nil {
 		return err
 	}
-	newWithin, err := s.withinFactory(space, r.pilots)
+	newWithin, err := s.Chains.Within.factory(space, r.pilots)
 	if err != nil {
 		return err
 	}

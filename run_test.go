@@ -18,7 +18,7 @@ import (
 func smallSettings(seed uint64) *trj.Settings {
 	return &trj.Settings{
 		Seed:   seed,
-		Pilot:  trj.PilotSettings{Warmup: 400, Draws: 1000},
+		Pilot:  trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 400, Draws: 1000}},
 		Chains: trj.ChainSettings{Chains: 4, Steps: 4000},
 	}
 }
@@ -151,7 +151,7 @@ func TestRunSMCPilots(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := smallSettings(2)
-	s.Pilot.Method = trj.PilotSMC
+	s.Pilot.Method = trj.SMCPilots{}
 	res, err := trj.Run(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)

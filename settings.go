@@ -1,11 +1,13 @@
 package trj
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
 )
 
 // Settings configures Run. A nil *Settings, and zero fields, take the
@@ -33,7 +35,7 @@ type Settings struct {
 	Progress func(Progress)
 	// Tag names, for the run's fingerprint (Result.Fingerprint, which
 	// Merge compares), what the fingerprint cannot read: the functions in
-	// the settings (Chains.Start, Pilot.Tempered, UserTransports.New,
+	// the settings (Chains.Start, SMCPilots.Tempered, UserTransports.New,
 	// Independence.Proposal, a family of one's own's function fields),
 	// whose presence alone it hashes. Every other setting is hashed by
 	// value. Give each distinct set of functions (and of what they
@@ -54,39 +56,20 @@ type Progress struct {
 	Done, Total int
 }
 
-// PilotMethod selects how each model's pilot draws are made.
-type PilotMethod int
-
-const (
-	// PilotNUTS runs NUTS chains with Stan's warm-up (the default).
-	PilotNUTS PilotMethod = iota
-	// PilotSMC runs independent adaptive-tempering SMC runs, which also
-	// estimate each model's evidence; suited to multimodal posteriors.
-	PilotSMC
-	// PilotGiven uses the draws in PilotSettings.Draws.
-	PilotGiven
-)
-
-// String names the method.
-func (m PilotMethod) String() string {
-	switch m {
-	case PilotNUTS:
-		return "NUTS"
-	case PilotSMC:
-		return "SMC"
-	case PilotGiven:
-		return "given"
-	}
-	return fmt.Sprintf("PilotMethod(%d)", int(m))
+// PilotMethod makes each model's pilot draws: NUTSPilots (the default),
+// SMCPilots or GivenPilots, each a value holding its own settings. Draws
+// made any other way come in through GivenPilots.
+type PilotMethod interface {
+	// Name names the method in results ("NUTS", "SMC" or "given").
+	Name() string
+	withDefaults() PilotMethod
+	validate(numModels int) error
+	pilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*Pilot, error)
 }
 
-// PilotSettings configures the pilot stage. The pilot's draws are split into
-// independent halves: one trains the transports, the other evaluates the
-// bridge estimator, in groups whose spread gives the bridge's standard error.
-type PilotSettings struct {
-	// Method is PilotNUTS (default), PilotSMC or PilotGiven.
-	Method PilotMethod
-	// Chains is the number of NUTS chains per model (8); the first half
+// NUTSPilots draws each model's pilot with NUTS chains and Stan's warm-up.
+type NUTSPilots struct {
+	// Chains is the number of chains per model (8); the first half
 	// train the transports, the second half evaluate them. A NUTS chain
 	// rarely leaves the mode it warms up in, so the chains are what spreads
 	// the pilot over a multimodal posterior's modes: on the factor-analysis
@@ -95,35 +78,101 @@ type PilotSettings struct {
 	// by 0.013 with 4 chains of 1000, the reported standard error about
 	// 0.009 in both (bench/README.md, "Factor analysis: trj.Run defaults").
 	Chains int
-	// Warmup and Draws are NUTS's warm-up and kept iterations per chain
+	// Warmup and Draws are the warm-up and kept iterations per chain
 	// (1000 and 500).
 	Warmup, Draws int
-	// Runs is the number of independent SMC runs per model (40), half for
+}
+
+// SMCPilots draws each model's pilot with independent adaptive-tempering
+// SMC runs, which also estimate each model's evidence; suited to
+// multimodal posteriors.
+type SMCPilots struct {
+	// Runs is the number of independent runs per model (40), half for
 	// training and half for evaluation, each evaluation run one group of
 	// the bridge's jackknife (so that its standard error rests on 20
-	// groups: with few groups it is itself too noisy to trust); SMC sets
-	// the particles of each run (200 when SMC.Particles is zero).
+	// groups: with few groups it is itself too noisy to trust).
 	Runs int
-	SMC  *kernels.SMCSettings
+	// SMC configures each run (200 particles when SMC.Particles is zero).
+	SMC *kernels.SMCSettings
 	// Refresh is the number of NUTS transitions (at the posterior, with a
-	// kernel adapted from the particles) applied to every SMC particle
-	// before use (10; negative: none). A finite particle system's draws
-	// are biased by the same amount in every run, which the spread across
+	// kernel adapted from the particles) applied to every particle before
+	// use (10; negative: none). A finite particle system's draws are
+	// biased by the same amount in every run, which the spread across
 	// runs cannot reveal; these moves shrink that bias.
 	Refresh int
-	// Tempered, when non-nil, gives model k's tempered form for SMC; by
-	// default a model that is a Temperer (ppl models) provides it.
+	// Tempered, when non-nil, gives model k's tempered form; by default a
+	// model that is a Temperer (ppl models) provides it.
 	Tempered func(k int) (kernels.TemperedModel, error)
+}
+
+// GivenPilots takes each model's pilot from draws made elsewhere.
+type GivenPilots struct {
+	// Draws gives each model's unconstrained draws: Draws[k][g] is group g
+	// of model k's draws (groups are independent, such as separate
+	// chains); the first half of the groups train, the second half
+	// evaluate. Every model needs an even number of groups, at least 2.
+	Draws [][][][]float64
+}
+
+// Name returns "NUTS".
+func (NUTSPilots) Name() string { return "NUTS" }
+
+// Name returns "SMC".
+func (SMCPilots) Name() string { return "SMC" }
+
+// Name returns "given".
+func (GivenPilots) Name() string { return "given" }
+
+func (p NUTSPilots) withDefaults() PilotMethod {
+	orDefault(&p.Chains, 8)
+	orDefault(&p.Warmup, 1000)
+	orDefault(&p.Draws, 500)
+	return p
+}
+
+func (p SMCPilots) withDefaults() PilotMethod {
+	orDefault(&p.Runs, 40)
+	orDefault(&p.Refresh, 10)
+	return p
+}
+
+func (p GivenPilots) withDefaults() PilotMethod { return p }
+
+func (p NUTSPilots) validate(int) error {
+	switch {
+	case p.Chains < 2 || p.Chains%2 != 0:
+		return fmt.Errorf("trj: %d pilot chains (NUTSPilots.Chains): need an even number ≥ 2 (half train, half evaluate)", p.Chains)
+	case p.Draws < 2 || p.Warmup < 0:
+		return fmt.Errorf("trj: pilot of %d warm-up and %d draws per chain (NUTSPilots.Warmup, Draws): need warm-up ≥ 0 and at least 2 draws", p.Warmup, p.Draws)
+	}
+	return nil
+}
+
+func (p SMCPilots) validate(int) error {
+	if p.Runs < 4 || p.Runs%2 != 0 {
+		return fmt.Errorf("trj: %d SMC runs (SMCPilots.Runs): need an even number ≥ 4 (half train, half evaluate)", p.Runs)
+	}
+	return nil
+}
+
+func (p GivenPilots) validate(numModels int) error {
+	if len(p.Draws) != numModels {
+		return fmt.Errorf("trj: pilot draws given for %d models (GivenPilots.Draws), the space has %d", len(p.Draws), numModels)
+	}
+	return nil
+}
+
+// PilotSettings configures the pilot stage. The pilot's draws are split into
+// independent halves: one trains the transports, the other evaluates the
+// bridge estimator, in groups whose spread gives the bridge's standard error.
+type PilotSettings struct {
+	// Method makes the draws: NUTSPilots (when nil), SMCPilots or
+	// GivenPilots; zero fields take the defaults documented on them.
+	Method PilotMethod
 	// From, when non-nil, reuses the pilots of an earlier run on the same
 	// space (what RunFitted returned): draws, NUTS adaptation and SMC
-	// evidence. Method and the other pilot fields are then ignored.
+	// evidence. Method is then ignored.
 	From *Fitted
-	// Draws gives, for PilotGiven, each model's unconstrained draws:
-	// Given[k][g] is group g of model k's draws (groups are independent,
-	// such as separate chains); the first half of the groups train, the
-	// second half evaluate. Every model needs the same even number of
-	// groups, at least 2.
-	Given [][][][]float64
 }
 
 // BridgeSettings configures the bridge estimate.
@@ -182,11 +231,8 @@ type ChainSettings struct {
 	// By default j follows the bridge estimate (JumpFloor).
 	Jump []float64
 	// Within is the move within the current model after each jump
-	// proposal: WithinNUTS (default) or WithinRandomWalk, whose proposal
-	// covariance is RWScale/n_k times the covariance of model k's training
-	// draws (RWScale 2.38² by default).
-	Within  WithinKind
-	RWScale float64
+	// proposal: NUTSMove (when nil) or RandomWalkMove.
+	Within WithinMove
 	// FlowMoves is the number of independence Metropolis–Hastings moves
 	// made after each within-model move (1; negative: none), each
 	// proposing θ' = T_k⁻¹(z), z ~ N(0, I), from the model's own
@@ -213,17 +259,37 @@ type ChainSettings struct {
 	Start func(chain int, rng *rand.Rand) (k int, theta []float64, err error)
 }
 
+// pilotMethodOf returns m as a value: NUTSPilots for nil (and a nil
+// pointer), the pointed-to value for a pointer to a method.
+func pilotMethodOf(m PilotMethod) PilotMethod {
+	switch v := m.(type) {
+	case nil:
+		return NUTSPilots{}
+	case *NUTSPilots:
+		if v == nil {
+			return NUTSPilots{}
+		}
+		return *v
+	case *SMCPilots:
+		if v == nil {
+			return SMCPilots{}
+		}
+		return *v
+	case *GivenPilots:
+		if v == nil {
+			return GivenPilots{}
+		}
+		return *v
+	}
+	return m
+}
+
 func (s *Settings) withDefaults(numModels int) Settings {
 	var d Settings
 	if s != nil {
 		d = *s
 	}
-	p := &d.Pilot
-	orDefault(&p.Chains, 8)
-	orDefault(&p.Warmup, 1000)
-	orDefault(&p.Draws, 500)
-	orDefault(&p.Runs, 40)
-	orDefault(&p.Refresh, 10)
+	d.Pilot.Method = pilotMethodOf(d.Pilot.Method).withDefaults()
 	if d.Proposals == nil {
 		d.Proposals = &AutoTransports{}
 	}
@@ -237,7 +303,7 @@ func (s *Settings) withDefaults(numModels int) Settings {
 	orDefault(&c.JumpFloor, 0.1/float64(max(numModels, 1)))
 	orDefault(&c.FlowMoves, 1)
 	c.FlowMoves = max(c.FlowMoves, 0)
-	orDefault(&c.RWScale, defaultRWScale)
+	c.Within = withinMoveOf(c.Within).withDefaults()
 	return d
 }
 
@@ -249,20 +315,8 @@ func orDefault[T int | float64](v *T, def T) {
 }
 
 func (s *Settings) validate(numModels int) error {
-	p := s.Pilot
-	switch {
-	case p.Method < PilotNUTS || p.Method > PilotGiven:
-		return fmt.Errorf("trj: unknown pilot method %d (Pilot.Method)", int(p.Method))
-	case p.Method == PilotNUTS && (p.Chains < 2 || p.Chains%2 != 0):
-		return fmt.Errorf("trj: %d pilot chains (Pilot.Chains): need an even number ≥ 2 (half train, half evaluate)", p.Chains)
-	case p.Method == PilotNUTS && (p.Draws < 2 || p.Warmup < 0):
-		return fmt.Errorf("trj: pilot of %d warm-up and %d draws per chain (Pilot.Warmup, Pilot.Draws): need warm-up ≥ 0 and at least 2 draws", p.Warmup, p.Draws)
-	case p.Method == PilotSMC && (p.Runs < 4 || p.Runs%2 != 0):
-		return fmt.Errorf("trj: %d SMC runs (Pilot.Runs): need an even number ≥ 4 (half train, half evaluate)", p.Runs)
-	case p.Method != PilotGiven && p.Given != nil && p.From == nil:
-		return fmt.Errorf("trj: pilot draws given (Pilot.Given) but Pilot.Method is %v: set it to PilotGiven to use them", p.Method)
-	case p.Method == PilotGiven && len(p.Given) != numModels:
-		return fmt.Errorf("trj: pilot draws given for %d models (Pilot.Given), the space has %d", len(p.Given), numModels)
+	if err := s.Pilot.Method.validate(numModels); err != nil {
+		return err
 	}
 	c := s.Chains
 	switch {

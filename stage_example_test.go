@@ -25,7 +25,7 @@ func ExampleRunStage() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	settings := &trj.Settings{Seed: 1,
-		Pilot:  trj.PilotSettings{Warmup: 300, Draws: 500},
+		Pilot:  trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 300, Draws: 500}},
 		Chains: trj.ChainSettings{Steps: 1000, MaxSteps: 1000}, // shards never extend
 	}
 

@@ -150,7 +150,7 @@ func firstDiff(a, b string) string {
 func tinySettings(seed uint64) *trj.Settings {
 	return &trj.Settings{
 		Seed:      seed,
-		Pilot:     trj.PilotSettings{Chains: 2, Warmup: 100, Draws: 200},
+		Pilot:     trj.PilotSettings{Method: trj.NUTSPilots{Chains: 2, Warmup: 100, Draws: 200}},
 		Bridge:    trj.BridgeSettings{Groups: 4},
 		Proposals: &trj.AffineTransports{},
 		Chains:    trj.ChainSettings{Chains: 2, Steps: 50, MaxSteps: 50},
@@ -308,7 +308,7 @@ func TestStagedFamilies(t *testing.T) {
 	train.Iterations = 20
 	for name, set := range map[string]func(*trj.Settings){
 		"SMC pilots": func(s *trj.Settings) {
-			s.Pilot = trj.PilotSettings{Method: trj.PilotSMC, Runs: 4, Refresh: 2, SMC: &kernels.SMCSettings{Particles: 100}}
+			s.Pilot = trj.PilotSettings{Method: trj.SMCPilots{Runs: 4, Refresh: 2, SMC: &kernels.SMCSettings{Particles: 100}}}
 		},
 		"conditional flow": func(s *trj.Settings) { s.Proposals = &trj.Conditional{Train: &train} },
 		"independence":     func(s *trj.Settings) { s.Proposals = &trj.Independence{} },
@@ -397,12 +397,11 @@ func TestRunBadSettingsUpFront(t *testing.T) {
 		{name: "max steps 1e12", edit: func(s *trj.Settings) { s.Chains.MaxSteps = 1e12 }, want: "MaxSteps", tooBig: true},
 		{name: "steps MaxInt", edit: func(s *trj.Settings) { s.Chains.Steps = math.MaxInt }, want: "overflow"},
 		{name: "warm-up MaxInt", edit: func(s *trj.Settings) { s.Chains.Warmup = math.MaxInt }, want: "Chains.Warmup"},
-		{name: "pilot warm-up MaxInt", edit: func(s *trj.Settings) { s.Pilot.Warmup = math.MaxInt }, want: "Pilot.Warmup"},
-		{name: "pilot draws 1e12", edit: func(s *trj.Settings) { s.Pilot.Draws = 1e12 }, want: "the pilots", tooBig: true},
-		{name: "pilot chains 1e9", edit: func(s *trj.Settings) { s.Pilot.Chains = 1e9 }, want: "Pilot.Chains"},
-		{name: "given draws, NUTS pilots", edit: func(s *trj.Settings) { s.Pilot.Given = [][][][]float64{} }, want: "Pilot.Method is NUTS"},
+		{name: "pilot warm-up MaxInt", edit: func(s *trj.Settings) { s.Pilot.Method = trj.NUTSPilots{Warmup: math.MaxInt} }, want: "NUTSPilots.Warmup"},
+		{name: "pilot draws 1e12", edit: func(s *trj.Settings) { s.Pilot.Method = trj.NUTSPilots{Draws: 1e12} }, want: "the pilots", tooBig: true},
+		{name: "pilot chains 1e9", edit: func(s *trj.Settings) { s.Pilot.Method = trj.NUTSPilots{Chains: 1e9} }, want: "NUTSPilots.Chains"},
 		{name: "bridge proposals negative", edit: func(s *trj.Settings) { s.Bridge.Proposals = -1 }, want: "bridge proposals"},
-		{name: "RW scale NaN", edit: func(s *trj.Settings) { s.Chains.RWScale = math.NaN() }, want: "scale NaN (Chains.RWScale)"},
+		{name: "RW scale NaN", edit: func(s *trj.Settings) { s.Chains.Within = trj.RandomWalkMove{Scale: math.NaN()} }, want: "scale NaN (RandomWalkMove.Scale)"},
 		{name: "jump floor +Inf", edit: func(s *trj.Settings) { s.Chains.JumpFloor = math.Inf(1) }, want: "jump floor"},
 		{name: "fixed jump NaN", edit: func(s *trj.Settings) {
 			s.Chains.Jump = make([]float64, K)
@@ -413,9 +412,8 @@ func TestRunBadSettingsUpFront(t *testing.T) {
 		}, want: "probability 3 is NaN"},
 		{name: "AutoESS NaN", edit: func(s *trj.Settings) { s.Proposals = &trj.AutoTransports{AutoESS: math.NaN()} }, want: "Settings.Proposals.AutoESS is NaN"},
 		{name: "SMC ESS fraction Inf", edit: func(s *trj.Settings) {
-			s.Pilot.Method = trj.PilotSMC
-			s.Pilot.SMC = &kernels.SMCSettings{ESSFraction: math.Inf(1)}
-		}, want: "Settings.Pilot.SMC.ESSFraction is +Inf"},
+			s.Pilot.Method = trj.SMCPilots{SMC: &kernels.SMCSettings{ESSFraction: math.Inf(1)}}
+		}, want: "Settings.Pilot.Method.SMC.ESSFraction is +Inf"},
 		{name: "aux scale Inf", edit: func(s *trj.Settings) {
 			s.Proposals = &trj.IndependentAux{Aux: kernels.NormalAux{SD: math.Inf(1)}}
 		}, want: "Settings.Proposals.Aux.SD is +Inf"},
@@ -438,7 +436,7 @@ func TestRunBadSettingsUpFront(t *testing.T) {
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		s := &trj.Settings{
-			Pilot:    trj.PilotSettings{Warmup: 10, Draws: 1_000_000},
+			Pilot:    trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 10, Draws: 1_000_000}},
 			Chains:   trj.ChainSettings{Chains: 4},
 			Progress: func(trj.Progress) { cancel() },
 		}

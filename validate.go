@@ -79,8 +79,8 @@ func checkPermutations(perms [][][]int, space *ppl.Space) error {
 // validatePilotSize refuses pilots whose draws cannot fit in memory or
 // whose iterations overflow.
 func (s *Settings) validatePilotSize(space *ppl.Space) error {
-	p := &s.Pilot
-	if p.From != nil || p.Method != PilotNUTS {
+	p, ok := s.Pilot.Method.(NUTSPilots)
+	if s.Pilot.From != nil || !ok {
 		return nil
 	}
 	K := space.NumModels()
@@ -90,15 +90,15 @@ func (s *Settings) validatePilotSize(space *ppl.Space) error {
 	}
 	switch {
 	case p.Warmup > math.MaxInt-p.Draws:
-		return fmt.Errorf("trj: Pilot.Warmup %d + Draws %d overflow an int", p.Warmup, p.Draws)
+		return fmt.Errorf("trj: NUTSPilots.Warmup %d + Draws %d overflow an int", p.Warmup, p.Draws)
 	case p.Chains > maxChains:
-		return fmt.Errorf("trj: Pilot.Chains = %d: at most %d chains per model", p.Chains, maxChains)
+		return fmt.Errorf("trj: NUTSPilots.Chains = %d: at most %d chains per model", p.Chains, maxChains)
 	}
 	// Every model's pilot is kept: K·Chains chains of Draws draws, of the
 	// models' mean dimension (rounded up).
 	set := kernels.SampleSettings{Chains: K * p.Chains, Warmup: p.Warmup, Draws: p.Draws}
 	if err := set.CheckMemory((dims + K - 1) / K); err != nil {
-		return fmt.Errorf("trj: the pilots (%d models × Pilot.Chains %d × Draws %d): %w", K, p.Chains, p.Draws, err)
+		return fmt.Errorf("trj: the pilots (%d models × NUTSPilots.Chains %d × Draws %d): %w", K, p.Chains, p.Draws, err)
 	}
 	return nil
 }

@@ -8,43 +8,102 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// WithinKind selects the chains' within-model move (ChainSettings.Within).
-type WithinKind int
-
-const (
-	// WithinNUTS is a NUTS transition with the step size and metric adapted
-	// in the pilot (the default).
-	WithinNUTS WithinKind = iota
-	// WithinRandomWalk is Gaussian random-walk Metropolis with the fixed
-	// proposal N(0, Σ_k), Σ_k = RWScale/n_k · Cov(training draws of model
-	// k) in unconstrained coordinates: the within-model move of the
-	// paper's chains. It needs no gradient and no NUTS adaptation, so with
-	// PilotGiven draws none runs.
-	WithinRandomWalk
-)
-
-// String names the kind.
-func (w WithinKind) String() string {
-	switch w {
-	case WithinNUTS:
-		return "NUTS"
-	case WithinRandomWalk:
-		return "random walk"
-	}
-	return fmt.Sprintf("WithinKind(%d)", int(w))
+// WithinMove is the chains' move within the current model after each jump
+// proposal (ChainSettings.Within): NUTSMove (the default) or
+// RandomWalkMove, each a value holding its own settings.
+type WithinMove interface {
+	// Name names the move ("NUTS" or "random walk").
+	Name() string
+	withDefaults() WithinMove
+	validate() error
+	// needsNUTS reports whether the move needs each model's adapted NUTS
+	// kernel.
+	needsNUTS() bool
+	// factory returns a function that makes one chain's within-model
+	// kernel, with its own clones of the models.
+	factory(space *ppl.Space, pilots []*pilot) (func() (kernels.WithinModelKernel, error), error)
 }
 
-// defaultRWScale is the classic 2.38² random-walk scaling (Roberts, Gelman
-// and Gilks 1997), divided by the dimension in Σ_k.
-const defaultRWScale = 2.38 * 2.38
+// NUTSMove is a NUTS transition with the step size and metric adapted in
+// the pilot (or, for pilots that adapt none, in a short warm-up from
+// them).
+type NUTSMove struct{}
+
+// RandomWalkMove is Gaussian random-walk Metropolis with the fixed proposal
+// N(0, Σ_k), Σ_k = Scale/n_k · Cov(training draws of model k) in
+// unconstrained coordinates: the within-model move of the paper's chains.
+// It needs no gradient and no NUTS adaptation, so with GivenPilots' draws
+// none runs.
+type RandomWalkMove struct {
+	// Scale multiplies the training draws' covariance divided by the
+	// dimension (2.38², the scaling of Roberts, Gelman and Gilks 1997).
+	Scale float64
+}
+
+// Name returns "NUTS".
+func (NUTSMove) Name() string { return "NUTS" }
+
+// Name returns "random walk".
+func (RandomWalkMove) Name() string { return "random walk" }
+
+func (m NUTSMove) withDefaults() WithinMove { return m }
+
+func (m RandomWalkMove) withDefaults() WithinMove {
+	orDefault(&m.Scale, 2.38*2.38)
+	return m
+}
+
+func (NUTSMove) validate() error { return nil }
+
+func (m RandomWalkMove) validate() error {
+	if !(m.Scale > 0) || math.IsInf(m.Scale, 0) {
+		return fmt.Errorf("trj: random-walk scale %v (RandomWalkMove.Scale): need a finite value > 0", m.Scale)
+	}
+	return nil
+}
+
+func (NUTSMove) needsNUTS() bool       { return true }
+func (RandomWalkMove) needsNUTS() bool { return false }
+
+func (NUTSMove) factory(space *ppl.Space, pilots []*pilot) (func() (kernels.WithinModelKernel, error), error) {
+	return func() (kernels.WithinModelKernel, error) { return withinKernel(space, pilots) }, nil
+}
+
+func (m RandomWalkMove) factory(space *ppl.Space, pilots []*pilot) (func() (kernels.WithinModelKernel, error), error) {
+	train := make([][][]float64, len(pilots))
+	for k, p := range pilots {
+		train[k] = p.Train
+	}
+	cov, err := kernels.RandomWalkCovariances(train, m.Scale)
+	if err != nil {
+		return nil, err
+	}
+	return func() (kernels.WithinModelKernel, error) {
+		return kernels.NewModelRandomWalk(space.Clone(), cov)
+	}, nil
+}
+
+// withinMoveOf returns m as a value: NUTSMove for nil (and a nil
+// pointer), the pointed-to value for a pointer to a move.
+func withinMoveOf(m WithinMove) WithinMove {
+	switch v := m.(type) {
+	case nil:
+		return NUTSMove{}
+	case *NUTSMove:
+		return NUTSMove{}
+	case *RandomWalkMove:
+		if v == nil {
+			return RandomWalkMove{}
+		}
+		return *v
+	}
+	return m
+}
 
 // validateWithin checks the within-model and fixed-jump fields.
 func (c *ChainSettings) validateWithin(numModels int) error {
-	switch {
-	case c.Within < WithinNUTS || c.Within > WithinRandomWalk:
-		return fmt.Errorf("trj: unknown within-model kind %d (Chains.Within)", int(c.Within))
-	case !(c.RWScale > 0) || math.IsInf(c.RWScale, 0):
-		return fmt.Errorf("trj: random-walk scale %v (Chains.RWScale): need a finite value > 0", c.RWScale)
+	if err := c.Within.validate(); err != nil {
+		return err
 	}
 	if c.Jump == nil {
 		return nil
@@ -68,7 +127,8 @@ func (c *ChainSettings) validateWithin(numModels int) error {
 // needsNUTS reports whether the run needs an adapted NUTS kernel for each
 // model: for the within-model move, or for refreshing SMC particles.
 func (s *Settings) needsNUTS() bool {
-	return s.Chains.Within == WithinNUTS || (s.Pilot.Method == PilotSMC && s.Pilot.From == nil && s.Pilot.Refresh > 0)
+	smc, ok := s.Pilot.Method.(SMCPilots)
+	return s.Chains.Within.needsNUTS() || (ok && s.Pilot.From == nil && smc.Refresh > 0)
 }
 
 // chainJumps is the chains' jump matrix: Chains.Jump for every row when
@@ -78,25 +138,6 @@ func (s *Settings) chainJumps(bridge []float64) ([][]float64, error) {
 		return kernels.ProportionalJumps(s.Chains.Jump)
 	}
 	return jumpMatrix(bridge, s.Chains.JumpFloor)
-}
-
-// withinFactory returns a function that makes one chain's within-model
-// kernel, with its own clones of the models.
-func (s *Settings) withinFactory(space *ppl.Space, pilots []*pilot) (func() (kernels.WithinModelKernel, error), error) {
-	if s.Chains.Within == WithinNUTS {
-		return func() (kernels.WithinModelKernel, error) { return withinKernel(space, pilots) }, nil
-	}
-	train := make([][][]float64, len(pilots))
-	for k, p := range pilots {
-		train[k] = p.Train
-	}
-	cov, err := kernels.RandomWalkCovariances(train, s.Chains.RWScale)
-	if err != nil {
-		return nil, err
-	}
-	return func() (kernels.WithinModelKernel, error) {
-		return kernels.NewModelRandomWalk(space.Clone(), cov)
-	}, nil
 }
 
 // withinKernel is one NUTS kernel per model with the pilot's adaptation,

@@ -126,7 +126,7 @@ func TestExtendFamily(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &trj.Settings{Seed: 1, Proposals: diagonalFamily{},
-		Pilot: trj.PilotSettings{Warmup: 500, Draws: 1000}, Chains: trj.ChainSettings{Chains: 4, Steps: 2000}}
+		Pilot: trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 500, Draws: 1000}}, Chains: trj.ChainSettings{Chains: 4, Steps: 2000}}
 	res, err := trj.Run(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)

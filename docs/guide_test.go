@@ -241,7 +241,7 @@ func selectPredictors(ctx context.Context, w, saved io.Writer, x [][]float64, y 
 	if err != nil {
 		return nil, nil, err
 	}
-	trjRes, pilots, err := trj.RunFitted(ctx, space, &trj.Settings{Seed: 1, Pilot: trj.PilotSettings{Method: trj.PilotSMC}})
+	trjRes, pilots, err := trj.RunFitted(ctx, space, &trj.Settings{Seed: 1, Pilot: trj.PilotSettings{Method: trj.SMCPilots{}}})
 	if err != nil {
 		return nil, nil, err
 	}

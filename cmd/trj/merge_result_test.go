@@ -56,7 +56,7 @@ func TestMergeTRJResults(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	settings := func(seed uint64) *trj.Settings {
-		return &trj.Settings{Seed: seed, Pilot: trj.PilotSettings{Warmup: 200, Draws: 400}, Chains: trj.ChainSettings{Chains: 4, Steps: 600}}
+		return &trj.Settings{Seed: seed, Pilot: trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 200, Draws: 400}}, Chains: trj.ChainSettings{Chains: 4, Steps: 600}}
 	}
 	write := func(name string, s *trj.Settings) {
 		t.Helper()

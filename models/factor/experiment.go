@@ -37,7 +37,7 @@ type Config struct {
 	// SMC configures the pilot runs (Particles and Seed are set per run).
 	SMC kernels.SMCSettings
 	// PilotRefresh NUTS transitions at the posterior (trj's
-	// PilotSettings.Refresh, with a kernel adapted from the particles) move
+	// SMCPilots.Refresh, with a kernel adapted from the particles) move
 	// every SMC particle in Run: SMC's last resampling leaves clusters of
 	// near-copies (its moves change one eigen-direction at a time), which
 	// flows would overfit and which make evaluation draws dependent.
@@ -220,12 +220,12 @@ func Settings(y *mat.Dense, kind string, cfg Config, from *trj.Fitted) (*ppl.Spa
 	}
 	s := &trj.Settings{
 		Seed: cfg.Seed,
-		Pilot: trj.PilotSettings{Method: trj.PilotSMC, Runs: 2 * cfg.BridgeReplicates, SMC: &smc, Refresh: refresh, From: from,
-			Tempered: func(k int) (kernels.TemperedModel, error) { return tempered[k](0) }},
+		Pilot: trj.PilotSettings{Method: trj.SMCPilots{Runs: 2 * cfg.BridgeReplicates, SMC: &smc, Refresh: refresh,
+			Tempered: func(k int) (kernels.TemperedModel, error) { return tempered[k](0) }}, From: from},
 		// The paper's chains: a fixed length and no flow moves, whose
 		// independence proposals would hide the differences between the
 		// jump proposals that the experiment compares.
-		Chains: trj.ChainSettings{Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Within: trj.WithinRandomWalk, RWScale: cfg.RWScale,
+		Chains: trj.ChainSettings{Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Within: trj.RandomWalkMove{Scale: cfg.RWScale},
 			MaxSteps: cfg.Steps, FlowMoves: -1},
 	}
 	perms := [][][]int{{nil, Alignment(lays[0], lays[1])}, {nil, nil}}

@@ -169,7 +169,7 @@ func Settings(d *Data, kind string, cfg Config, from *trj.Fitted) (*ppl.Space, *
 	runs := 2 * cfg.BridgeReplicates
 	smc := cfg.SMC
 	smc.Particles = max(cfg.PilotDraws/runs, 20)
-	s := &trj.Settings{Seed: cfg.Seed, Pilot: trj.PilotSettings{Method: trj.PilotSMC, Runs: runs, SMC: &smc, From: from}}
+	s := &trj.Settings{Seed: cfg.Seed, Pilot: trj.PilotSettings{Method: trj.SMCPilots{Runs: runs, SMC: &smc}, From: from}}
 	var opts []SpaceOption
 	switch kind {
 	case experiment.ProposalAffine:

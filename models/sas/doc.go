@@ -35,7 +35,7 @@
 //
 // Target.Run runs the paper's experiment on this target (`trj run
 // sas`) with one trj.Run per proposal type (exact, affine, rqma) on the
-// space of NewSpace: exact pilot draws (trj.PilotGiven: training draws and
+// space of NewSpace: exact pilot draws (trj.GivenPilots: training draws and
 // independent evaluation sets), the exact transports as user transports or
 // affine and RQMA flows fitted to the training draws, the Bartolucci bridge
 // estimate of each evaluation set and pooled, TRJ chains alternating a jump

@@ -247,7 +247,7 @@ func (t *Target) ProposalScatter(tr []kernels.Transport, sources, aux int) (sour
 	return source, proposed, nil
 }
 
-// PilotDraws returns the exact pilot draws of trj.PilotSettings.Given:
+// PilotDraws returns the exact pilot draws of trj.GivenPilots.Draws:
 // for each model, BridgeReplicates training groups that share TrainDraws
 // draws, then BridgeReplicates evaluation groups of EvalDraws draws each.
 func (t *Target) PilotDraws(cfg Config) ([][][][]float64, error) {
@@ -291,10 +291,10 @@ func (t *Target) Settings(kind string, cfg Config, given [][][][]float64) (*trj.
 	}
 	s := &trj.Settings{
 		Seed:  cfg.Seed,
-		Pilot: trj.PilotSettings{Method: trj.PilotGiven, Given: given},
+		Pilot: trj.PilotSettings{Method: trj.GivenPilots{Draws: given}},
 		Chains: trj.ChainSettings{
 			Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Shard: cfg.ChainIndices,
-			Jump: jump, Within: trj.WithinRandomWalk, RWScale: cfg.RWScale,
+			Jump: jump, Within: trj.RandomWalkMove{Scale: cfg.RWScale},
 			// The paper's chains: a fixed length (so shards merge into the
 			// whole run) and no flow moves, whose independence proposals
 			// would hide the differences between the jump proposals.
