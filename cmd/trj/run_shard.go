@@ -73,7 +73,7 @@ func runSASShard(ctx context.Context, o runOptions, stderr io.Writer) error {
 	}
 	chains := o.sh.Indices(cfg.Chains)
 	settings := sasSettings(cfg)
-	cfg.ChainIndices = chains
+	cfg.Shard = chains
 	first := chains[0] == 0
 	if !first {
 		cfg.ScatterSources = 0 // the scatter is kept by the shard of chain 1

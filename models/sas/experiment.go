@@ -56,17 +56,17 @@ type Config struct {
 	ScatterSources, ScatterAux int
 	// Progress, if non-nil, shows a bar per stage.
 	Progress *experiment.Progress
-	// ChainIndices, when non-nil, are the chains (0 … Chains−1) to run,
+	// Shard, when non-nil, are the chains (0 … Chains−1) to run,
 	// each exactly as in the whole run: the part of a run split over
 	// processes (trj run -shard; Merge joins the parts). The
 	// pilot, the flows, the bridge and the scatter are computed in full by
 	// every part, unless the run is staged (Stage). nil runs them all.
-	ChainIndices []int
+	Shard []int
 	// Stage, when non-zero, runs one stage of the experiment
 	// (trj.RunStage) for every proposal type, with its files in
 	// StageDir/TYPE: the pilots of the models ModelIndices (0-based; all
 	// when nil), the fit of the proposals with the bridge estimate, or the
-	// chains (of ChainIndices), which read the others' files instead of
+	// chains (of Shard), which read the others' files instead of
 	// computing them again. The pilot and fit stages return a Result
 	// without proposal results; the chains stages' Results merge (Merge)
 	// into the whole run's.
@@ -150,7 +150,7 @@ func (c *Config) Validate() error {
 	case c.ScatterSources < 0 || c.ScatterAux < 0:
 		return errors.New("sas: negative scatter sizes")
 	}
-	if err := checkIndices("chain", c.ChainIndices, c.Chains); err != nil {
+	if err := checkIndices("chain", c.Shard, c.Chains); err != nil {
 		return err
 	}
 	if c.Stage != 0 && c.StageDir == "" {
@@ -293,7 +293,7 @@ func (t *Target) Settings(kind string, cfg Config, given [][][][]float64) (*trj.
 		Seed:  cfg.Seed,
 		Pilot: trj.PilotSettings{Method: trj.GivenPilots{Draws: given}},
 		Chains: trj.ChainSettings{
-			Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Shard: cfg.ChainIndices,
+			Chains: cfg.Chains, Steps: cfg.Steps, Warmup: -1, Shard: cfg.Shard,
 			Jump: jump, Within: trj.RandomWalkMove{Scale: cfg.RWScale},
 			// The paper's chains: a fixed length (so shards merge into the
 			// whole run) and no flow moves, whose independence proposals
@@ -337,7 +337,7 @@ type Result struct {
 	// Truth is π(k=2).
 	Truth float64
 	// Runs[p] is proposal type p's trj.Run result, with the chains of
-	// Config.ChainIndices (all of them when nil).
+	// Config.Shard (all of them when nil).
 	Runs map[string]*trj.Result
 }
 
@@ -403,8 +403,8 @@ func (t *Target) Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		nc := cfg.Chains
-		if cfg.ChainIndices != nil {
-			nc = len(cfg.ChainIndices)
+		if cfg.Shard != nil {
+			nc = len(cfg.Shard)
 		}
 		bars := newBars(cfg.Progress, kind, nc)
 		if kind == experiment.ProposalRQMA && (cfg.Stage == 0 || cfg.Stage == trj.StageFit) {
@@ -579,7 +579,7 @@ func (b *bars) done() {
 }
 
 // Merge joins the results of the parts of one run split with
-// Config.ChainIndices into the whole run's result: each proposal
+// Config.Shard into the whole run's result: each proposal
 // type's chains are merged by trj.Merge (which refuses parts of different
 // runs, overlapping or missing chains) and summarised again; the stages
 // every part repeats (pilot, transports, bridge, scatter) and the stage

@@ -213,7 +213,7 @@ func TestConfigErrors(t *testing.T) {
 		"one group":    func(c *Config) { c.BridgeReplicates = 1 },
 		"bad jump":     func(c *Config) { c.Jump = []float64{1, 0} },
 		"jump length":  func(c *Config) { c.Jump = []float64{1} },
-		"chain index":  func(c *Config) { c.ChainIndices = []int{c.Chains} },
+		"chain index":  func(c *Config) { c.Shard = []int{c.Chains} },
 	} {
 		c := tinyConfig()
 		c.Proposals = []string{experiment.ProposalExact}
@@ -274,7 +274,7 @@ func TestMergeExperiment(t *testing.T) {
 	var parts []*Result
 	for _, idx := range [][]int{{2}, {0, 1}, {3}} {
 		c := cfg
-		c.ChainIndices = idx
+		c.Shard = idx
 		p, err := Paper().Run(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
@@ -306,13 +306,13 @@ func TestMergeExperiment(t *testing.T) {
 func TestExperimentIndicesValidate(t *testing.T) {
 	for _, c := range [][]int{{5}, {1, 1}, {-1}} {
 		cfg := DefaultConfig()
-		cfg.ChainIndices = c
+		cfg.Shard = c
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("chains %v accepted", c)
 		}
 	}
 	cfg := DefaultConfig()
-	cfg.ChainIndices = []int{4, 0}
+	cfg.Shard = []int{4, 0}
 	if err := cfg.Validate(); err != nil {
 		t.Error(err)
 	}
