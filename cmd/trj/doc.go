@@ -14,7 +14,8 @@
 //	trj select -data FILE.csv -y COLUMN [-family gaussian|logistic|poisson]
 //	           [-json FILE] [-o DIR] [-g 1 -a 0.01 -b 0.01] [-prior-sd 2.5]
 //	           [-intercept-sd 10] [-seed 1] [-chains 4] [-warmup 1000]
-//	           [-steps 40000] [-top 20] [-quiet] [-shard i/n|n (needs -json or -o)]
+//	           [-steps 40000] [-top 20] [-proposal fullcond|laplace|...] [-quiet]
+//	           [-shard i/n|n (needs -json or -o)]
 //	trj select -merge [-json FILE] PART.json...
 //	trj summary FILE...
 //	trj study factor [-n 2000] [-pairs 10] [-reps 100] [-seed 1] [-data FILE]

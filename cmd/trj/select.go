@@ -27,9 +27,19 @@ import (
 // selectFamilies are the -family values of "trj select".
 func selectFamilies() []string { return []string{"gaussian", "logistic", "poisson"} }
 
+// selectProposalNames lists the -proposal values of "trj select".
+func selectProposalNames() string {
+	var names []string
+	for _, p := range trj.SelectProposals() {
+		names = append(names, p.String())
+	}
+	return strings.Join(names, ", ")
+}
+
 // selectFlags are the parsed flags of "trj select".
 type selectFlags struct {
 	data, y, family, jsonPath, out string
+	proposal                       string
 	g, a, b, priorSD, interceptSD  float64
 	seed                           uint64
 	chains, warmup, steps, top     int
@@ -51,6 +61,7 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.StringVar(&f.family, "family", "gaussian", "the regression: "+strings.Join(selectFamilies(), ", "))
 	fs.StringVar(&f.jsonPath, "json", "", "write the result as JSON to `file`")
 	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv) with an indicator column per predictor, and the figures pips.png (every PIP ± 2 MCSE) and running_pips.png (running PIPs of the least certain predictors)")
+	fs.StringVar(&f.proposal, "proposal", "", "the jumps' proposal family: "+selectProposalNames()+" (default "+trj.SelectFullConditional{}.String()+"; see trj.SelectProposals)")
 	fs.Float64Var(&f.g, "g", glmselect.DefaultG, "gaussian: every coefficient, intercept included, ~ N(0, σ² g) on the standardised predictors")
 	fs.Float64Var(&f.a, "a", glmselect.DefaultA, "gaussian: σ² ~ InverseGamma(a, b), shape")
 	fs.Float64Var(&f.b, "b", glmselect.DefaultB, "gaussian: σ² ~ InverseGamma(a, b), scale")
@@ -109,6 +120,11 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	}{{"g", f.g}, {"a", f.a}, {"b", f.b}, {"prior-sd", f.priorSD}, {"intercept-sd", f.interceptSD}} {
 		if err := positive(p.name, p.v); err != nil {
 			return nil, err
+		}
+	}
+	if f.proposal != "" {
+		if _, err := trj.ParseSelectProposal(f.proposal); err != nil {
+			return nil, fmt.Errorf("-proposal: %w", err)
 		}
 	}
 	if f.sh.Split() {
@@ -305,6 +321,10 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(err)
 	}
 	settings := &trj.SelectSettings{Seed: f.seed, Chains: f.chains, Warmup: f.warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
+	if f.proposal != "" {
+		// Checked in parseSelectFlags.
+		settings.Proposal, _ = trj.ParseSelectProposal(f.proposal)
+	}
 	if f.sh.Split() {
 		settings.Shard = f.sh.Indices(f.chains)
 	}

@@ -94,6 +94,7 @@ func TestSelectBadInput(t *testing.T) {
 		{"g for logistic", sel("-data", good, "-y", "resp", "-family", "logistic", "-g", "2"), exitUsage, "gaussian family's prior"},
 		{"prior-sd for gaussian", sel("-data", good, "-y", "resp", "-prior-sd", "2"), exitUsage, "-prior-sd"},
 		{"no chains", sel("-data", good, "-y", "resp", "-chains", "0"), exitUsage, "-chains 0"},
+		{"unknown proposal", sel("-data", good, "-y", "resp", "-proposal", "mh"), exitUsage, `unknown selection proposal "mh"`},
 		{"no steps", sel("-data", good, "-y", "resp", "-steps", "0"), exitUsage, "-steps 0"},
 		{"shard without -o or -json", sel("-data", good, "-y", "resp", "-shard", "1/2"), exitUsage, "-shard needs -json or -o"},
 		{"merge of nothing", sel("-merge"), exitUsage, "-merge needs"},
@@ -195,6 +196,21 @@ func (w *cancelWriter) Write(p []byte) (int, error) {
 
 // TestSelectInterrupted: a run stopped by a signal prints and writes what
 // it has, the JSON marked incomplete, and exits with 130.
+// TestSelectProposalFlag: -proposal picks the family, and the table names
+// it.
+func TestSelectProposalFlag(t *testing.T) {
+	dir := t.TempDir()
+	data := selectCSV(t, dir, "gaussian")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"select", "-quiet", "-data", data, "-y", "resp", "-proposal", "laplace", "-chains", "2", "-warmup", "50", "-steps", "100"}, &out, &errb, backend{})
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "laplace") {
+		t.Errorf("the table does not name the laplace family:\n%s", out.String())
+	}
+}
+
 func TestSelectInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	data := selectCSV(t, dir, "gaussian")
