@@ -58,6 +58,12 @@ type SMCSettings struct {
 	TargetAccept float64
 	// MaxSteps bounds the number of temperatures (10000).
 	MaxSteps int
+	// Temperatures, when non-nil, is a fixed schedule β₁ < … < 1 (β₀ = 0
+	// implied; a leading 0 is ignored) used instead of choosing each
+	// temperature from the particles. With a schedule fixed in advance
+	// the evidence estimate exp(LogZ) is unbiased; choosing it from the
+	// same particles that weigh the step is not (see RunSMC).
+	Temperatures []float64
 	// Workers is the number of goroutines (GOMAXPROCS); the result does
 	// not depend on it.
 	Workers int
@@ -195,6 +201,9 @@ func RunSMC(ctx context.Context, factory func(worker int) (TemperedModel, error)
 	case set.Workers < 1:
 		return nil, fmt.Errorf("kernels: %d workers", set.Workers)
 	}
+	if err := checkSchedule(set.Temperatures); err != nil {
+		return nil, err
+	}
 	set.Workers = min(set.Workers, set.Particles)
 	s := &smc{set: set, n: set.Particles}
 	for w := 0; w < set.Workers; w++ {
@@ -307,6 +316,10 @@ func (s *smc) run(ctx context.Context) (*SMCResult, error) {
 		s.logW[i] = -logN
 	}
 	resampleRng := rand.New(rand.NewPCG(s.set.Seed^0x9e3779b97f4a7c15, 0))
+	sched := s.set.Temperatures
+	if len(sched) > 0 && sched[0] == 0 {
+		sched = sched[1:]
+	}
 	s.mover = s.set.Move.start(s)
 
 	for step := 1; s.beta < 1; step++ {
@@ -316,7 +329,12 @@ func (s *smc) run(ctx context.Context) (*SMCResult, error) {
 		if step > s.set.MaxSteps {
 			return nil, fmt.Errorf("kernels: SMC did not reach β = 1 in %d steps (β = %v)", s.set.MaxSteps, s.beta)
 		}
-		next := s.nextBeta()
+		var next float64
+		if sched != nil {
+			next = sched[step-1]
+		} else {
+			next = s.nextBeta()
+		}
 		incr := s.reweight(next - s.beta)
 		if math.IsNaN(incr) || math.IsInf(incr, 0) {
 			return nil, fmt.Errorf("kernels: SMC step %d: every particle has zero weight at β = %v", step, next)
@@ -548,4 +566,26 @@ func (s *smc) move() (mean, pilot float64, moves int, err error) {
 func (s *smc) adaptScale(a float64) {
 	step := math.Max(-1, math.Min(1, s.mover.gain()*(a-s.set.TargetAccept)))
 	s.scale *= math.Exp(step)
+}
+
+// checkSchedule checks a fixed temperature schedule: increasing, in
+// (0, 1], ending at 1; an optional leading 0 is β₀.
+func checkSchedule(b []float64) error {
+	if b == nil {
+		return nil
+	}
+	if len(b) > 0 && b[0] == 0 {
+		b = b[1:]
+	}
+	if len(b) == 0 || b[len(b)-1] != 1 {
+		return fmt.Errorf("kernels: temperature schedule %v does not end at 1", b)
+	}
+	prev := 0.0
+	for i, v := range b {
+		if !(v > prev && v <= 1) {
+			return fmt.Errorf("kernels: temperature schedule not increasing in (0, 1] at entry %d (%v after %v)", i, v, prev)
+		}
+		prev = v
+	}
+	return nil
 }
