@@ -204,7 +204,10 @@ type tComp struct {
 // loadings below the diagonal) of one long SMC run's particles, with that
 // mode's mean and covariance scaled by TRJ_SMCZ_S² (1.2²), plus their
 // mirror images under every sign flip (weight 0.2 in all), so that a mode
-// the particles miss is still covered. The estimate's expectation does
+// the particles miss is still covered. With TRJ_SMCZ_KDE = C, each sign
+// mode's component is replaced by C components centred on its particles
+// with its covariance scaled by TRJ_SMCZ_H² (0.5²), a kernel estimate that
+// follows non-Gaussian modes. The estimate's expectation does
 // not depend on the mixture, only its variance.
 func TestSMCZModeIS(t *testing.T) {
 	smczWants(t, "modeis")
@@ -212,7 +215,13 @@ func TestSMCZModeIS(t *testing.T) {
 	nu := smczFloat("TRJ_SMCZ_NU", 5)
 	sc := smczFloat("TRJ_SMCZ_S", 1.2)
 	draws := smczInt("TRJ_SMCZ_DRAWS", 200000)
-	for _, k := range Factors() {
+	kde := smczInt("TRJ_SMCZ_KDE", 0) // kernel centres per sign pattern (0: one component)
+	h := smczFloat("TRJ_SMCZ_H", 0.5)
+	ks := Factors()
+	if k := smczInt("TRJ_SMCZ_K", 0); k > 0 {
+		ks = []int{k}
+	}
+	for _, k := range ks {
 		f, err := TemperedFactory(y, k)
 		if err != nil {
 			t.Fatal(err)
@@ -281,7 +290,24 @@ func TestSMCZModeIS(t *testing.T) {
 				}
 				ch.LTo(&c.l)
 				c.konst = lg1 - lg2 - float64(d)/2*math.Log(nu*math.Pi) - 0.5*ch.LogDet()
-				if fl == 0 {
+				if fl == 0 && kde > 0 {
+					// Kernel components: centres on the pattern's
+					// particles, its covariance scaled by h².
+					var chk mat.Cholesky
+					var ck mat.SymDense
+					ck.ScaleSym(h*h/(sc*sc), &cov)
+					if !chk.Factorize(&ck) {
+						t.Fatal("covariance not positive definite")
+					}
+					nc := min(kde, len(us))
+					for q := 0; q < nc; q++ {
+						kc := &tComp{mean: append([]float64(nil), us[q*len(us)/nc]...)}
+						chk.LTo(&kc.l)
+						kc.konst = lg1 - lg2 - float64(d)/2*math.Log(nu*math.Pi) - 0.5*chk.LogDet()
+						kc.logW = math.Log(0.8 * float64(len(us)) / float64(set.Particles) / float64(nc))
+						comps = append(comps, kc)
+					}
+				} else if fl == 0 {
 					c.logW = math.Log(0.8 * float64(len(us)) / float64(set.Particles))
 					comps = append(comps, c)
 				} else {
