@@ -449,3 +449,39 @@ func TestSMCZSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestSMCZExperiment forms the factor experiment's SMC evidence as
+// trj.Run's SMC pilots do with DefaultConfig (20 independent runs of 400
+// particles, conditional ESS 0.9; the log of the mean evidence with its
+// delta-method SE) for TRJ_SMCZ_SETS sets of seeds (3): set s uses seeds
+// 20s+1 … 20s+20.
+func TestSMCZExperiment(t *testing.T) {
+	smczWants(t, "experiment")
+	y := loadData(t)
+	sets := smczInt("TRJ_SMCZ_SETS", 3)
+	for _, k := range Factors() {
+		f, err := TemperedFactory(y, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for set := 0; set < sets; set++ {
+			var zs []float64
+			for r := 1; r <= 20; r++ {
+				res, err := kernels.RunSMC(context.Background(), f, &kernels.SMCSettings{Particles: 400, Seed: uint64(20*set + r), ESSFraction: 0.9})
+				if err != nil {
+					t.Fatal(err)
+				}
+				zs = append(zs, res.LogZ)
+			}
+			m, sd := stat.MeanStdDev(zs, nil)
+			top := floats.Max(zs)
+			w := make([]float64, len(zs))
+			for i, v := range zs {
+				w[i] = math.Exp(v - top)
+			}
+			wm, wsd := stat.MeanStdDev(w, nil)
+			t.Logf("k=%d seeds %d-%d: log Z %.3f ± %.3f (log mean exp, delta-method SE); single runs mean %.3f sd %.3f",
+				k, 20*set+1, 20*set+20, top+math.Log(wm), wsd/math.Sqrt(float64(len(w)))/wm, m, sd)
+		}
+	}
+}
