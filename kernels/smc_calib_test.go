@@ -214,20 +214,20 @@ func TestSignFlipGradient(t *testing.T) {
 }
 
 // TestSMCSignFlipRuns measures (logs, checks nothing) single SMC runs on
-// signFlip: set TRJ_SMCZ_CALIB to the number of seeds.
+// signFlip: set TRJ_SMCEV_CALIB to the number of seeds.
 func TestSMCSignFlipRuns(t *testing.T) {
-	seeds, _ := strconv.Atoi(os.Getenv("TRJ_SMCZ_CALIB"))
+	seeds, _ := strconv.Atoi(os.Getenv("TRJ_SMCEV_CALIB"))
 	if seeds == 0 {
-		t.Skip("set TRJ_SMCZ_CALIB to run the measurement")
+		t.Skip("set TRJ_SMCEV_CALIB to run the measurement")
 	}
 	s := newSignFlip()
 	exact := s.logEvidence()
 	n := 400
-	if v, _ := strconv.Atoi(os.Getenv("TRJ_SMCZ_N")); v > 0 {
+	if v, _ := strconv.Atoi(os.Getenv("TRJ_SMCEV_N")); v > 0 {
 		n = v
 	}
 	ess := 0.9
-	if v, _ := strconv.ParseFloat(os.Getenv("TRJ_SMCZ_ESS"), 64); v > 0 {
+	if v, _ := strconv.ParseFloat(os.Getenv("TRJ_SMCEV_ESS"), 64); v > 0 {
 		ess = v
 	}
 	f := func(int) (TemperedModel, error) { return s.clone(), nil }
@@ -253,8 +253,8 @@ func TestSMCSignFlipRuns(t *testing.T) {
 	}
 }
 
-func TestSMCZBlocks(t *testing.T) {
-	if os.Getenv("TRJ_SMCZ_BLOCKS") == "" {
+func TestSMCSignFlipParts(t *testing.T) {
+	if os.Getenv("TRJ_SMCEV_BLOCKS") == "" {
 		t.Skip()
 	}
 	full := newSignFlip()
@@ -264,11 +264,11 @@ func TestSMCZBlocks(t *testing.T) {
 	mix.nl, mix.z = 0, nil
 	w1 := mix.clone()
 	w1.w = 1
-	n, _ := strconv.Atoi(os.Getenv("TRJ_SMCZ_N"))
-	ess, _ := strconv.ParseFloat(os.Getenv("TRJ_SMCZ_ESS"), 64)
-	tol, _ := strconv.ParseFloat(os.Getenv("TRJ_SMCZ_TOL"), 64)
+	n, _ := strconv.Atoi(os.Getenv("TRJ_SMCEV_N"))
+	ess, _ := strconv.ParseFloat(os.Getenv("TRJ_SMCEV_ESS"), 64)
+	tol, _ := strconv.ParseFloat(os.Getenv("TRJ_SMCEV_TOL"), 64)
 	names := []string{"full", "gamma", "mixture", "w1"}
-	if v := os.Getenv("TRJ_SMCZ_MODELS"); v != "" {
+	if v := os.Getenv("TRJ_SMCEV_MODELS"); v != "" {
 		names = strings.Split(v, ",")
 	}
 	for _, name := range names {

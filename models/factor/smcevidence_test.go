@@ -18,41 +18,41 @@ import (
 
 // The measurements of issue 26's "SMC evidence that holds" (bench/README.md,
 // "SMC evidence (issue 26)"). They log and check nothing, and are long: set
-// TRJ_SMCZ to a comma-separated list of what to run ("runs", "is").
+// TRJ_SMCEV to a comma-separated list of what to run ("runs", "is").
 
-func smczWants(t *testing.T, what string) {
+func smcevWants(t *testing.T, what string) {
 	t.Helper()
-	for _, w := range strings.Split(os.Getenv("TRJ_SMCZ"), ",") {
+	for _, w := range strings.Split(os.Getenv("TRJ_SMCEV"), ",") {
 		if w == what {
 			return
 		}
 	}
-	t.Skipf("set TRJ_SMCZ=%s to run this measurement", what)
+	t.Skipf("set TRJ_SMCEV=%s to run this measurement", what)
 }
 
-func smczInt(name string, def int) int {
+func smcevInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
 	}
 	return def
 }
 
-func smczFloat(name string, def float64) float64 {
+func smcevFloat(name string, def float64) float64 {
 	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil && v > 0 {
 		return v
 	}
 	return def
 }
 
-// TestSMCZRuns logs the SMC log evidence of independent runs of each
-// model: TRJ_SMCZ_N particles (default 1000), conditional ESS fraction
-// TRJ_SMCZ_ESS (0.5), TRJ_SMCZ_SEEDS seeds (5).
-func TestSMCZRuns(t *testing.T) {
-	smczWants(t, "runs")
+// TestSMCEvidenceRuns logs the SMC log evidence of independent runs of each
+// model: TRJ_SMCEV_N particles (default 1000), conditional ESS fraction
+// TRJ_SMCEV_ESS (0.5), TRJ_SMCEV_SEEDS seeds (5).
+func TestSMCEvidenceRuns(t *testing.T) {
+	smcevWants(t, "runs")
 	y := loadData(t)
-	n := smczInt("TRJ_SMCZ_N", 1000)
-	seeds := smczInt("TRJ_SMCZ_SEEDS", 5)
-	ess := smczFloat("TRJ_SMCZ_ESS", 0.5)
+	n := smcevInt("TRJ_SMCEV_N", 1000)
+	seeds := smcevInt("TRJ_SMCEV_SEEDS", 5)
+	ess := smcevFloat("TRJ_SMCEV_ESS", 0.5)
 	for _, k := range Factors() {
 		f, err := TemperedFactory(y, k)
 		if err != nil {
@@ -60,8 +60,8 @@ func TestSMCZRuns(t *testing.T) {
 		}
 		var zs []float64
 		for seed := 1; seed <= seeds; seed++ {
-			set := &kernels.SMCSettings{Particles: n, Seed: uint64(seed), ESSFraction: ess, MoveTolerance: smczFloat("TRJ_SMCZ_TOL", 0)}
-			switch os.Getenv("TRJ_SMCZ_MOVE") {
+			set := &kernels.SMCSettings{Particles: n, Seed: uint64(seed), ESSFraction: ess, MoveTolerance: smcevFloat("TRJ_SMCEV_TOL", 0)}
+			switch os.Getenv("TRJ_SMCEV_MOVE") {
 			case "nuts":
 				set.Move = kernels.SMCNUTS{}
 			case "rwm":
@@ -86,19 +86,19 @@ func TestSMCZRuns(t *testing.T) {
 	}
 }
 
-// TestSMCZImportance estimates each model's log evidence by importance
+// TestSMCEvidenceKernelIS estimates each model's log evidence by importance
 // sampling from a heavy-tailed kernel mixture: Student-t (ν = 5) components
 // centred on the particles of one long SMC run, with the particles'
-// covariance scaled by h² (TRJ_SMCZ_H, default 0.5). The mixture's weights
+// covariance scaled by h² (TRJ_SMCEV_H, default 0.5). The mixture's weights
 // do not enter the estimate's expectation, only its variance, so the
 // estimate does not depend on SMC's mode weights or its incremental
 // weights; its SE is the usual one of a mean of independent weights.
-func TestSMCZImportance(t *testing.T) {
-	smczWants(t, "is")
+func TestSMCEvidenceKernelIS(t *testing.T) {
+	smcevWants(t, "is")
 	y := loadData(t)
-	h := smczFloat("TRJ_SMCZ_H", 0.5)
-	draws := smczInt("TRJ_SMCZ_DRAWS", 40000)
-	centres := smczInt("TRJ_SMCZ_CENTRES", 400)
+	h := smcevFloat("TRJ_SMCEV_H", 0.5)
+	draws := smcevInt("TRJ_SMCEV_DRAWS", 40000)
+	centres := smcevInt("TRJ_SMCEV_CENTRES", 400)
 	const nu = 5.0
 	for _, k := range Factors() {
 		f, err := TemperedFactory(y, k)
@@ -198,27 +198,27 @@ type tComp struct {
 	konst float64
 }
 
-// TestSMCZModeIS estimates each model's log evidence by importance sampling
-// from a mixture of multivariate Student-t (ν = TRJ_SMCZ_NU, default 5)
+// TestSMCEvidenceModeIS estimates each model's log evidence by importance sampling
+// from a mixture of multivariate Student-t (ν = TRJ_SMCEV_NU, default 5)
 // components, one per sign mode (the sign of each factor j ≥ 2's summed
 // loadings below the diagonal) of one long SMC run's particles, with that
-// mode's mean and covariance scaled by TRJ_SMCZ_S² (1.2²), plus their
+// mode's mean and covariance scaled by TRJ_SMCEV_S² (1.2²), plus their
 // mirror images under every sign flip (weight 0.2 in all), so that a mode
-// the particles miss is still covered. With TRJ_SMCZ_KDE = C, each sign
+// the particles miss is still covered. With TRJ_SMCEV_KDE = C, each sign
 // mode's component is replaced by C components centred on its particles
-// with its covariance scaled by TRJ_SMCZ_H² (0.5²), a kernel estimate that
+// with its covariance scaled by TRJ_SMCEV_H² (0.5²), a kernel estimate that
 // follows non-Gaussian modes. The estimate's expectation does
 // not depend on the mixture, only its variance.
-func TestSMCZModeIS(t *testing.T) {
-	smczWants(t, "modeis")
+func TestSMCEvidenceModeIS(t *testing.T) {
+	smcevWants(t, "modeis")
 	y := loadData(t)
-	nu := smczFloat("TRJ_SMCZ_NU", 5)
-	sc := smczFloat("TRJ_SMCZ_S", 1.2)
-	draws := smczInt("TRJ_SMCZ_DRAWS", 200000)
-	kde := smczInt("TRJ_SMCZ_KDE", 0) // kernel centres per sign pattern (0: one component)
-	h := smczFloat("TRJ_SMCZ_H", 0.5)
+	nu := smcevFloat("TRJ_SMCEV_NU", 5)
+	sc := smcevFloat("TRJ_SMCEV_S", 1.2)
+	draws := smcevInt("TRJ_SMCEV_DRAWS", 200000)
+	kde := smcevInt("TRJ_SMCEV_KDE", 0) // kernel centres per sign pattern (0: one component)
+	h := smcevFloat("TRJ_SMCEV_H", 0.5)
 	ks := Factors()
-	if k := smczInt("TRJ_SMCZ_K", 0); k > 0 {
+	if k := smcevInt("TRJ_SMCEV_K", 0); k > 0 {
 		ks = []int{k}
 	}
 	for _, k := range ks {
@@ -405,16 +405,16 @@ func TestSMCZModeIS(t *testing.T) {
 	}
 }
 
-// TestSMCZSchedule compares, over TRJ_SMCZ_SEEDS seeds (20), SMC runs of
-// TRJ_SMCZ_N particles (400, the experiment's) at conditional ESS
-// TRJ_SMCZ_ESS (0.9) choosing their temperatures adaptively with runs on
+// TestSMCEvidenceSchedule compares, over TRJ_SMCEV_SEEDS seeds (20), SMC runs of
+// TRJ_SMCEV_N particles (400, the experiment's) at conditional ESS
+// TRJ_SMCEV_ESS (0.9) choosing their temperatures adaptively with runs on
 // the fixed schedule of one adaptive run of another seed.
-func TestSMCZSchedule(t *testing.T) {
-	smczWants(t, "schedule")
+func TestSMCEvidenceSchedule(t *testing.T) {
+	smcevWants(t, "schedule")
 	y := loadData(t)
-	n := smczInt("TRJ_SMCZ_N", 400)
-	seeds := smczInt("TRJ_SMCZ_SEEDS", 20)
-	ess := smczFloat("TRJ_SMCZ_ESS", 0.9)
+	n := smcevInt("TRJ_SMCEV_N", 400)
+	seeds := smcevInt("TRJ_SMCEV_SEEDS", 20)
+	ess := smcevFloat("TRJ_SMCEV_ESS", 0.9)
 	for _, k := range Factors() {
 		f, err := TemperedFactory(y, k)
 		if err != nil {
@@ -450,15 +450,15 @@ func TestSMCZSchedule(t *testing.T) {
 	}
 }
 
-// TestSMCZExperiment forms the factor experiment's SMC evidence as
+// TestSMCEvidenceExperiment forms the factor experiment's SMC evidence as
 // trj.Run's SMC pilots do with DefaultConfig (20 independent runs of 400
 // particles, conditional ESS 0.9; the log of the mean evidence with its
-// delta-method SE) for TRJ_SMCZ_SETS sets of seeds (3): set s uses seeds
+// delta-method SE) for TRJ_SMCEV_SETS sets of seeds (3): set s uses seeds
 // 20s+1 … 20s+20.
-func TestSMCZExperiment(t *testing.T) {
-	smczWants(t, "experiment")
+func TestSMCEvidenceExperiment(t *testing.T) {
+	smcevWants(t, "experiment")
 	y := loadData(t)
-	sets := smczInt("TRJ_SMCZ_SETS", 3)
+	sets := smcevInt("TRJ_SMCEV_SETS", 3)
 	for _, k := range Factors() {
 		f, err := TemperedFactory(y, k)
 		if err != nil {
