@@ -44,7 +44,7 @@ func benchSMC(b *testing.B, f func(int) (kernels.TemperedModel, error)) {
 	cpu0 := cpuSeconds()
 	b.ResetTimer()
 	for i := range b.N {
-		r, err := kernels.RunSMC(context.Background(), f, &kernels.SMCSettings{Particles: 1000, Seed: uint64(i + 1)})
+		r, err := kernels.RunSMC(context.Background(), f, &kernels.SMCSettings{Particles: 1000, Seed: uint64(i + 1), ESSFraction: 0.5})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -268,6 +269,10 @@ func TestSMCErrors(t *testing.T) {
 		{ESSFraction: 1.5},
 		{PilotMoves: 5, MaxMoves: 2},
 		{MoveTolerance: 2},
+		{Temperatures: []float64{}},
+		{Temperatures: []float64{0.5}},
+		{Temperatures: []float64{0, 0.5, 0.4, 1}},
+		{Temperatures: []float64{0.5, math.NaN(), 1}},
 	} {
 		if _, err := RunSMC(context.Background(), f, &s); err == nil {
 			t.Errorf("settings %+v accepted", s)
@@ -275,6 +280,16 @@ func TestSMCErrors(t *testing.T) {
 	}
 	if _, err := RunSMC(context.Background(), nil, nil); err == nil {
 		t.Error("nil factory accepted")
+	}
+	// A fixed schedule is followed, with or without its leading 0.
+	for _, sched := range [][]float64{{0.01, 0.1, 1}, {0, 0.01, 0.1, 1}} {
+		r, err := RunSMC(context.Background(), f, &SMCSettings{Particles: 50, Temperatures: sched})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []float64{0, 0.01, 0.1, 1}; !slices.Equal(r.Temperatures, want) {
+			t.Errorf("schedule %v: temperatures %v, want %v", sched, r.Temperatures, want)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -24,9 +24,11 @@ type SMCMove interface {
 
 // smcMover is a move's working state in one run.
 type smcMover interface {
-	// adapt fits the move to the particles at the current temperature,
-	// whose weighted covariance (with ridge added to its diagonal) is cov.
-	adapt(cov *mat.SymDense, ridge float64) error
+	// adapt fits the move to the particles at the current temperature:
+	// the particles of block b (smc.block) move with covs[b], the weighted
+	// covariance of the other blocks' particles, ridge added to its
+	// diagonal.
+	adapt(covs []*mat.SymDense, ridge float64) error
 	// move moves particle i on worker w and records its acceptance
 	// probability in s.acc[i].
 	move(w, i int)
@@ -110,21 +112,25 @@ func (m randomWalk) accept(w, i int) {
 // rwmMover proposes x + √c·L·z with L the lower Cholesky factor of Σ̂.
 type rwmMover struct {
 	randomWalk
-	chol []float64
+	chols [][]float64 // per block
 }
 
-func (m *rwmMover) adapt(cov *mat.SymDense, _ float64) error {
-	l, err := choleskyLower(cov)
-	if err != nil {
-		return fmt.Errorf("particle covariance: %w", err)
+func (m *rwmMover) adapt(covs []*mat.SymDense, _ float64) error {
+	m.chols = m.chols[:0]
+	for _, cov := range covs {
+		l, err := choleskyLower(cov)
+		if err != nil {
+			return fmt.Errorf("particle covariance: %w", err)
+		}
+		m.chols = append(m.chols, l)
 	}
-	m.chol = l
 	return nil
 }
 
 func (m *rwmMover) move(w, i int) {
 	s := m.s
 	x, rng, prop, d := s.particle(i), s.rngs[i], s.props[w], s.dim
+	chol := m.chols[s.block(i)]
 	for j := range prop {
 		prop[j] = rng.NormFloat64()
 	}
@@ -132,7 +138,7 @@ func (m *rwmMover) move(w, i int) {
 	for r := d - 1; r >= 0; r-- {
 		v := 0.0
 		for c := 0; c <= r; c++ {
-			v += m.chol[r*d+c] * prop[c]
+			v += chol[r*d+c] * prop[c]
 		}
 		prop[r] = x[r] + sd*v
 	}
@@ -142,23 +148,26 @@ func (m *rwmMover) move(w, i int) {
 // eigenMover proposes a step along one eigenvector of Σ̂.
 type eigenMover struct {
 	randomWalk
-	vals []float64  // eigenvalues of Σ̂
-	vecs *mat.Dense // eigenvectors as columns
+	vals [][]float64  // per block, eigenvalues of Σ̂
+	vecs []*mat.Dense // per block, eigenvectors as columns
 }
 
-func (m *eigenMover) adapt(cov *mat.SymDense, ridge float64) error {
-	var es mat.EigenSym
-	if !es.Factorize(cov, true) {
-		return errors.New("particle covariance: eigendecomposition failed")
+func (m *eigenMover) adapt(covs []*mat.SymDense, ridge float64) error {
+	for len(m.vals) < len(covs) {
+		d := covs[0].SymmetricDim()
+		m.vals = append(m.vals, nil)
+		m.vecs = append(m.vecs, mat.NewDense(d, d, nil))
 	}
-	m.vals = es.Values(m.vals)
-	if m.vecs == nil {
-		d := cov.SymmetricDim()
-		m.vecs = mat.NewDense(d, d, nil)
-	}
-	es.VectorsTo(m.vecs)
-	for j, v := range m.vals {
-		m.vals[j] = math.Max(v, ridge)
+	for b, cov := range covs {
+		var es mat.EigenSym
+		if !es.Factorize(cov, true) {
+			return errors.New("particle covariance: eigendecomposition failed")
+		}
+		m.vals[b] = es.Values(m.vals[b])
+		es.VectorsTo(m.vecs[b])
+		for j, v := range m.vals[b] {
+			m.vals[b][j] = math.Max(v, ridge)
+		}
 	}
 	return nil
 }
@@ -166,19 +175,21 @@ func (m *eigenMover) adapt(cov *mat.SymDense, ridge float64) error {
 func (m *eigenMover) move(w, i int) {
 	s := m.s
 	x, rng, prop := s.particle(i), s.rngs[i], s.props[w]
+	b := s.block(i)
+	vals, vecs := m.vals[b], m.vecs[b]
 	j := rng.IntN(s.dim)
-	step := math.Sqrt(s.scale*m.vals[j]) * rng.NormFloat64()
+	step := math.Sqrt(s.scale*vals[j]) * rng.NormFloat64()
 	for r := range prop {
-		prop[r] = x[r] + step*m.vecs.At(r, j)
+		prop[r] = x[r] + step*vecs.At(r, j)
 	}
 	m.accept(w, i)
 }
 
 // nutsMover makes NUTS transitions of the tempered density.
 type nutsMover struct {
-	s      *smc
-	metric *Metric
-	ws     []nutsWorker
+	s       *smc
+	metrics []*Metric // per block
+	ws      []nutsWorker
 }
 
 // nutsWorker is one worker's NUTS kernel on its own model.
@@ -192,17 +203,20 @@ type nutsWorker struct {
 // size: the posterior narrows at every temperature, so Stan's heuristic
 // searches from particle 0 (a few gradients) before the pilot moves refine
 // the step size.
-func (m *nutsMover) adapt(cov *mat.SymDense, _ float64) error {
+func (m *nutsMover) adapt(covs []*mat.SymDense, _ float64) error {
 	s := m.s
-	v := make([]float64, s.dim)
-	for j := range v {
-		v[j] = cov.At(j, j)
+	m.metrics = m.metrics[:0]
+	for _, cov := range covs {
+		v := make([]float64, s.dim)
+		for j := range v {
+			v[j] = cov.At(j, j)
+		}
+		metric, err := NewDiagMetric(v)
+		if err != nil {
+			return fmt.Errorf("particle variances: %w", err)
+		}
+		m.metrics = append(m.metrics, metric)
 	}
-	metric, err := NewDiagMetric(v)
-	if err != nil {
-		return fmt.Errorf("particle variances: %w", err)
-	}
-	m.metric = metric
 	for w := range m.ws {
 		ws := &m.ws[w]
 		if ws.tt == nil {
@@ -211,13 +225,13 @@ func (m *nutsMover) adapt(cov *mat.SymDense, _ float64) error {
 		}
 		ws.tt.beta = s.beta
 		if ws.nuts == nil {
-			k, err := NewNUTS(ws.tt, 1, m.metric)
+			k, err := NewNUTS(ws.tt, 1, m.metrics[0])
 			if err != nil {
 				return err
 			}
 			ws.nuts = k
 		}
-		ws.nuts.Metric = m.metric
+		ws.nuts.Metric = m.metrics[0]
 	}
 	if s.scale == 0 {
 		s.scale = 1
@@ -250,6 +264,7 @@ func (m *nutsMover) move(w, i int) {
 		s.acc[i] = 0
 		return
 	}
+	ws.nuts.Metric = m.metrics[s.block(i)]
 	_, info := ws.nuts.Step(s.rngs[i], st)
 	s.acc[i] = info.AcceptProb
 	s.evals[i] += info.NumLeapfrog
