@@ -94,5 +94,5 @@ for (k in seq_along(standata)) {
                                  cpu_bridge = unname(t1["user.self"] + t1["sys.self"]),
                                  max_rhat = rhat, divergent = div))
 }
-rows$post_prob <- as.numeric(do.call(post_prob, unname(bridges)))
+rows$post_prob <- as.numeric(do.call(post_prob, c(unname(bridges), list(model_names = as.character(seq_along(bridges) - 1)))))
 write.csv(rows, out, row.names = FALSE)

@@ -199,8 +199,43 @@ func runTrj(pr *problem, seed int) ([]row, error) {
 			mixed = mixed && c.Mixed
 		}
 		add("chains", p, se, fmt.Sprintf("%d kept steps, all mixed %v", res.Steps, mixed))
+		// A model the chains never entered (or never left) has no MCSE:
+		// its z-score is left out and "within 4 SE" is read from its
+		// Wilson interval at 4 SE (ChainEstimate.Interval), as for every
+		// model.
+		sc := &rows[len(rows)-1].Score
+		sc.MaxZ, sc.Within4 = 0, true
+		for k, c := range res.Chain {
+			if c.Mixed && c.MCSE > 0 {
+				sc.MaxZ = max(sc.MaxZ, math.Abs(scoreProbs(p[k:k+1], se[k:k+1], pr.ref[k:k+1], sub(pr.refSE, k)).MaxZ))
+			}
+			lo, hi := c.Interval(4)
+			w := 4 * sub1(pr.refSE, k)
+			if !(pr.ref[k] >= lo-w && pr.ref[k] <= hi+w) {
+				sc.Within4 = false
+			}
+		}
+		if math.Abs(sc.ZAtMax) > 0 && math.IsInf(sc.ZAtMax, 0) {
+			sc.ZAtMax = math.NaN()
+		}
 	}
 	return rows, nil
+}
+
+// sub is refSE[k:k+1], or nil for an exact reference.
+func sub(refSE []float64, k int) []float64 {
+	if refSE == nil {
+		return nil
+	}
+	return refSE[k : k+1]
+}
+
+// sub1 is refSE[k], or 0 for an exact reference.
+func sub1(refSE []float64, k int) float64 {
+	if refSE == nil {
+		return 0
+	}
+	return refSE[k]
 }
 
 // rareNote is the largest relative error of the models whose reference

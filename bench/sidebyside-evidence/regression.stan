@@ -17,5 +17,9 @@ parameters {
 model {
   target += inv_gamma_lpdf(sigma2 | a, b);
   target += normal_lpdf(beta | 0, sqrt(g * sigma2));
-  target += normal_lpdf(y | X * beta, sqrt(sigma2));
+  // Stan 2.21 refuses a product with a matrix of no columns.
+  if (d > 0)
+    target += normal_lpdf(y | X * beta, sqrt(sigma2));
+  else
+    target += normal_lpdf(y | 0, sqrt(sigma2));
 }

@@ -64,6 +64,9 @@ func scoreProbs(p, se, ref, refSE []float64) score {
 			v += refSE[k] * refSE[k]
 		}
 		z := e / math.Sqrt(v)
+		if e == 0 {
+			z = 0
+		}
 		if math.IsNaN(e) || math.IsNaN(z) {
 			return score{MaxErr: math.NaN(), SEAtMax: math.NaN(), ZAtMax: math.NaN(), MaxZ: math.NaN(), SumSq: math.NaN()}
 		}
