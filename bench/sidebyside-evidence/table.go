@@ -75,5 +75,40 @@ func printTable(path string) error {
 		fmt.Printf("| %s | %s | %s (%s) | %.2g | %.2g | %+.2f | %.2f | %s | %.1f | %.3g |\n",
 			k.problem, k.seed, k.system, k.estimate, f("max_abs_err"), f("se_at_max"), f("z_at_max"), f("max_abs_z"), within, f("cpu_s"), f("cpu_x_sum_sq"))
 	}
+	// Summary over seeds: mean CPU, mean max |err|, mean CPU × Σ err²
+	// and the runs with every model within 4 SE.
+	type group struct{ problem, system, estimate string }
+	type agg struct {
+		n, within          int
+		cpu, err, cpuSumSq float64
+	}
+	sums := map[group]*agg{}
+	var groups []group
+	for _, k := range keys {
+		g := group{k.problem, k.system, k.estimate}
+		a, ok := sums[g]
+		if !ok {
+			a = &agg{}
+			sums[g] = a
+			groups = append(groups, g)
+		}
+		r := last[k]
+		f := func(name string) float64 { v, _ := strconv.ParseFloat(r[col[name]], 64); return v }
+		a.n++
+		a.cpu += f("cpu_s")
+		a.err += f("max_abs_err")
+		a.cpuSumSq += f("cpu_x_sum_sq")
+		if r[col["within_4se"]] == "true" {
+			a.within++
+		}
+	}
+	fmt.Println()
+	fmt.Println("| problem | system (estimate) | seeds | CPU s (mean) | max \\|err\\| (mean) | CPU × Σ err² (mean) | runs all within 4 SE |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+	for _, g := range groups {
+		a := sums[g]
+		n := float64(a.n)
+		fmt.Printf("| %s | %s (%s) | %d | %.1f | %.2g | %.3g | %d of %d |\n", g.problem, g.system, g.estimate, a.n, a.cpu/n, a.err/n, a.cpuSumSq/n, a.within, a.n)
+	}
 	return nil
 }
