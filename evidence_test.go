@@ -233,3 +233,36 @@ func TestModelEvidenceKinds(t *testing.T) {
 		t.Logf("SMC's own log Z: %d z-scores, mean %.2f, sd %.2f, max |z| %.2f", len(zSMC), mean, sd, maxAbs(zSMC))
 	}
 }
+
+// TestCheckModelEvidence: a per-model probability more than 4 combined
+// standard errors from the chains' is named under the table; within them,
+// nothing is said.
+func TestCheckModelEvidence(t *testing.T) {
+	res := &trj.Result{
+		Labels: []string{"a", "b"},
+		Chain:  []trj.ChainEstimate{{P: 0.9, MCSE: 0.003, Mixed: true}, {P: 0.1, MCSE: 0.003, Mixed: true}},
+		ModelEvidence: &trj.ModelEvidence{LogZ: []float64{0, 0}, LogZSE: []float64{0.01, 0.01},
+			P: []float64{0.905, 0.095}, SE: []float64{0.002, 0.002}},
+	}
+	if err := res.CheckModelEvidence(); err != nil {
+		t.Errorf("1.4 SE apart: %v", err)
+	}
+	if strings.Contains(res.String(), "disagrees") {
+		t.Errorf("1.4 SE apart, the table warns:\n%s", res)
+	}
+	res.ModelEvidence.P = []float64{0.92, 0.08}
+	err := res.CheckModelEvidence()
+	if err == nil || !strings.Contains(err.Error(), "model a") || !strings.Contains(err.Error(), "z = 5.5") {
+		t.Errorf("5.5 SE apart: %v", err)
+	}
+	if !strings.Contains(res.String(), "! the per-model estimate of model a") {
+		t.Errorf("5.5 SE apart, the table does not warn:\n%s", res)
+	}
+	res.Chain[0].Mixed, res.Chain[1].Mixed = false, false
+	if err := res.CheckModelEvidence(); err != nil {
+		t.Errorf("chains that never moved: %v", err)
+	}
+	if err := (*trj.Result)(nil).CheckModelEvidence(); err != nil {
+		t.Errorf("nil result: %v", err)
+	}
+}

@@ -399,6 +399,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	if r.ModelEvidence != nil {
 		fmt.Fprintln(w, perModelNote)
+		if err := r.CheckModelEvidence(); err != nil {
+			fmt.Fprintf(w, "! %v\n", strings.TrimPrefix(err.Error(), "trj: "))
+		}
 	}
 	var parts []string
 	for _, t := range r.Timings {
