@@ -7,8 +7,6 @@
 //
 //	go run ./bench/factorref            # the reference (about a minute of CPU)
 //	go run ./bench/factorref -n 200000  # a quicker look
-//	go run ./bench/factorref -score 1,2,3         # trj.Run defaults on factor.NewSpace against it
-//	go run ./bench/factorref -score 1,2,3 -pivot  # and on factor.NewPivotSpace
 //
 // Each model's evidence is estimated on the sign-free scale θ (signfree.go):
 // every loading real, the diagonal β_jj included, so that the posterior is
@@ -50,7 +48,6 @@ func main() {
 	workers := flag.Int("workers", 2, "goroutines")
 	seed := flag.Uint64("seed", 1, "seed")
 	scoreSeeds := flag.String("score", "", "instead of the reference, score trj.Run's defaults with these seeds (comma-separated) against factor.ReferencePi2")
-	pivot := flag.Bool("pivot", false, "with -score: use factor.NewPivotSpace (identified by pivot loadings) instead of factor.NewSpace")
 	flag.Parse()
 	if *scoreSeeds != "" {
 		var seeds []uint64
@@ -62,7 +59,7 @@ func main() {
 			}
 			seeds = append(seeds, s)
 		}
-		if err := score(seeds, *pivot); err != nil {
+		if err := score(seeds); err != nil {
 			fmt.Fprintln(os.Stderr, "factorref:", err)
 			os.Exit(1)
 		}

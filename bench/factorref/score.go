@@ -11,19 +11,15 @@ import (
 )
 
 // score runs trj.Run with default settings but the seed on the factor
-// space (factor.NewSpace, or factor.NewPivotSpace if pivot), once per seed, and prints π(2) from the chains (the run's
+// space, once per seed, and prints π(2) from the chains (the run's
 // headline estimate), the cross-model bridge and the per-model evidences
 // against factor.ReferencePi2, with the process CPU seconds of each run.
-func score(seeds []uint64, pivot bool) error {
+func score(seeds []uint64) error {
 	y, err := factor.DefaultData()
 	if err != nil {
 		return err
 	}
-	newSpace := factor.NewSpace
-	if pivot {
-		newSpace = factor.NewPivotSpace
-	}
-	space, err := newSpace(y)
+	space, err := factor.NewSpace(y)
 	if err != nil {
 		return err
 	}
