@@ -5,20 +5,22 @@
 //
 // Run from the module root:
 //
-//	go run ./bench/factorref            # the reference (about a minute of CPU)
+//	go run ./bench/factorref            # the reference (about 250 CPU-s)
 //	go run ./bench/factorref -n 200000  # a quicker look
+//	go run ./bench/factorref -score 1,2,3  # trj.Run's defaults, seeds 1-3, against factor.ReferencePi2
 //
 // Each model's evidence is estimated on the sign-free scale θ (signfree.go):
 // every loading real, the diagonal β_jj included, so that the posterior is
 // invariant under the sign flip of any column of B and its integral is the
 // model's evidence. NUTS chains on θ (which cross β_22 = 0, where the
 // model's positive-diagonal scale has two disconnected sign modes) are
-// folded onto one sign copy and fitted by a multivariate t; the importance
-// proposal is that t symmetrised over the 2^k sign flips, so it gives every
-// sign mode the posterior's own weight. A second round refits the t to the
-// first round's weighted draws. Three estimates per model are printed: the
-// two importance-sampling rounds and Meng and Wong's bridge between the
-// NUTS draws (randomly flipped) and the second proposal.
+// folded onto one sign copy and fitted by a mixture of multivariate t's;
+// the importance proposal is that mixture symmetrised over the 2^k sign
+// flips, so it gives every sign mode the posterior's own weight. A second
+// round refits the mixture to the first round's draws, resampled by
+// weight. Three estimates per model are printed: the two
+// importance-sampling rounds and Meng and Wong's bridge between the NUTS
+// draws (randomly flipped) and the second proposal.
 package main
 
 import (
@@ -33,7 +35,6 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/factor"
@@ -103,9 +104,9 @@ func run(n, chains, draws, g int, nu float64, workers int, seed uint64) error {
 		fmt.Printf("| %s | %.4f | %.4f | %.4f | %.4f | %.5f | %.5f |\n", name, a, sa, b, sb, p, se)
 	}
 	r2, r3 := res[0], res[1]
-	row("IS, t fitted to NUTS", r2.IS1.LogZ, r2.IS1.SE, r3.IS1.LogZ, r3.IS1.SE)
-	row("IS, t refitted (reference)", r2.IS2.LogZ, r2.IS2.SE, r3.IS2.LogZ, r3.IS2.SE)
-	row("bridge, NUTS draws and refitted t", r2.Bridge.LogZ, r2.Bridge.SE, r3.Bridge.LogZ, r3.Bridge.SE)
+	row("importance, mixture fitted to NUTS", r2.IS1.LogZ, r2.IS1.SE, r3.IS1.LogZ, r3.IS1.SE)
+	row("importance, mixture refitted", r2.IS2.LogZ, r2.IS2.SE, r3.IS2.LogZ, r3.IS2.SE)
+	row("bridge, NUTS draws and refitted mixture", r2.Bridge.LogZ, r2.Bridge.SE, r3.Bridge.LogZ, r3.Bridge.SE)
 	fmt.Printf("\nCPU %.1f s, wall %.1f s (n %d, %d×%d NUTS draws, %d components, ν %g, seed %d)\n",
 		cpuSeconds()-c0, time.Since(t0).Seconds(), n, chains, draws, g, nu, seed)
 	return nil
@@ -148,17 +149,6 @@ func evidence(y *mat.Dense, k, n, chains, draws, g int, nu float64, workers int,
 	}
 	fmt.Fprintf(os.Stderr, "%d factors: NUTS %d draws, %.1f CPU-s; pivot rows %v\n", k, len(post), cpuSeconds()-c0, rows)
 
-	if os.Getenv("FACTORREF_DEBUG") != "" {
-		names := m.ParamNames()
-		col := make([]float64, len(folded))
-		for j := 0; j < dim; j++ {
-			for i, th := range folded {
-				col[i] = th[j]
-			}
-			mean, sd := stat.MeanStdDev(col, nil)
-			fmt.Fprintf(os.Stderr, "  %-10s mean %8.4f sd %7.4f skew %6.2f exkurt %6.2f\n", names[j], mean, sd, stat.Skew(col, nil), stat.ExKurtosis(col, nil))
-		}
-	}
 	res := modelResult{K: k, Pivots: rows}
 	c0 = cpuSeconds()
 	mrng := rand.New(rand.NewPCG(seed, 98))
