@@ -8,6 +8,7 @@
 //	go run ./bench/factorref            # the reference (about 250 CPU-s)
 //	go run ./bench/factorref -n 200000  # a quicker look
 //	go run ./bench/factorref -score 1,2,3  # trj.Run's defaults, seeds 1-3, against factor.ReferencePi2
+//	go run ./bench/factorref -score 1,2,3 -folded  # the same on the folded sign-free models
 //
 // Each model's evidence is estimated on the sign-free scale θ (signfree.go):
 // every loading real, the diagonal β_jj included, so that the posterior is
@@ -49,6 +50,7 @@ func main() {
 	workers := flag.Int("workers", 2, "goroutines")
 	seed := flag.Uint64("seed", 1, "seed")
 	scoreSeeds := flag.String("score", "", "instead of the reference, score trj.Run's defaults with these seeds (comma-separated) against factor.ReferencePi2")
+	fold := flag.Bool("folded", false, "with -score: the models on the sign-free scale folded onto positive pivots (folded.go) instead of factor.NewSpace")
 	flag.Parse()
 	if *scoreSeeds != "" {
 		var seeds []uint64
@@ -60,7 +62,7 @@ func main() {
 			}
 			seeds = append(seeds, s)
 		}
-		if err := score(seeds); err != nil {
+		if err := score(seeds, *fold); err != nil {
 			fmt.Fprintln(os.Stderr, "factorref:", err)
 			os.Exit(1)
 		}

@@ -11,15 +11,20 @@ import (
 )
 
 // score runs trj.Run with default settings but the seed on the factor
-// space, once per seed, and prints π(2) from the chains (the run's
+// space (factor.NewSpace, or the folded sign-free models of folded.go if
+// fold), once per seed, and prints π(2) from the chains (the run's
 // headline estimate), the cross-model bridge and the per-model evidences
 // against factor.ReferencePi2, with the process CPU seconds of each run.
-func score(seeds []uint64) error {
+func score(seeds []uint64, fold bool) error {
 	y, err := factor.DefaultData()
 	if err != nil {
 		return err
 	}
-	space, err := factor.NewSpace(y)
+	newSpace := factor.NewSpace
+	if fold {
+		newSpace = newFoldedSpace
+	}
+	space, err := newSpace(y)
 	if err != nil {
 		return err
 	}

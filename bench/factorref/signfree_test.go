@@ -170,3 +170,35 @@ func TestBridgeKnownConstant(t *testing.T) {
 		t.Errorf("z-scores over seeds have sd %v: the SE is too small", sd)
 	}
 }
+
+// The folded model is 2^k times the sign-free density inside the wall and
+// rejects points outside it; its Init lands inside.
+func TestFolded(t *testing.T) {
+	y, err := factor.DefaultData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range factor.Factors() {
+		f, err := newFolded(y, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(5, uint64(k)))
+		x := make([]float64, f.Dim())
+		if err := f.Init(rng, x); err != nil {
+			t.Fatal(err)
+		}
+		lf, err := f.LogDensity(x)
+		if err != nil {
+			t.Fatalf("k=%d: Init's point is outside: %v", k, err)
+		}
+		ls, _ := f.signFree.LogDensity(x)
+		if d := lf - ls - float64(k)*math.Ln2; math.Abs(d) > 1e-9 {
+			t.Errorf("k=%d: folded − sign-free log density − k·log 2 = %v, want 0", k, d)
+		}
+		flipColumn(f.lay, x, k-1)
+		if _, err := f.LogDensity(x); err == nil {
+			t.Errorf("k=%d: a point with a negative pivot is not rejected", k)
+		}
+	}
+}
