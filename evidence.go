@@ -160,47 +160,8 @@ func (r *runner) evidence() error {
 // perModelNote is the table's line on which estimate to read.
 const perModelNote = "per-model: p(k)Zₖ/Σ from each model's own log evidence (its transport as bridge); its error is relative: read it for rare models and Bayes factors (ModelEvidence.LogBayesFactor); chains and bridge check it"
 
-// CheckModelEvidence compares, for every model the chains entered and
-// left, the per-model probability (ModelEvidence.P) with the chains'
-// (Chain.P): it returns an error naming the model of largest disagreement
-// when that exceeds 4 combined standard errors, and nil otherwise (also
-// when either estimate is missing). A per-model estimate rests on one
-// model's pilot alone: where the pilot's chains missed part of a
-// multimodal posterior, its standard error cannot show it (robust variable
-// selection, seed 3: one model's per-model probability 0.0822 ± 0.0009,
-// exact 0.0976, the chains 0.1037 ± 0.0024; bench/README.md, "Evidence
-// side by side"), while the chains, which move between the modes through
-// the flow moves and jumps, can. WriteTable prints the error under the
-// table.
-func (r *Result) CheckModelEvidence() error {
-	if r == nil || r.ModelEvidence == nil {
-		return nil
-	}
-	e := r.ModelEvidence
-	worst, worstZ := -1, 0.0
-	for k := range r.Chain {
-		if k >= len(e.P) || k >= len(e.SE) || !r.Chain[k].Mixed {
-			continue
-		}
-		c := r.Chain[k]
-		se := math.Hypot(e.SE[k], c.MCSE)
-		if !(se > 0) {
-			continue
-		}
-		if z := (e.P[k] - c.P) / se; math.Abs(z) > math.Abs(worstZ) {
-			worst, worstZ = k, z
-		}
-	}
-	if worst < 0 || math.Abs(worstZ) <= 4 {
-		return nil
-	}
-	label := fmt.Sprint(worst)
-	if worst < len(r.Labels) {
-		label = r.Labels[worst]
-	}
-	return fmt.Errorf("trj: the per-model estimate of model %s, %s, disagrees with the chains', %.4f ± %.4f (z = %.1f): its pilot may have missed part of the posterior (a mode); read the chains",
-		label, perModelCell(e.P[worst], e.SE[worst]), r.Chain[worst].P, r.Chain[worst].MCSE, worstZ)
-}
+// readNote is the table's line on its "read" column.
+const readNote = "read (Result.Read): the estimate of least SE among the chains and the evidences that agree with them"
 
 // perModelCell formats a probability ± SE with three significant digits,
 // so that a probability of 10⁻¹² and its error show.

@@ -132,6 +132,12 @@ func TestModelEvidenceRare(t *testing.T) {
 			t.Errorf("model %s: P %.3g ± %.2g, exact %.3g", res.Labels[k], e.P[k], e.SE[k], p)
 		}
 	}
+	// What the table says to read holds too, the rare models included.
+	for k, rd := range res.Read() {
+		if z := (rd.P - exact[k]) / rd.SE; !(math.Abs(z) <= 4) {
+			t.Errorf("model %s: read %.3g ± %.2g (%s), exact %.3g", res.Labels[k], rd.P, rd.SE, rd.From, exact[k])
+		}
+	}
 }
 
 // TestModelEvidenceRareSeeds repeats TestModelEvidenceRare over
@@ -235,8 +241,9 @@ func TestModelEvidenceKinds(t *testing.T) {
 }
 
 // TestCheckModelEvidence: a per-model probability more than 4 combined
-// standard errors from the chains' is named under the table; within them,
-// nothing is said.
+// standard errors from the chains' is named under the table and Read
+// takes the chains; within them, nothing is said and Read takes the more
+// precise estimate.
 func TestCheckModelEvidence(t *testing.T) {
 	res := &trj.Result{
 		Labels: []string{"a", "b"},
@@ -258,7 +265,18 @@ func TestCheckModelEvidence(t *testing.T) {
 	if !strings.Contains(res.String(), "! the per-model estimate of model a") {
 		t.Errorf("5.5 SE apart, the table does not warn:\n%s", res)
 	}
+	if rd := res.Read(); rd[0].From != "chains" || rd[1].From != "chains" {
+		t.Errorf("per-model disagreeing with the chains, Read takes %+v", rd)
+	}
+	res.ModelEvidence.P = []float64{0.905, 0.095}
+	if rd := res.Read(); rd[0].From != "per-model" || rd[0].P != 0.905 || rd[0].SE != 0.002 {
+		t.Errorf("per-model agreeing and more precise, Read takes %+v", rd)
+	}
 	res.Chain[0].Mixed, res.Chain[1].Mixed = false, false
+	res.ModelEvidence.P = []float64{0.92, 0.08}
+	if rd := res.Read(); rd[1].From != "per-model" {
+		t.Errorf("chains that never moved, Read takes %+v", rd)
+	}
 	if err := res.CheckModelEvidence(); err != nil {
 		t.Errorf("chains that never moved: %v", err)
 	}

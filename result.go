@@ -305,8 +305,8 @@ func (r *Result) String() string {
 // R̂, the bridge estimate ± SE (Bridge.Reported: the balance estimate,
 // marked "*", where the Bartolucci estimate is unreliable), the SMC evidence probability ± SE when SMC
 // pilots ran, the probability and log evidence from the model's own
-// transport (ModelEvidence, with a note on which estimate to read), the
-// transport and the jump acceptance from the model.
+// transport (ModelEvidence), the transport, the jump acceptance from the
+// model and the estimate to read (Read), with notes on these.
 func (r *Result) WriteTable(w io.Writer) error {
 	if r == nil {
 		return errors.New("trj: nil result")
@@ -322,7 +322,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.ModelEvidence != nil {
 		head = append(head, "per-model", "log Zₖ")
 	}
-	head = append(head, "transport", "accept")
+	head = append(head, "transport", "accept", "read")
+	read := r.Read()
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for k, label := range r.Labels {
 		row := []string{label, "—"}
@@ -376,6 +377,11 @@ func (r *Result) WriteTable(w io.Writer) error {
 		} else {
 			row = append(row, "—")
 		}
+		if rd := read[k]; rd.From != "" {
+			row = append(row, perModelCell(rd.P, rd.SE)+" "+rd.From)
+		} else {
+			row = append(row, "—")
+		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
@@ -397,6 +403,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 				b.MinAcceptESS, r.Labels[b.MinFrom], r.Labels[b.MinTo], ReliableAcceptESS)
 		}
 	}
+	fmt.Fprintln(w, readNote)
 	if r.ModelEvidence != nil {
 		fmt.Fprintln(w, perModelNote)
 		if err := r.CheckModelEvidence(); err != nil {

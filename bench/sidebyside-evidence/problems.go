@@ -17,12 +17,11 @@ import (
 )
 
 // The factor-analysis reference π(2 factors | y) and its standard error:
-// the factor experiment's pooled RQMA bridge (bench/README.md, "Factor
-// analysis: trj.Run defaults"). Replace both here when a better independent
-// reference exists; every score reads them from here.
+// factor.ReferencePi2, made without trj's pilots, transports or jumps
+// (bench/factorref). Every score reads them from here.
 const (
-	factorRefP2  = 0.893
-	factorRefSE2 = 0.005
+	factorRefP2  = factor.ReferencePi2
+	factorRefSE2 = factor.ReferencePi2SE
 )
 
 // Prior of every regression subset model: β | σ² ~ N(0, σ²·g·I),
