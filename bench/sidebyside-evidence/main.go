@@ -19,7 +19,7 @@
 // every other setting the default; its CPU-seconds are the process's user +
 // system time (getrusage) around trj.Run, the space built before. Every
 // estimate trj.Run reports is scored (rows "per-model", "bridge",
-// "chains"); the per-model evidences are what its table says to read for
+// "chains", and "read", Result.Read's choice among them); the per-model evidences are what its table says to read for
 // rare models and Bayes factors. Stan runs through evidence.R: per model
 // rstan's sampling (4 chains of 1000 warm-up and 5000 kept draws, one after
 // another), bridge_sampler and then post_prob; its CPU-seconds are rstan's
@@ -218,6 +218,19 @@ func runTrj(pr *problem, seed int) ([]row, error) {
 		if math.Abs(sc.ZAtMax) > 0 && math.IsInf(sc.ZAtMax, 0) {
 			sc.ZAtMax = math.NaN()
 		}
+	}
+	if rd := res.Read(); rd != nil {
+		// What the table's "read" column shows: per model, the estimate
+		// of least SE among the chains and the evidences that agree with
+		// them.
+		p := make([]float64, len(rd))
+		se := make([]float64, len(rd))
+		from := map[string]int{}
+		for k, m := range rd {
+			p[k], se[k] = m.P, m.SE
+			from[m.From]++
+		}
+		add("read", p, se, fmt.Sprintf("from %v", from))
 	}
 	return rows, nil
 }

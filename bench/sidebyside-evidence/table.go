@@ -50,7 +50,7 @@ func printTable(path string) error {
 		last[k] = r
 	}
 	order := map[string]int{"regression": 0, "robustvs": 1, "factor": 2}
-	est := map[string]int{"bridge_sampler": 0, "per-model": 1, "bridge": 2, "chains": 3}
+	est := map[string]int{"bridge_sampler": 0, "per-model": 1, "bridge": 2, "chains": 3, "read": 4}
 	sort.SliceStable(keys, func(a, b int) bool {
 		ka, kb := keys[a], keys[b]
 		if ka.problem != kb.problem {
