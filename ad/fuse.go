@@ -1100,6 +1100,9 @@ func (c *code) markGradChecks() bool {
 	for i := range c.full {
 		ins := &c.full[i]
 		if ins.kind != kFused {
+			// A later instruction writing a slot (a product accumulated
+			// into it, see accumulateProducts) is not a fused op.
+			delete(writer, ins.out)
 			continue
 		}
 		for k := range ins.fz {
