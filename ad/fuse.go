@@ -61,6 +61,11 @@ type foperand struct {
 // fop is one op of a fused instruction.
 type fop struct {
 	code fcode
+	// run is how runFused dispatches the op, decided once its other
+	// fields are final (see setDispatch); the zero value tests the fields
+	// at every run. It sits beside the fields the common ops read, in the
+	// op's first cache line.
+	run  fdispatch
 	out  int // slot written
 	out2 int // fSoftplusSigmoid: the sigmoid's slot
 	n    int // elements of the vector operands and of out (fSum: of a)
@@ -93,11 +98,6 @@ type fop struct {
 	// finite Σa² implies a finite product (see exactMultiplier).
 	pmul bool
 	pm   float64
-
-	// run is how runFused dispatches the op, decided once its other
-	// fields are final (see setDispatch); the zero value tests the fields
-	// at every run.
-	run fdispatch
 }
 
 // fdispatch is the branch of runFused that executes an op. Deciding it
