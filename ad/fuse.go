@@ -111,10 +111,7 @@ type fdispatch uint8
 
 const (
 	dFields      fdispatch = iota // decide from the op's fields
-	dAdd1                         // an arithmetic op on two numbers: +,
-	dSub1                         // −,
-	dMul1                         // ·,
-	dDiv1                         // ÷ (in fAdd … fDiv's order)
+	dScalar                       // an arithmetic op on two numbers
 	dVV                           // an arithmetic op on two vectors
 	dVS                           // an arithmetic op, vector and scalar
 	dSV                           // an arithmetic op, scalar and vector
@@ -160,7 +157,7 @@ func dispatchOf(op *fop) fdispatch {
 	plain := op.sum < 0 && !op.scaled
 	switch {
 	case arith && plain && op.n == 1:
-		return dAdd1 + fdispatch(op.code-fAdd)
+		return dScalar
 	case arith && plain && op.a.scalar && op.b.scalar:
 		return dFields // a broadcast result: rare
 	case arith && plain && op.a.scalar:
@@ -191,18 +188,14 @@ func dispatchOf(op *fop) fdispatch {
 func runFused(s [][]float64, ops []fop, chk int) {
 	for k := range ops {
 		op := &ops[k]
+		if op.run == dScalar {
+			// A scalar op (a small model's value is mostly these), ahead
+			// of the jump table of the others.
+			s[op.out][0] = arith(op.code, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
+			continue
+		}
 		n := op.n
 		switch op.run {
-		// A scalar op (a small model's value is mostly these): arith
-		// with a constant code compiles to the one operation.
-		case dAdd1:
-			s[op.out][0] = arith(fAdd, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
-		case dSub1:
-			s[op.out][0] = arith(fSub, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
-		case dMul1:
-			s[op.out][0] = arith(fMul, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
-		case dDiv1:
-			s[op.out][0] = arith(fDiv, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
 		case dVV:
 			arithVV(op.code, s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n])
 		case dVS:
