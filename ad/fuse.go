@@ -194,6 +194,22 @@ func runFused(s [][]float64, ops []fop, chk int) {
 			s[op.out][0] = arith(op.code, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
 			continue
 		}
+		if op.run == dPairedExact {
+			// squareSumMul's exact case, the square of a normal density
+			// (every Gaussian prior), without its tests: a finite sum
+			// implies a finite product.
+			n := op.n
+			a := s[op.a.slot][op.a.off : op.a.off+n]
+			sum := squareSumMulExact(a, s[op.pout], op.pm)
+			s[op.sum][0] = sum
+			if !op.noOut {
+				mapUnary(s[op.out][:n], a, square)
+			}
+			if op.check && (sum-sum != 0 || !op.noOut && !allFinite(s[op.out][:n])) {
+				s[chk][0] = 1
+			}
+			continue
+		}
 		n := op.n
 		switch op.run {
 		case dVV:
@@ -214,25 +230,13 @@ func runFused(s [][]float64, ops []fop, chk int) {
 			s[op.out][0] = floats.Sum(s[op.a.slot][op.a.off : op.a.off+n])
 		case dCopy:
 			copy(s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n])
-		case dPairedExact:
-			// squareSumMul's exact case, the square of a normal density,
-			// without its tests: a finite sum implies a finite product.
-			a := s[op.a.slot][op.a.off : op.a.off+n]
-			sum := squareSumMulExact(a, s[op.pout], op.pm)
-			s[op.sum][0] = sum
-			if !op.noOut {
-				mapUnary(s[op.out][:n], a, square)
-			}
-			if op.check && (sum-sum != 0 || !op.noOut && !allFinite(s[op.out][:n])) {
-				s[chk][0] = 1
-			}
 		default:
 			runFields(s, op, chk)
 			continue
 		}
 		// The ops that write a gradient check it after their loop, except
 		// the ones dFields runs, which check for themselves.
-		if op.check && op.run != dPairedExact && badOutputs(s, op) {
+		if op.check && badOutputs(s, op) {
 			s[chk][0] = 1
 		}
 	}
