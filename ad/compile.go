@@ -31,6 +31,7 @@ type config struct {
 	noFuse  bool // tests: keep one instruction per node (see fuse.go)
 	noPack  bool // tests: give every buffer its own arena range (see pack.go)
 	noFold  bool // tests: keep transposes around products (see transpose.go)
+	noAccum bool // tests: keep sums of products (see gemmacc.go)
 }
 
 // WithOutputs adds nodes whose values Program.Outputs returns, flattened
@@ -258,9 +259,17 @@ func (b *builder) finish(hasOut bool, cfg config) (*Program, error) {
 			return nil, fmt.Errorf("ad: evaluating constant subgraph: %w", err)
 		}
 	}
+	valueOut, fullOut := []int{c.outSlot}, append([]int{c.outSlot}, c.gradSlots...)
+	if !cfg.noFuse && !cfg.noAccum {
+		if hasOut {
+			c.value = c.accumulateProducts(c.value, valueOut)
+			c.full = c.accumulateProducts(c.full, fullOut)
+		}
+		c.outputs = c.accumulateProducts(c.outputs, c.extra)
+	}
 	if hasOut && !cfg.noFuse {
-		c.value = c.fuse(c.value, []int{c.outSlot}, b.isConst)
-		c.full = c.fuse(c.full, append([]int{c.outSlot}, c.gradSlots...), b.isConst)
+		c.value = c.fuse(c.value, valueOut, b.isConst)
+		c.full = c.fuse(c.full, fullOut, b.isConst)
 		c.gradChecked = c.markGradChecks()
 	}
 	if !cfg.noFuse {

@@ -31,15 +31,18 @@
 // fold into the products' transpose flags (see transpose.go); both give
 // the same values as the products they replace.
 //
-// After lowering, runs of consecutive elementwise instructions (unary and
-// binary ops, sums of all elements, broadcasts and copies) are fused into
-// single instructions: one dispatch for the run, operands resolved at
-// compile time (a broadcast scalar or a constant with all elements equal
-// is read as a scalar), a sum accumulated in the loop of the square or
-// product it sums, a product with a scalar merged into the product that
-// feeds it, and softplus and sigmoid of one vector computed from one exp.
-// Fused programs compute the same values as unfused ones up to the order
-// of additions in fused sums (see fuse.go).
+// After lowering, a matrix product added to another instruction's result
+// accumulates into the sum's buffer instead (see gemmacc.go), and runs of
+// consecutive elementwise instructions (unary and binary ops, sums of all
+// elements, broadcasts and copies) are fused into single instructions: one
+// dispatch for the run, each op's loop (by its code and the shapes of its
+// operands) chosen at compile time, operands resolved at compile time (a
+// broadcast scalar or a constant with all elements equal is read as a
+// scalar), a sum accumulated in the loop of the square or product it sums,
+// a product with a scalar merged into the product that feeds it, and
+// softplus and sigmoid of one vector computed from one exp. Fused programs
+// compute the same values as unfused ones up to the order of additions in
+// fused sums (see fuse.go).
 //
 // Custom ops lower by implementing Lowerer. Any other op still works through
 // its gorgonia Do method, slowly and with allocation; Program.Fallbacks lists

@@ -136,9 +136,10 @@ func scalarOp(op binaryOp, x, y float64) float64 {
 }
 
 // binaryLoop sets out = a op b elementwise. a is a scalar (one element)
-// when as, b when bs. The arithmetic ops have loops of their own, chosen
-// once per call; the others pay an indirect call per element, acceptable
-// for the rare ops (pow, comparisons) that are generic.
+// when as, b when bs. The arithmetic ops run arithVV, arithVS or arithSV,
+// whose loops fused instructions call directly (see setDispatch); the
+// others pay an indirect call per element, acceptable for the rare ops
+// (pow, comparisons) that are generic.
 func binaryLoop(op binaryOp, out, a, b []float64, as, bs bool) {
 	switch {
 	case as && bs:
@@ -146,80 +147,99 @@ func binaryLoop(op binaryOp, out, a, b []float64, as, bs bool) {
 		for i := range out {
 			out[i] = v
 		}
-	case as:
-		x, b := a[0], b[:len(out)]
-		switch op.code {
-		case fAdd:
-			for i, v := range b {
-				out[i] = x + v
-			}
-		case fSub:
-			for i, v := range b {
-				out[i] = x - v
-			}
-		case fMul:
-			for i, v := range b {
-				out[i] = x * v
-			}
-		case fDiv:
-			for i, v := range b {
-				out[i] = x / v
-			}
+	case op.code != fGeneric:
+		switch {
+		case as:
+			arithSV(op.code, out, a[0], b)
+		case bs:
+			arithVS(op.code, out, a, b[0])
 		default:
-			f := op.f
-			for i, v := range b {
-				out[i] = f(x, v)
-			}
+			arithVV(op.code, out, a, b)
+		}
+	case as:
+		x, f := a[0], op.f
+		for i, v := range b[:len(out)] {
+			out[i] = f(x, v)
 		}
 	case bs:
-		a, y := a[:len(out)], b[0]
-		switch op.code {
-		case fAdd:
-			for i, v := range a {
-				out[i] = v + y
-			}
-		case fSub:
-			for i, v := range a {
-				out[i] = v - y
-			}
-		case fMul:
-			for i, v := range a {
-				out[i] = v * y
-			}
-		case fDiv:
-			for i, v := range a {
-				out[i] = v / y
-			}
-		default:
-			f := op.f
-			for i, v := range a {
-				out[i] = f(v, y)
-			}
+		y, f := b[0], op.f
+		for i, v := range a[:len(out)] {
+			out[i] = f(v, y)
 		}
 	default:
-		a, b = a[:len(out)], b[:len(out)] // lets the compiler drop bounds checks
-		switch op.code {
-		case fAdd:
-			for i := range out {
-				out[i] = a[i] + b[i]
-			}
-		case fSub:
-			for i := range out {
-				out[i] = a[i] - b[i]
-			}
-		case fMul:
-			for i := range out {
-				out[i] = a[i] * b[i]
-			}
-		case fDiv:
-			for i := range out {
-				out[i] = a[i] / b[i]
-			}
-		default:
-			f := op.f
-			for i := range out {
-				out[i] = f(a[i], b[i])
-			}
+		a, b, f := a[:len(out)], b[:len(out)], op.f
+		for i := range out {
+			out[i] = f(a[i], b[i])
+		}
+	}
+}
+
+// arithVV sets out = a code b elementwise for an arithmetic code (fAdd,
+// fSub, fMul, fDiv), vectors of len(out).
+func arithVV(code fcode, out, a, b []float64) {
+	a, b = a[:len(out)], b[:len(out)] // lets the compiler drop bounds checks
+	switch code {
+	case fAdd:
+		for i := range out {
+			out[i] = a[i] + b[i]
+		}
+	case fSub:
+		for i := range out {
+			out[i] = a[i] - b[i]
+		}
+	case fMul:
+		for i := range out {
+			out[i] = a[i] * b[i]
+		}
+	default:
+		for i := range out {
+			out[i] = a[i] / b[i]
+		}
+	}
+}
+
+// arithSV sets out = x code b elementwise for an arithmetic code.
+func arithSV(code fcode, out []float64, x float64, b []float64) {
+	b = b[:len(out)]
+	switch code {
+	case fAdd:
+		for i, v := range b {
+			out[i] = x + v
+		}
+	case fSub:
+		for i, v := range b {
+			out[i] = x - v
+		}
+	case fMul:
+		for i, v := range b {
+			out[i] = x * v
+		}
+	default:
+		for i, v := range b {
+			out[i] = x / v
+		}
+	}
+}
+
+// arithVS sets out = a code y elementwise for an arithmetic code.
+func arithVS(code fcode, out, a []float64, y float64) {
+	a = a[:len(out)]
+	switch code {
+	case fAdd:
+		for i, v := range a {
+			out[i] = v + y
+		}
+	case fSub:
+		for i, v := range a {
+			out[i] = v - y
+		}
+	case fMul:
+		for i, v := range a {
+			out[i] = v * y
+		}
+	default:
+		for i, v := range a {
+			out[i] = v / y
 		}
 	}
 }

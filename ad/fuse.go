@@ -61,6 +61,11 @@ type foperand struct {
 // fop is one op of a fused instruction.
 type fop struct {
 	code fcode
+	// run is how runFused dispatches the op, decided once its other
+	// fields are final (see setDispatch); the zero value tests the fields
+	// at every run. It sits beside the fields the common ops read, in the
+	// op's first cache line.
+	run  fdispatch
 	out  int // slot written
 	out2 int // fSoftplusSigmoid: the sigmoid's slot
 	n    int // elements of the vector operands and of out (fSum: of a)
@@ -93,19 +98,29 @@ type fop struct {
 	// finite Σa² implies a finite product (see exactMultiplier).
 	pmul bool
 	pm   float64
-
-	// run is how runFused dispatches the op, decided once its other
-	// fields are final (see setDispatch); the zero value tests the fields
-	// at every run.
-	run fdispatch
 }
 
-// fdispatch is the branch of runFused that executes an op.
+// fdispatch is the branch of runFused that executes an op. Deciding it
+// at compile time, from the op's code, its operands' shapes and what is
+// merged into it, leaves one jump per op at run time: the common ops (an
+// arithmetic op of vectors and scalars, a unary op from the table, a
+// square or product with its sum) go straight to their loop, without the
+// tests of the general path (dFields) that only checked and merged ops
+// need.
 type fdispatch uint8
 
 const (
 	dFields      fdispatch = iota // decide from the op's fields
-	dScalar                       // an unchecked arithmetic op on two numbers
+	dScalar                       // an arithmetic op on two numbers
+	dVV                           // an arithmetic op on two vectors
+	dVS                           // an arithmetic op, vector and scalar
+	dSV                           // an arithmetic op, scalar and vector
+	dUnary                        // op.un of a vector (neg and square too)
+	dSquareSum                    // a square and its sum
+	dMulFused                     // a product with its scale or sum
+	dAddSubSum                    // a sum or difference and its sum
+	dSum                          // the sum of a vector
+	dCopy                         // a copy of a vector
 	dPairedExact                  // a paired square with one exact multiplier
 )
 
@@ -115,16 +130,56 @@ func setDispatch(list []instr) {
 	for i := range list {
 		for k := range list[i].fz {
 			op := &list[i].fz[k]
+			op.run = dispatchOf(op)
 			switch {
-			case op.n == 1 && op.code >= fAdd && op.code <= fDiv && op.sum < 0 && !op.scaled && !op.check:
-				op.run = dScalar
-			case op.paired && op.pmul && op.code == fSquare:
-				op.run = dPairedExact
-			default:
-				op.run = dFields
+			case op.run != dUnary:
+			case op.code == fNeg:
+				op.un = unaryFuncs["neg"]
+			case op.code == fSquare:
+				op.un = unaryFuncs["square"]
 			}
 		}
 	}
+}
+
+// dispatchOf is the dispatch of op (see fdispatch).
+func dispatchOf(op *fop) fdispatch {
+	if op.paired {
+		if op.pmul && op.code == fSquare {
+			return dPairedExact
+		}
+		return dFields
+	}
+	if op.check && op.code == fMul && op.a.scalar != op.b.scalar && op.sum < 0 {
+		return dFields // checked in its loop (mulScalarChecked)
+	}
+	arith := op.code >= fAdd && op.code <= fDiv
+	plain := op.sum < 0 && !op.scaled
+	switch {
+	case arith && plain && op.n == 1:
+		return dScalar
+	case arith && plain && op.a.scalar && op.b.scalar:
+		return dFields // a broadcast result: rare
+	case arith && plain && op.a.scalar:
+		return dSV
+	case arith && plain && op.b.scalar:
+		return dVS
+	case arith && plain:
+		return dVV
+	case (op.code == fUnary || op.code == fNeg || op.code == fSquare) && plain:
+		return dUnary
+	case op.code == fSquare:
+		return dSquareSum
+	case op.code == fMul:
+		return dMulFused
+	case op.code == fAdd || op.code == fSub:
+		return dAddSubSum
+	case op.code == fSum:
+		return dSum
+	case op.code == fCopy:
+		return dCopy
+	}
+	return dFields
 }
 
 // runFused executes the ops of a kFused instruction in order. Ops marked
@@ -133,47 +188,78 @@ func setDispatch(list []instr) {
 func runFused(s [][]float64, ops []fop, chk int) {
 	for k := range ops {
 		op := &ops[k]
-		switch op.run {
-		case dScalar:
-			// A scalar op (a tiny program's value is mostly these): no
-			// second dispatch.
+		if op.run == dScalar {
+			// A scalar op (a small model's value is mostly these), ahead
+			// of the jump table of the others.
 			s[op.out][0] = arith(op.code, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
 			continue
-		case dPairedExact:
-			// squareSumMul's exact case, the square of a normal density,
-			// without its tests: a finite sum implies a finite product.
-			a := s[op.a.slot][op.a.off : op.a.off+op.n]
+		}
+		if op.run == dPairedExact {
+			// squareSumMul's exact case, the square of a normal density
+			// (every Gaussian prior), without its tests: a finite sum
+			// implies a finite product.
+			n := op.n
+			a := s[op.a.slot][op.a.off : op.a.off+n]
 			sum := squareSumMulExact(a, s[op.pout], op.pm)
 			s[op.sum][0] = sum
 			if !op.noOut {
-				mapUnary(s[op.out][:op.n], a, square)
+				mapUnary(s[op.out][:n], a, square)
 			}
-			if op.check && (sum-sum != 0 || !op.noOut && !allFinite(s[op.out][:op.n])) {
+			if op.check && (sum-sum != 0 || !op.noOut && !allFinite(s[op.out][:n])) {
 				s[chk][0] = 1
 			}
 			continue
 		}
-		if op.n == 1 && op.code >= fAdd && op.code <= fDiv && op.sum < 0 && !op.scaled && !op.check {
-			s[op.out][0] = arith(op.code, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
+		n := op.n
+		switch op.run {
+		case dVV:
+			arithVV(op.code, s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n])
+		case dVS:
+			arithVS(op.code, s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off])
+		case dSV:
+			arithSV(op.code, s[op.out][:n], s[op.a.slot][op.a.off], s[op.b.slot][op.b.off:op.b.off+n])
+		case dUnary:
+			op.un(s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n])
+		case dSquareSum:
+			s[op.sum][0] = squareSum(s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n])
+		case dMulFused:
+			mulFused(s[op.out][:n], s, op)
+		case dAddSubSum:
+			s[op.sum][0] = addSubSum(s[op.out][:n], s, op)
+		case dSum:
+			s[op.out][0] = floats.Sum(s[op.a.slot][op.a.off : op.a.off+n])
+		case dCopy:
+			copy(s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n])
+		default:
+			runFields(s, op, chk)
 			continue
 		}
-		if op.paired {
-			bad := squareSumMul(s, op)
-			if op.check {
-				if v := s[op.sum][0]; bad || v-v != 0 || !op.noOut && !allFinite(s[op.out][:op.n]) {
-					s[chk][0] = 1
-				}
-			}
-			continue
+		// The ops that write a gradient check it after their loop, except
+		// the ones dFields runs, which check for themselves.
+		if op.check && badOutputs(s, op) {
+			s[chk][0] = 1
 		}
-		if op.check {
-			if runChecked(s, op) {
-				s[chk][0] = 1
-			}
-			continue
-		}
-		runOp(s, op)
 	}
+}
+
+// runFields executes op from its fields: the general path of runFused.
+func runFields(s [][]float64, op *fop, chk int) {
+	if op.paired {
+		bad := squareSumMul(s, op)
+		if op.check {
+			if v := s[op.sum][0]; bad || v-v != 0 || !op.noOut && !allFinite(s[op.out][:op.n]) {
+				s[chk][0] = 1
+			}
+		}
+		return
+	}
+	if op.check {
+		if runChecked(s, op) {
+			s[chk][0] = 1
+		}
+		return
+	}
+	runOp(s, op)
 }
 
 // runChecked runs op and reports whether any value it wrote is NaN or
@@ -191,6 +277,11 @@ func runChecked(s [][]float64, op *fop) bool {
 		return bad || !allFinite(s[op.sum][:1])
 	}
 	runOp(s, op)
+	return badOutputs(s, op)
+}
+
+// badOutputs reports whether a value op wrote is NaN or infinite.
+func badOutputs(s [][]float64, op *fop) bool {
 	bad := false
 	switch op.code {
 	case fSum:
@@ -1006,6 +1097,9 @@ func (c *code) markGradChecks() bool {
 	for i := range c.full {
 		ins := &c.full[i]
 		if ins.kind != kFused {
+			// A later instruction writing a slot (a product accumulated
+			// into it, see accumulateProducts) is not a fused op.
+			delete(writer, ins.out)
 			continue
 		}
 		for k := range ins.fz {

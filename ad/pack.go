@@ -45,21 +45,21 @@ func fusedSlots(dst []int, ins *instr) []int {
 
 // writesAll reports whether instruction ins, of a non-fused kind, writes
 // every element of its output slot.
-func (b *builder) writesAll(ins *instr) bool {
+func (c *code) writesAll(ins *instr) bool {
 	switch ins.kind {
 	case kKernel:
-		f, ok := b.c.kernels[ins.kernel].(FullWriter)
+		f, ok := c.kernels[ins.kernel].(FullWriter)
 		return ok && f.WritesFullOutput()
 	case kGather:
-		n := b.c.slotLen[ins.out]
+		n := c.slotLen[ins.out]
 		covered := make([]bool, n)
 		for _, sg := range ins.segs {
 			for j := sg.at; j < sg.at+sg.n && j < n; j++ {
 				covered[j] = true
 			}
 		}
-		for _, c := range covered {
-			if !c {
+		for _, ok := range covered {
+			if !ok {
 				return false
 			}
 		}
@@ -369,7 +369,7 @@ func (b *builder) lifetimes(keep []bool) [][]span {
 				}
 			} else {
 				o := owner(ins.out)
-				if sp[o].lo == noSpan && (ins.out != o || !b.writesAll(ins)) {
+				if sp[o].lo == noSpan && (ins.out != o || !c.writesAll(ins)) {
 					keep[o] = true
 				}
 				touched = append(touched, ins.out)

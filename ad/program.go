@@ -157,6 +157,11 @@ type instr struct {
 	// terms gives +0); a non-finite element reaches only the outputs
 	// copying it, where 0·Inf made every output NaN.
 	pick []int32
+
+	// acc, for a kGemm, says that out already holds an addend, written by
+	// an earlier instruction, and the product is added to it (see
+	// accumulateProducts); out is then also the product's last argument.
+	acc bool
 }
 
 // label describes the instruction's op, for error messages.
@@ -510,13 +515,17 @@ func (p *Program) run(code []instr) (err error) {
 				}
 			}
 		case kGemm:
-			matMul(&ins.la, s[ins.args[0]], s[ins.args[1]], out, p.scratch)
+			beta := 0.0
+			if ins.acc {
+				beta = 1
+			}
+			matMul(&ins.la, s[ins.args[0]], s[ins.args[1]], beta, out, p.scratch)
 		case kBatchGemm:
 			l := &ins.la
 			a, b := s[ins.args[0]], s[ins.args[1]]
 			na, nb, nc := l.ar*l.ac, l.br*l.bc, l.m*l.n
 			for j := 0; j < l.batch; j++ {
-				matMul(l, a[j*na:(j+1)*na], b[j*nb:(j+1)*nb], out[j*nc:(j+1)*nc], p.scratch)
+				matMul(l, a[j*na:(j+1)*na], b[j*nb:(j+1)*nb], 0, out[j*nc:(j+1)*nc], p.scratch)
 			}
 		case kGemv:
 			if ins.pick != nil && !p.dense {
@@ -708,12 +717,12 @@ func (l *linalg) inner() int {
 	return l.ac
 }
 
-// matMul computes out = op(a)·op(b) by internal/gemm, serially: gonum's
+// matMul computes out = op(a)·op(b) + beta·out by internal/gemm, serially: gonum's
 // Dgemm goes parallel for large outputs, which allocates and competes with
 // the sampler's own per-chain goroutines, and its serial path is slower.
 // work is the Program's scratch, at least gemm.WorkLen(l.inner()) long.
-func matMul(l *linalg, a, b, out, work []float64) {
-	gemm.Dgemm(l.tA, l.tB, l.m, l.n, l.inner(), 1, a, l.ac, b, l.bc, 0, out, l.n, work)
+func matMul(l *linalg, a, b []float64, beta float64, out, work []float64) {
+	gemm.Dgemm(l.tA, l.tB, l.m, l.n, l.inner(), 1, a, l.ac, b, l.bc, beta, out, l.n, work)
 }
 
 // overlap reports whether two non-empty slices share memory.
