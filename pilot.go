@@ -24,6 +24,13 @@ type Pilot struct {
 	Metric   *kernels.Metric
 	// LogZ holds one log-evidence estimate per SMC run (SMC pilots only).
 	LogZ []float64
+	// EvalChains, when above 1, is the number of chains the evaluation
+	// groups come from, in consecutive blocks of equal size (NUTS pilots).
+	// The groups of one chain share the modes that chain found, so the
+	// per-model evidence's standard error is also computed over whole
+	// chains and the larger one reported. 0 or 1: the groups are
+	// independent (SMC runs, given draws).
+	EvalChains int
 }
 
 type pilot = Pilot
@@ -78,7 +85,7 @@ func (ps NUTSPilots) pilot(ctx context.Context, s *Settings, m ppl.Model, k int,
 	if ps.Draws < perChain {
 		return nil, fmt.Errorf("%d draws per chain cannot make %d bridge groups per evaluation chain", ps.Draws, perChain)
 	}
-	p := &pilot{StepSize: res.Chains[0].StepSize, Metric: res.Chains[0].Metric}
+	p := &pilot{StepSize: res.Chains[0].StepSize, Metric: res.Chains[0].Metric, EvalChains: ps.Chains - half}
 	for c := range res.Chains {
 		ch := &res.Chains[c]
 		n := len(ch.Info)

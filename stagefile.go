@@ -144,10 +144,11 @@ type stagePilot struct {
 	MetricDim  int
 	InvMass    []float64
 	LogZ       []float64
+	EvalChains int `json:",omitempty"`
 }
 
 func newStagePilot(k int, p *Pilot) stagePilot {
-	sp := stagePilot{Model: k, Train: p.Train, Eval: p.Eval, StepSize: p.StepSize, LogZ: p.LogZ}
+	sp := stagePilot{Model: k, Train: p.Train, Eval: p.Eval, StepSize: p.StepSize, LogZ: p.LogZ, EvalChains: p.EvalChains}
 	if m := p.Metric; m != nil {
 		sp.HasMetric, sp.MetricKind, sp.MetricDim = true, m.Kind(), m.Dim()
 		switch m.Kind() {
@@ -168,7 +169,7 @@ func newStagePilot(k int, p *Pilot) stagePilot {
 
 // pilot rebuilds the pilot.
 func (sp *stagePilot) pilot() (*Pilot, error) {
-	p := &Pilot{Train: sp.Train, Eval: sp.Eval, StepSize: sp.StepSize, LogZ: sp.LogZ}
+	p := &Pilot{Train: sp.Train, Eval: sp.Eval, StepSize: sp.StepSize, LogZ: sp.LogZ, EvalChains: sp.EvalChains}
 	if !sp.HasMetric {
 		return p, nil
 	}
