@@ -23,8 +23,12 @@ import (
 // the cross-model bridge (which rest on visits to and accepted jumps into
 // the model) give it at best to within an absolute error. The standard
 // errors are delete-one-group jackknife errors over the evaluation groups,
-// so they cover the pilot draws' autocorrelation; the errors of different
-// models are independent.
+// so they cover the pilot draws' autocorrelation, or, for NUTS pilots, the
+// larger of that and the jackknife over whole pilot chains (see
+// Pilot.EvalChains); the errors of different models are independent. A
+// mode that no pilot chain found is missing from the estimate, and no
+// standard error can show it: Result.CheckModelEvidence compares the
+// estimates with the chains'.
 type ModelEvidence struct {
 	// LogZ[k] estimates log p(y | k) and LogZSE is its standard error.
 	LogZ, LogZSE []float64
