@@ -231,160 +231,8 @@ func TestSMCEvidenceModeIS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := r.Dim
-		lay := NewLayout(6, k)
-		pattern := func(u []float64) int {
-			m := 0
-			for j := 1; j < k; j++ {
-				s := 0.0
-				for i := j + 1; i < lay.P; i++ {
-					s += u[lay.Lower[i][j]]
-				}
-				if s < 0 {
-					m |= 1 << (j - 1)
-				}
-			}
-			return m
-		}
-		flip := func(u []float64, m int) {
-			for j := 1; j < k; j++ {
-				if m&(1<<(j-1)) != 0 {
-					for i := j + 1; i < lay.P; i++ {
-						u[lay.Lower[i][j]] = -u[lay.Lower[i][j]]
-					}
-				}
-			}
-		}
-		groups := map[int][][]float64{}
-		for i := 0; i < set.Particles; i++ {
-			u := r.Particle(i)
-			groups[pattern(u)] = append(groups[pattern(u)], u)
-		}
-		lg1, _ := math.Lgamma((nu + float64(d)) / 2)
-		lg2, _ := math.Lgamma(nu / 2)
-		var comps []*tComp
-		var mirrors []*tComp
-		nf := 1 << (k - 1)
-		for pat, us := range groups {
-			if len(us) < 3*d {
-				t.Logf("k=%d: sign pattern %d has %d particles, covered by mirrors only", k, pat, len(us))
-				continue
-			}
-			for fl := 0; fl < nf; fl++ {
-				x := mat.NewDense(len(us), d, nil)
-				for i, u := range us {
-					v := append([]float64(nil), u...)
-					flip(v, fl)
-					x.SetRow(i, v)
-				}
-				var cov mat.SymDense
-				stat.CovarianceMatrix(&cov, x, nil)
-				cov.ScaleSym(sc*sc, &cov)
-				var ch mat.Cholesky
-				if !ch.Factorize(&cov) {
-					t.Fatal("covariance not positive definite")
-				}
-				c := &tComp{mean: make([]float64, d)}
-				for j := range c.mean {
-					c.mean[j] = stat.Mean(mat.Col(nil, j, x), nil)
-				}
-				ch.LTo(&c.l)
-				c.konst = lg1 - lg2 - float64(d)/2*math.Log(nu*math.Pi) - 0.5*ch.LogDet()
-				if fl == 0 && kde > 0 {
-					// Kernel components: centres on the pattern's
-					// particles, its covariance scaled by h².
-					var chk mat.Cholesky
-					var ck mat.SymDense
-					ck.ScaleSym(h*h/(sc*sc), &cov)
-					if !chk.Factorize(&ck) {
-						t.Fatal("covariance not positive definite")
-					}
-					nc := min(kde, len(us))
-					for q := 0; q < nc; q++ {
-						kc := &tComp{mean: append([]float64(nil), us[q*len(us)/nc]...)}
-						chk.LTo(&kc.l)
-						kc.konst = lg1 - lg2 - float64(d)/2*math.Log(nu*math.Pi) - 0.5*chk.LogDet()
-						kc.logW = math.Log(0.8 * float64(len(us)) / float64(set.Particles) / float64(nc))
-						comps = append(comps, kc)
-					}
-				} else if fl == 0 {
-					c.logW = math.Log(0.8 * float64(len(us)) / float64(set.Particles))
-					comps = append(comps, c)
-				} else {
-					mirrors = append(mirrors, c)
-				}
-			}
-		}
-		for _, c := range mirrors {
-			c.logW = math.Log(0.2 / float64(len(mirrors)))
-		}
-		all := append(comps, mirrors...)
-		// Renormalise the weights (particles of dropped patterns).
-		lws := make([]float64, len(all))
-		for i, c := range all {
-			lws[i] = c.logW
-		}
-		norm := floats.LogSumExp(lws)
-		cum := make([]float64, len(all))
-		acc := 0.0
-		for i, c := range all {
-			c.logW -= norm
-			acc += math.Exp(c.logW)
-			cum[i] = acc
-		}
-		post, err := NewModel(y, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(7, uint64(k)))
-		z := make([]float64, d)
-		u := make([]float64, d)
-		diff := mat.NewVecDense(d, nil)
-		sol := mat.NewVecDense(d, nil)
-		lq := make([]float64, len(all))
-		lw := make([]float64, draws)
-		for i := range lw {
-			ui := rng.Float64() * acc
-			c := all[len(all)-1]
-			for j, v := range cum {
-				if ui < v {
-					c = all[j]
-					break
-				}
-			}
-			for j := range z {
-				z[j] = rng.NormFloat64()
-			}
-			g := 0.0
-			for j := 0; j < int(nu); j++ {
-				v := rng.NormFloat64()
-				g += v * v
-			}
-			s := math.Sqrt(nu / g)
-			for a := 0; a < d; a++ {
-				v := 0.0
-				for b := 0; b <= a; b++ {
-					v += c.l.At(a, b) * z[b]
-				}
-				u[a] = c.mean[a] + s*v
-			}
-			for ci, cc := range all {
-				for j := range u {
-					diff.SetVec(j, u[j]-cc.mean[j])
-				}
-				if err := sol.SolveVec(&cc.l, diff); err != nil {
-					t.Fatal(err)
-				}
-				delta := mat.Dot(sol, sol)
-				lq[ci] = cc.logW + cc.konst - (nu+float64(d))/2*math.Log1p(delta/nu)
-			}
-			logQ := floats.LogSumExp(lq)
-			lp, err := post.LogDensity(u)
-			if err != nil || math.IsNaN(lp) {
-				lp = math.Inf(-1)
-			}
-			lw[i] = lp - logQ
-		}
+		groups, all, cum, acc := modeMixture(t, r, k, set.Particles, nu, sc, kde, h)
+		lw := modeISWeights(t, y, k, r.Dim, all, cum, acc, nu, draws)
 		top := floats.Max(lw)
 		w := make([]float64, draws)
 		for i := range w {
@@ -403,6 +251,173 @@ func TestSMCEvidenceModeIS(t *testing.T) {
 		t.Logf("k=%d: importance log Z %.4f ± %.4f (halves %.4f, %.4f; ν %.0f, s %.2f, %d draws, ESS %.0f, max weight share %.4f; %d components; particles per sign pattern %v); SMC run of 4000: %.4f",
 			k, top+math.Log(m), se, top+math.Log(h1), top+math.Log(h2), nu, sc, draws, ess, 1/floats.Sum(w), len(all), counts, r.LogZ)
 	}
+}
+
+// modeMixture groups the SMC particles by sign pattern and fits a
+// Student-t mixture: one component per pattern and its sign-flipped mirrors
+// (or kernel components when kde > 0).
+func modeMixture(t *testing.T, r *kernels.SMCResult, k, particles int, nu, sc float64, kde int, h float64) (groups map[int][][]float64, all []*tComp, cum []float64, acc float64) {
+	d := r.Dim
+	lay := NewLayout(6, k)
+	pattern := func(u []float64) int {
+		m := 0
+		for j := 1; j < k; j++ {
+			s := 0.0
+			for i := j + 1; i < lay.P; i++ {
+				s += u[lay.Lower[i][j]]
+			}
+			if s < 0 {
+				m |= 1 << (j - 1)
+			}
+		}
+		return m
+	}
+	flip := func(u []float64, m int) {
+		for j := 1; j < k; j++ {
+			if m&(1<<(j-1)) != 0 {
+				for i := j + 1; i < lay.P; i++ {
+					u[lay.Lower[i][j]] = -u[lay.Lower[i][j]]
+				}
+			}
+		}
+	}
+	groups = map[int][][]float64{}
+	for i := 0; i < particles; i++ {
+		u := r.Particle(i)
+		groups[pattern(u)] = append(groups[pattern(u)], u)
+	}
+	lg1, _ := math.Lgamma((nu + float64(d)) / 2)
+	lg2, _ := math.Lgamma(nu / 2)
+	var comps []*tComp
+	var mirrors []*tComp
+	nf := 1 << (k - 1)
+	for pat, us := range groups {
+		if len(us) < 3*d {
+			t.Logf("k=%d: sign pattern %d has %d particles, covered by mirrors only", k, pat, len(us))
+			continue
+		}
+		for fl := 0; fl < nf; fl++ {
+			x := mat.NewDense(len(us), d, nil)
+			for i, u := range us {
+				v := append([]float64(nil), u...)
+				flip(v, fl)
+				x.SetRow(i, v)
+			}
+			var cov mat.SymDense
+			stat.CovarianceMatrix(&cov, x, nil)
+			cov.ScaleSym(sc*sc, &cov)
+			var ch mat.Cholesky
+			if !ch.Factorize(&cov) {
+				t.Fatal("covariance not positive definite")
+			}
+			c := &tComp{mean: make([]float64, d)}
+			for j := range c.mean {
+				c.mean[j] = stat.Mean(mat.Col(nil, j, x), nil)
+			}
+			ch.LTo(&c.l)
+			c.konst = lg1 - lg2 - float64(d)/2*math.Log(nu*math.Pi) - 0.5*ch.LogDet()
+			if fl == 0 && kde > 0 {
+				// Kernel components: centres on the pattern's
+				// particles, its covariance scaled by h².
+				var chk mat.Cholesky
+				var ck mat.SymDense
+				ck.ScaleSym(h*h/(sc*sc), &cov)
+				if !chk.Factorize(&ck) {
+					t.Fatal("covariance not positive definite")
+				}
+				nc := min(kde, len(us))
+				for q := 0; q < nc; q++ {
+					kc := &tComp{mean: append([]float64(nil), us[q*len(us)/nc]...)}
+					chk.LTo(&kc.l)
+					kc.konst = lg1 - lg2 - float64(d)/2*math.Log(nu*math.Pi) - 0.5*chk.LogDet()
+					kc.logW = math.Log(0.8 * float64(len(us)) / float64(particles) / float64(nc))
+					comps = append(comps, kc)
+				}
+			} else if fl == 0 {
+				c.logW = math.Log(0.8 * float64(len(us)) / float64(particles))
+				comps = append(comps, c)
+			} else {
+				mirrors = append(mirrors, c)
+			}
+		}
+	}
+	for _, c := range mirrors {
+		c.logW = math.Log(0.2 / float64(len(mirrors)))
+	}
+	all = append(comps, mirrors...)
+	// Renormalise the weights (particles of dropped patterns).
+	lws := make([]float64, len(all))
+	for i, c := range all {
+		lws[i] = c.logW
+	}
+	norm := floats.LogSumExp(lws)
+	cum = make([]float64, len(all))
+	acc = 0.0
+	for i, c := range all {
+		c.logW -= norm
+		acc += math.Exp(c.logW)
+		cum[i] = acc
+	}
+	return groups, all, cum, acc
+}
+
+// modeISWeights returns the log importance weights of draws from the
+// mixture for the posterior of k factors.
+func modeISWeights(t *testing.T, y *mat.Dense, k, d int, all []*tComp, cum []float64, acc, nu float64, draws int) []float64 {
+	post, err := NewModel(y, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, uint64(k)))
+	z := make([]float64, d)
+	u := make([]float64, d)
+	diff := mat.NewVecDense(d, nil)
+	sol := mat.NewVecDense(d, nil)
+	lq := make([]float64, len(all))
+	lw := make([]float64, draws)
+	for i := range lw {
+		ui := rng.Float64() * acc
+		c := all[len(all)-1]
+		for j, v := range cum {
+			if ui < v {
+				c = all[j]
+				break
+			}
+		}
+		for j := range z {
+			z[j] = rng.NormFloat64()
+		}
+		g := 0.0
+		for j := 0; j < int(nu); j++ {
+			v := rng.NormFloat64()
+			g += v * v
+		}
+		s := math.Sqrt(nu / g)
+		for a := 0; a < d; a++ {
+			v := 0.0
+			for b := 0; b <= a; b++ {
+				v += c.l.At(a, b) * z[b]
+			}
+			u[a] = c.mean[a] + s*v
+		}
+		for ci, cc := range all {
+			for j := range u {
+				diff.SetVec(j, u[j]-cc.mean[j])
+			}
+			if err := sol.SolveVec(&cc.l, diff); err != nil {
+				t.Fatal(err)
+			}
+			delta := mat.Dot(sol, sol)
+			lq[ci] = cc.logW + cc.konst - (nu+float64(d))/2*math.Log1p(delta/nu)
+		}
+		logQ := floats.LogSumExp(lq)
+		lp, err := post.LogDensity(u)
+		if err != nil || math.IsNaN(lp) {
+			lp = math.Inf(-1)
+		}
+		lw[i] = lp - logQ
+	}
+	return lw
 }
 
 // TestSMCEvidenceSchedule compares, over TRJ_SMCEV_SEEDS seeds (20), SMC runs of
