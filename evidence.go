@@ -134,10 +134,53 @@ func thin(groups [][][]float64, n int) [][][]float64 {
 	return out
 }
 
-// logZProbabilities returns p_k = softmax(log prior + log Z)_k and its
-// delta-method standard errors for independent log Z errors:
-// ∂p_k/∂log Z_j = p_k(δ_kj − p_j), so SE(p_k)/p_k stays the size of the
-// log Z errors however small p_k is.
+// PosteriorProbabilities returns the posterior model probabilities
+// p_k = p(k)·Z_k / Σ_j p(j)·Z_j from the models' log evidences logZ, with
+// delta-method standard errors for independent log Z errors logZSE (nil:
+// exact log evidences), as bridgesampling's post_prob does. prior holds
+// the prior model probabilities, normalised here (nil: uniform). Since
+// ∂p_k/∂log Z_j = p_k(δ_kj − p_j), SE(p_k)/p_k stays the size of the log Z
+// errors however small p_k is. It fails on empty or mismatched inputs, a
+// log evidence that is NaN or +Inf, a negative or non-finite standard
+// error and a prior that is not positive and finite.
+func PosteriorProbabilities(logZ, logZSE, prior []float64) (p, se []float64, err error) {
+	K := len(logZ)
+	if K == 0 {
+		return nil, nil, errors.New("trj: PosteriorProbabilities of no models")
+	}
+	if logZSE == nil {
+		logZSE = make([]float64, K)
+	}
+	if prior == nil {
+		prior = make([]float64, K)
+		for k := range prior {
+			prior[k] = 1
+		}
+	}
+	if len(logZSE) != K || len(prior) != K {
+		return nil, nil, fmt.Errorf("trj: PosteriorProbabilities of %d log evidences with %d standard errors and %d prior probabilities", K, len(logZSE), len(prior))
+	}
+	finite := false
+	for k := range logZ {
+		switch {
+		case math.IsNaN(logZ[k]) || math.IsInf(logZ[k], 1):
+			return nil, nil, fmt.Errorf("trj: log evidence %d is %v", k, logZ[k])
+		case !(logZSE[k] >= 0) || math.IsInf(logZSE[k], 1):
+			return nil, nil, fmt.Errorf("trj: standard error %d of the log evidences is %v", k, logZSE[k])
+		case !(prior[k] > 0) || math.IsInf(prior[k], 1):
+			return nil, nil, fmt.Errorf("trj: prior probability %d is %v, want positive and finite", k, prior[k])
+		}
+		finite = finite || !math.IsInf(logZ[k], -1)
+	}
+	if !finite {
+		return nil, nil, errors.New("trj: every log evidence is −Inf")
+	}
+	p, se = logZProbabilities(prior, logZ, logZSE)
+	return p, se, nil
+}
+
+// logZProbabilities is PosteriorProbabilities without its checks, for
+// inputs Run made itself (an unnormalised prior is fine).
 func logZProbabilities(prior, logZ, se []float64) (p, pse []float64) {
 	K := len(logZ)
 	l := make([]float64, K)

@@ -50,6 +50,7 @@ func main() {
 	workers := flag.Int("workers", 2, "goroutines")
 	seed := flag.Uint64("seed", 1, "seed")
 	scoreSeeds := flag.String("score", "", "instead of the reference, score trj.Run's defaults with these seeds (comma-separated) against factor.ReferencePi2")
+	sym := flag.Bool("sym", false, "with -score: symmetrised independence proposals on the unfolded sign-free scale")
 	fold := flag.Bool("folded", false, "with -score: the models on the sign-free scale folded onto positive pivots (folded.go) instead of factor.NewSpace")
 	flag.Parse()
 	if *scoreSeeds != "" {
@@ -61,6 +62,13 @@ func main() {
 				os.Exit(2)
 			}
 			seeds = append(seeds, s)
+		}
+		if *sym {
+			if err := symScore(seeds); err != nil {
+				fmt.Fprintln(os.Stderr, "factorref:", err)
+				os.Exit(1)
+			}
+			return
 		}
 		if err := score(seeds, *fold); err != nil {
 			fmt.Fprintln(os.Stderr, "factorref:", err)

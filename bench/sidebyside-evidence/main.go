@@ -322,7 +322,10 @@ func runStan(pr *problem, seed int, data, tmp, rscript, cache string, st stanSet
 		warm, samp, bridge = warm+v[3], samp+v[4], bridge+v[5]
 		rhat, div = max(rhat, v[6]), div+v[7]
 	}
-	p, se := probsFromLogZ(logml, logmlSE, pr.prior)
+	p, se, err := trj.PosteriorProbabilities(logml, logmlSE, pr.prior)
+	if err != nil {
+		return nil, err
+	}
 	for k := range p {
 		if math.Abs(p[k]-post[k]) > 1e-6*max(p[k], 1e-300) && math.Abs(p[k]-post[k]) > 1e-12 {
 			return nil, fmt.Errorf("model %d: post_prob %g, from the log marginal likelihoods %g", k, post[k], p[k])

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
+	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/models/factor"
 	"github.com/trjgo/trj/models/robustvs"
 	"github.com/trjgo/trj/ppl"
@@ -188,7 +189,9 @@ func regressionProblem() (*problem, error) {
 		return nil, err
 	}
 	pr.space = sp
-	pr.ref, _ = probsFromLogZ(pr.logZ, make([]float64, 16), pr.prior)
+	if pr.ref, _, err = trj.PosteriorProbabilities(pr.logZ, nil, pr.prior); err != nil {
+		return nil, err
+	}
 	for i := range y {
 		pr.rows = append(pr.rows, append([]float64{y[i]}, x[i]...))
 	}

@@ -4,42 +4,6 @@ import (
 	"math"
 )
 
-// probsFromLogZ returns the posterior model probabilities
-// p_k = prior_k·Z_k / Σ_j prior_j·Z_j from log evidences with independent
-// standard errors, and their delta-method standard errors
-// (∂p_k/∂log Z_j = p_k(δ_kj − p_j)).
-func probsFromLogZ(logZ, logZSE, prior []float64) (p, se []float64) {
-	K := len(logZ)
-	l := make([]float64, K)
-	top := math.Inf(-1)
-	for k := range l {
-		l[k] = math.Log(prior[k]) + logZ[k]
-		top = max(top, l[k])
-	}
-	p = make([]float64, K)
-	var sum float64
-	for k := range l {
-		p[k] = math.Exp(l[k] - top)
-		sum += p[k]
-	}
-	for k := range p {
-		p[k] /= sum
-	}
-	se = make([]float64, K)
-	for k := range p {
-		var v float64
-		for j := range p {
-			d := -p[k] * p[j]
-			if j == k {
-				d += p[k]
-			}
-			v += d * d * logZSE[j] * logZSE[j]
-		}
-		se[k] = math.Sqrt(v)
-	}
-	return p, se
-}
-
 // score is an estimate of the model probabilities against the reference.
 type score struct {
 	// MaxErr is the largest |P_k − ref_k|, SEAtMax the reported SE of that
