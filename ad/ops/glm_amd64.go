@@ -2,7 +2,11 @@
 
 package ops
 
-import "github.com/trjgo/trj/internal/cpufeat"
+import (
+	"math"
+
+	"github.com/trjgo/trj/internal/cpufeat"
+)
 
 // The AVX2/FMA row kernels of glm_amd64.s. They read x, beta and r and
 // write out or g only within the lengths that dotRows and axpyRows check.
@@ -12,6 +16,13 @@ func dotRows4AVX2(x *float64, d int, beta *float64, out *float64, n int)
 
 //go:noescape
 func axpyRows4AVX2(x *float64, d int, r *float64, grad *float64, n int)
+
+// bernoulliLogit4AVX2 does the rows 0…4n−1 of bernoulliLogitBlockGo, four
+// at a time, and returns their sum of y_i η_i − max(η_i, 0), their product
+// of 1 + e^−|η_i|, and whether every y_i is 0 or 1.
+//
+//go:noescape
+func bernoulliLogit4AVX2(eta *float64, y *float64, n int) (s, prod float64, ok bool)
 
 // haveAVX2FMA reports whether the row kernels of the assembly file can run.
 var haveAVX2FMA = cpufeat.AVX2FMA()
@@ -42,4 +53,26 @@ func axpyRows(x []float64, d int, r, g []float64) {
 	if done < len(r) {
 		axpyRowsGo(x[done*d:], d, r[done:], g)
 	}
+}
+
+// bernoulliLogitBlock returns Σ y_i η_i − log(1 + e^η_i) over a block of
+// at most glmBlock rows and replaces each η_i by y_i − σ(η_i); see
+// bernoulliLogitBlockGo, which does the last len(eta) mod 4 rows. The
+// vector kernel sums per lane, so the sum may differ from the portable
+// one in the last bits; it depends on the rows alone.
+func bernoulliLogitBlock(eta, y []float64) (float64, error) {
+	if !haveAVX2FMA || len(eta) < 4 {
+		return bernoulliLogitBlockGo(eta, y)
+	}
+	y = y[:len(eta)]
+	g := len(eta) / 4
+	s, prod, ok := bernoulliLogit4AVX2(&eta[0], &y[0], g)
+	if !ok {
+		return 0, ErrDomain
+	}
+	s, prod, err := bernoulliLogitRowsGo(eta[4*g:], y[4*g:], s, prod)
+	if err != nil {
+		return 0, err
+	}
+	return s - math.Log(prod), nil
 }

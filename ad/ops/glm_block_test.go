@@ -1,0 +1,147 @@
+package ops
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestBernoulliLogitBlockKernel checks bernoulliLogitBlock (the AVX2
+// kernel where the processor has it) against the portable
+// bernoulliLogitBlockGo on random rows and on edge values of η, for every
+// block length from 1 to 13 (each remainder of four) and a full block.
+func TestBernoulliLogitBlockKernel(t *testing.T) {
+	t.Logf("AVX2/FMA kernels: %v", haveAVX2FMA)
+	rng := rand.New(rand.NewPCG(26, 1))
+	edges := []float64{0, math.Copysign(0, -1), 1e-300, -1e-300, 5e-324, -5e-324, 1e-17, -1e-17,
+		0.5, -0.5, 30, -30, 37, -37, 700, -700, 700.5, -700.5, 800, -800, math.Inf(1), math.Inf(-1)}
+	lengths := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, glmBlock}
+	var worstV, worstR float64
+	check := func(name string, eta, y []float64) {
+		t.Helper()
+		got := append([]float64(nil), eta...)
+		want := append([]float64(nil), eta...)
+		vg, errg := bernoulliLogitBlock(got, y)
+		vw, errw := bernoulliLogitBlockGo(want, y)
+		if (errg == nil) != (errw == nil) || errg != nil && !errors.Is(errg, ErrDomain) {
+			t.Fatalf("%s: error %v, portable %v (eta %v, y %v)", name, errg, errw, eta, y)
+		}
+		if errw != nil {
+			return
+		}
+		// The sum's terms are bounded by |η_i| + log 2 each.
+		scale := 0.0
+		for _, e := range eta {
+			scale += math.Abs(e) + math.Ln2
+		}
+		if !sameOrClose(vg, vw, 4*scale*0x1p-52) {
+			t.Fatalf("%s: value %v, portable %v (eta %v, y %v)", name, vg, vw, eta, y)
+		}
+		if d := math.Abs(vg - vw); d > 0 && !math.IsInf(scale, 0) {
+			worstV = max(worstV, d/scale)
+		}
+		for i := range got {
+			// Residuals lie in [−1, 1]; both compute 1 − …, so their
+			// errors are measured in units of the last place of 1.
+			if !sameOrClose(got[i], want[i], 4*0x1p-52) {
+				t.Fatalf("%s: residual[%d] = %v, portable %v (eta %v, y %v)", name, i, got[i], want[i], eta[i], y[i])
+			}
+			if d := math.Abs(got[i] - want[i]); d > 0 {
+				worstR = max(worstR, d)
+			}
+		}
+	}
+	for _, n := range lengths {
+		for rep := 0; rep < 200; rep++ {
+			eta := make([]float64, n)
+			y := make([]float64, n)
+			for i := range eta {
+				switch rng.IntN(4) {
+				case 0:
+					eta[i] = rng.NormFloat64()
+				case 1:
+					eta[i] = 10 * rng.NormFloat64()
+				case 2:
+					eta[i] = (2*rng.Float64() - 1) * 800
+				default:
+					eta[i] = edges[rng.IntN(len(edges))]
+				}
+				y[i] = float64(rng.IntN(2))
+			}
+			check("random", eta, y)
+		}
+		// Each edge value in every position, the others random.
+		for _, v := range append(edges, math.NaN()) {
+			for pos := 0; pos < n; pos++ {
+				eta := make([]float64, n)
+				y := make([]float64, n)
+				for i := range eta {
+					eta[i] = 3 * rng.NormFloat64()
+					y[i] = float64(rng.IntN(2))
+				}
+				eta[pos] = v
+				for _, yv := range []float64{0, 1} {
+					y[pos] = yv
+					check("edge", eta, y)
+				}
+				if math.IsNaN(v) {
+					got := append([]float64(nil), eta...)
+					s, err := bernoulliLogitBlock(got, y)
+					if err != nil || !math.IsNaN(s) || !math.IsNaN(got[pos]) {
+						t.Fatalf("n=%d: NaN η at %d gave value %v, residual %v, error %v", n, pos, s, got[pos], err)
+					}
+				}
+			}
+		}
+		// Invalid outcomes in every position.
+		for _, yv := range []float64{0.5, 2, -1, math.NaN(), math.Inf(1)} {
+			for pos := 0; pos < n; pos++ {
+				eta := make([]float64, n)
+				y := make([]float64, n)
+				for i := range eta {
+					eta[i] = rng.NormFloat64()
+					y[i] = float64(rng.IntN(2))
+				}
+				y[pos] = yv
+				if _, err := bernoulliLogitBlock(eta, y); !errors.Is(err, ErrDomain) {
+					t.Fatalf("n=%d: y[%d] = %v gave error %v, want ErrDomain", n, pos, yv, err)
+				}
+			}
+		}
+	}
+	t.Logf("largest difference: value %.3g of Σ(|η|+log 2), residual %.3g", worstV, worstR)
+}
+
+// sameOrClose reports whether a and b are both NaN, equal, or within tol.
+func sameOrClose(a, b, tol float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	return a == b || math.Abs(a-b) <= tol
+}
+
+// BenchmarkBernoulliLogitBlock times one block of glmBlock rows, with the
+// dispatching kernel and with the portable one.
+func BenchmarkBernoulliLogitBlock(b *testing.B) {
+	rng := rand.New(rand.NewPCG(26, 2))
+	eta0 := randVec(rng, glmBlock, 3)
+	y := make([]float64, glmBlock)
+	for i := range y {
+		y[i] = float64(rng.IntN(2))
+	}
+	eta := make([]float64, glmBlock)
+	for _, k := range []struct {
+		name string
+		f    func(eta, y []float64) (float64, error)
+	}{{"dispatch", bernoulliLogitBlock}, {"go", bernoulliLogitBlockGo}} {
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(eta, eta0)
+				if _, err := k.f(eta, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
