@@ -367,21 +367,30 @@ blloop:
 	VMULPD Y1, Y0, Y4
 	VFNMADD231PD Y9, Y7, Y4
 	VADDPD Y4, Y14, Y14
-	// e^r by Horner's rule.
-	VMOVUPD blC13<>(SB), Y5
-	VFMADD213PD blC12<>(SB), Y2, Y5
-	VFMADD213PD blC11<>(SB), Y2, Y5
-	VFMADD213PD blC10<>(SB), Y2, Y5
-	VFMADD213PD blC9<>(SB), Y2, Y5
-	VFMADD213PD blC8<>(SB), Y2, Y5
-	VFMADD213PD blC7<>(SB), Y2, Y5
-	VFMADD213PD blC6<>(SB), Y2, Y5
-	VFMADD213PD blC5<>(SB), Y2, Y5
-	VFMADD213PD blC4<>(SB), Y2, Y5
-	VFMADD213PD blC3<>(SB), Y2, Y5
-	VFMADD213PD blC2<>(SB), Y2, Y5
-	VFMADD213PD Y8, Y2, Y5
-	VFMADD213PD Y8, Y2, Y5
+	// e^r by Estrin's scheme (shorter dependency chains than Horner's).
+	VMULPD Y2, Y2, Y4                  // r²
+	VMOVUPD Y8, Y5
+	VFMADD213PD Y8, Y2, Y5             // 1 + r
+	VMOVUPD blC3<>(SB), Y6
+	VFMADD213PD blC2<>(SB), Y2, Y6
+	VMOVUPD blC5<>(SB), Y7
+	VFMADD213PD blC4<>(SB), Y2, Y7
+	VMOVUPD blC7<>(SB), Y15
+	VFMADD213PD blC6<>(SB), Y2, Y15
+	VFMADD231PD Y6, Y4, Y5             // c0…c3
+	VFMADD231PD Y15, Y4, Y7            // c4…c7
+	VMOVUPD blC9<>(SB), Y6
+	VFMADD213PD blC8<>(SB), Y2, Y6
+	VMOVUPD blC11<>(SB), Y15
+	VFMADD213PD blC10<>(SB), Y2, Y15
+	VFMADD231PD Y15, Y4, Y6            // c8…c11
+	VMOVUPD blC13<>(SB), Y15
+	VFMADD213PD blC12<>(SB), Y2, Y15   // c12, c13
+	VMULPD Y4, Y4, Y4                  // r⁴
+	VFMADD231PD Y15, Y4, Y6            // c8…c13
+	VFMADD231PD Y7, Y4, Y5             // c0…c7
+	VMULPD Y4, Y4, Y4                  // r⁸
+	VFMADD231PD Y6, Y4, Y5             // e^r
 	VMULPD Y3, Y5, Y5 // t
 	VADDPD Y8, Y5, Y6 // u = 1 + t
 	VMULPD Y6, Y13, Y13
