@@ -17,12 +17,12 @@ func dotRows4AVX2(x *float64, d int, beta *float64, out *float64, n int)
 //go:noescape
 func axpyRows4AVX2(x *float64, d int, r *float64, grad *float64, n int)
 
-// bernoulliLogit4AVX2 does the rows 0…4n−1 of bernoulliLogitBlockGo, four
-// at a time, and returns their sum of y_i η_i − max(η_i, 0), their product
-// of 1 + e^−|η_i|, and whether every y_i is 0 or 1.
+// bernoulliLogit4AVX2 continues bernoulliLogitRowsGo(eta, y, s, prod)
+// over the rows 0…4n−1, four at a time, with the same result bit for bit;
+// ok is false if some y_i is neither 0 nor 1.
 //
 //go:noescape
-func bernoulliLogit4AVX2(eta *float64, y *float64, n int) (s, prod float64, ok bool)
+func bernoulliLogit4AVX2(eta *float64, y *float64, n int, s, prod float64) (sum, product float64, ok bool)
 
 // haveAVX2FMA reports whether the row kernels of the assembly file can run.
 var haveAVX2FMA = cpufeat.AVX2FMA()
@@ -56,17 +56,17 @@ func axpyRows(x []float64, d int, r, g []float64) {
 }
 
 // bernoulliLogitBlock returns Σ y_i η_i − log(1 + e^η_i) over a block of
-// at most glmBlock rows and replaces each η_i by y_i − σ(η_i); see
-// bernoulliLogitBlockGo, which does the last len(eta) mod 4 rows. The
-// vector kernel sums per lane, so the sum may differ from the portable
-// one in the last bits; it depends on the rows alone.
+// at most glmBlock rows and replaces each η_i by y_i − σ(η_i), with the
+// same result as bernoulliLogitBlockGo bit for bit (so samplers' draws do
+// not depend on the kernel): the vector kernel does four rows at a time,
+// bernoulliLogitRowsGo the last len(eta) mod 4.
 func bernoulliLogitBlock(eta, y []float64) (float64, error) {
 	if !haveAVX2FMA || len(eta) < 4 {
 		return bernoulliLogitBlockGo(eta, y)
 	}
 	y = y[:len(eta)]
 	g := len(eta) / 4
-	s, prod, ok := bernoulliLogit4AVX2(&eta[0], &y[0], g)
+	s, prod, ok := bernoulliLogit4AVX2(&eta[0], &y[0], g, 0, 1)
 	if !ok {
 		return 0, ErrDomain
 	}

@@ -185,9 +185,9 @@ adone:
 	RET
 
 // Constants of bernoulliLogit4AVX2, four copies each so that they can be
-// memory operands: 1, ½, the sign bit, −700, 1/ln2, the shift 1.5·2^52
-// that rounds to an integer, ln2 split in a high and a low part, the
-// exponent bias, and 1/k! for k = 2…13.
+// memory operands: 1, ½, the sign bit, −700, and fastExp's 64/ln2, shift,
+// ln2/64 in two parts, 1/6, 1/24, 1/120, the mask of the table index and
+// the exponent bias.
 DATA blOne<>+0(SB)/8, $0x3ff0000000000000
 DATA blOne<>+8(SB)/8, $0x3ff0000000000000
 DATA blOne<>+16(SB)/8, $0x3ff0000000000000
@@ -212,11 +212,11 @@ DATA blMin<>+16(SB)/8, $0xc085e00000000000
 DATA blMin<>+24(SB)/8, $0xc085e00000000000
 GLOBL blMin<>(SB), RODATA|NOPTR, $32
 
-DATA blInvLn2<>+0(SB)/8, $0x3ff71547652b82fe
-DATA blInvLn2<>+8(SB)/8, $0x3ff71547652b82fe
-DATA blInvLn2<>+16(SB)/8, $0x3ff71547652b82fe
-DATA blInvLn2<>+24(SB)/8, $0x3ff71547652b82fe
-GLOBL blInvLn2<>(SB), RODATA|NOPTR, $32
+DATA blInvL<>+0(SB)/8, $0x40571547652b82fe
+DATA blInvL<>+8(SB)/8, $0x40571547652b82fe
+DATA blInvL<>+16(SB)/8, $0x40571547652b82fe
+DATA blInvL<>+24(SB)/8, $0x40571547652b82fe
+GLOBL blInvL<>(SB), RODATA|NOPTR, $32
 
 DATA blShift<>+0(SB)/8, $0x4338000000000000
 DATA blShift<>+8(SB)/8, $0x4338000000000000
@@ -224,29 +224,17 @@ DATA blShift<>+16(SB)/8, $0x4338000000000000
 DATA blShift<>+24(SB)/8, $0x4338000000000000
 GLOBL blShift<>(SB), RODATA|NOPTR, $32
 
-DATA blLn2Hi<>+0(SB)/8, $0x3fe62e42fefa39ef
-DATA blLn2Hi<>+8(SB)/8, $0x3fe62e42fefa39ef
-DATA blLn2Hi<>+16(SB)/8, $0x3fe62e42fefa39ef
-DATA blLn2Hi<>+24(SB)/8, $0x3fe62e42fefa39ef
-GLOBL blLn2Hi<>(SB), RODATA|NOPTR, $32
+DATA blL1<>+0(SB)/8, $0x3f862e42fefa0000
+DATA blL1<>+8(SB)/8, $0x3f862e42fefa0000
+DATA blL1<>+16(SB)/8, $0x3f862e42fefa0000
+DATA blL1<>+24(SB)/8, $0x3f862e42fefa0000
+GLOBL blL1<>(SB), RODATA|NOPTR, $32
 
-DATA blLn2Lo<>+0(SB)/8, $0x3c7abc9e3b39803f
-DATA blLn2Lo<>+8(SB)/8, $0x3c7abc9e3b39803f
-DATA blLn2Lo<>+16(SB)/8, $0x3c7abc9e3b39803f
-DATA blLn2Lo<>+24(SB)/8, $0x3c7abc9e3b39803f
-GLOBL blLn2Lo<>(SB), RODATA|NOPTR, $32
-
-DATA blBias<>+0(SB)/8, $0x00000000000003ff
-DATA blBias<>+8(SB)/8, $0x00000000000003ff
-DATA blBias<>+16(SB)/8, $0x00000000000003ff
-DATA blBias<>+24(SB)/8, $0x00000000000003ff
-GLOBL blBias<>(SB), RODATA|NOPTR, $32
-
-DATA blC2<>+0(SB)/8, $0x3fe0000000000000
-DATA blC2<>+8(SB)/8, $0x3fe0000000000000
-DATA blC2<>+16(SB)/8, $0x3fe0000000000000
-DATA blC2<>+24(SB)/8, $0x3fe0000000000000
-GLOBL blC2<>(SB), RODATA|NOPTR, $32
+DATA blL2<>+0(SB)/8, $0x3d1cf79abc9e3b3a
+DATA blL2<>+8(SB)/8, $0x3d1cf79abc9e3b3a
+DATA blL2<>+16(SB)/8, $0x3d1cf79abc9e3b3a
+DATA blL2<>+24(SB)/8, $0x3d1cf79abc9e3b3a
+GLOBL blL2<>(SB), RODATA|NOPTR, $32
 
 DATA blC3<>+0(SB)/8, $0x3fc5555555555555
 DATA blC3<>+8(SB)/8, $0x3fc5555555555555
@@ -266,81 +254,40 @@ DATA blC5<>+16(SB)/8, $0x3f81111111111111
 DATA blC5<>+24(SB)/8, $0x3f81111111111111
 GLOBL blC5<>(SB), RODATA|NOPTR, $32
 
-DATA blC6<>+0(SB)/8, $0x3f56c16c16c16c17
-DATA blC6<>+8(SB)/8, $0x3f56c16c16c16c17
-DATA blC6<>+16(SB)/8, $0x3f56c16c16c16c17
-DATA blC6<>+24(SB)/8, $0x3f56c16c16c16c17
-GLOBL blC6<>(SB), RODATA|NOPTR, $32
+DATA blMask63<>+0(SB)/8, $0x000000000000003f
+DATA blMask63<>+8(SB)/8, $0x000000000000003f
+DATA blMask63<>+16(SB)/8, $0x000000000000003f
+DATA blMask63<>+24(SB)/8, $0x000000000000003f
+GLOBL blMask63<>(SB), RODATA|NOPTR, $32
 
-DATA blC7<>+0(SB)/8, $0x3f2a01a01a01a01a
-DATA blC7<>+8(SB)/8, $0x3f2a01a01a01a01a
-DATA blC7<>+16(SB)/8, $0x3f2a01a01a01a01a
-DATA blC7<>+24(SB)/8, $0x3f2a01a01a01a01a
-GLOBL blC7<>(SB), RODATA|NOPTR, $32
+DATA blBias<>+0(SB)/8, $0x00000000000003ff
+DATA blBias<>+8(SB)/8, $0x00000000000003ff
+DATA blBias<>+16(SB)/8, $0x00000000000003ff
+DATA blBias<>+24(SB)/8, $0x00000000000003ff
+GLOBL blBias<>(SB), RODATA|NOPTR, $32
 
-DATA blC8<>+0(SB)/8, $0x3efa01a01a01a01a
-DATA blC8<>+8(SB)/8, $0x3efa01a01a01a01a
-DATA blC8<>+16(SB)/8, $0x3efa01a01a01a01a
-DATA blC8<>+24(SB)/8, $0x3efa01a01a01a01a
-GLOBL blC8<>(SB), RODATA|NOPTR, $32
-
-DATA blC9<>+0(SB)/8, $0x3ec71de3a556c734
-DATA blC9<>+8(SB)/8, $0x3ec71de3a556c734
-DATA blC9<>+16(SB)/8, $0x3ec71de3a556c734
-DATA blC9<>+24(SB)/8, $0x3ec71de3a556c734
-GLOBL blC9<>(SB), RODATA|NOPTR, $32
-
-DATA blC10<>+0(SB)/8, $0x3e927e4fb7789f5c
-DATA blC10<>+8(SB)/8, $0x3e927e4fb7789f5c
-DATA blC10<>+16(SB)/8, $0x3e927e4fb7789f5c
-DATA blC10<>+24(SB)/8, $0x3e927e4fb7789f5c
-GLOBL blC10<>(SB), RODATA|NOPTR, $32
-
-DATA blC11<>+0(SB)/8, $0x3e5ae64567f544e4
-DATA blC11<>+8(SB)/8, $0x3e5ae64567f544e4
-DATA blC11<>+16(SB)/8, $0x3e5ae64567f544e4
-DATA blC11<>+24(SB)/8, $0x3e5ae64567f544e4
-GLOBL blC11<>(SB), RODATA|NOPTR, $32
-
-DATA blC12<>+0(SB)/8, $0x3e21eed8eff8d898
-DATA blC12<>+8(SB)/8, $0x3e21eed8eff8d898
-DATA blC12<>+16(SB)/8, $0x3e21eed8eff8d898
-DATA blC12<>+24(SB)/8, $0x3e21eed8eff8d898
-GLOBL blC12<>(SB), RODATA|NOPTR, $32
-
-DATA blC13<>+0(SB)/8, $0x3de6124613a86d09
-DATA blC13<>+8(SB)/8, $0x3de6124613a86d09
-DATA blC13<>+16(SB)/8, $0x3de6124613a86d09
-DATA blC13<>+24(SB)/8, $0x3de6124613a86d09
-GLOBL blC13<>(SB), RODATA|NOPTR, $32
-
-// func bernoulliLogit4AVX2(eta *float64, y *float64, n int) (s, prod float64, ok bool)
+// func bernoulliLogit4AVX2(eta *float64, y *float64, n int, s, prod float64) (sum, product float64, ok bool)
 //
-// The rows 0…4n−1 of bernoulliLogitBlockGo, four per vector: with
-// t = e^−|η| (η clamped to ±700 as there), it replaces η_i by
-// y_i − σ(η_i) = y_i − (½ + copysign(½, η_i)·(1 − t)/(1 + t)) and returns
-// the sum of y_i·η_i − max(η_i, 0) and the product of 1 + t over the rows,
-// each summed per lane and the lanes combined as (0+2)+(1+3). ok is false
-// if some y_i is not 0 or 1 (then η is partly overwritten). NaN passes
-// through: the clamp returns it and the polynomial keeps it.
-//
-// e^x for x ∈ [−700, 0] is 2^k·e^r with k = round(x/ln2),
-// r = x − k·ln2 (|r| ≤ ln2/2, two FMAs with ln2 split) and e^r from its
-// Taylor polynomial of degree 13 (truncation below 5e-18 relative);
-// 2^k is built in the exponent bits, normal since k ≥ −1010.
-TEXT ·bernoulliLogit4AVX2(SB), NOSPLIT, $0-41
+// The rows 0…4n−1 of bernoulliLogitRowsGo, four per vector, bit for bit:
+// the same operations in the same order, each rounded once (the one FMA
+// adds an exact product), and the sum and the product carried through the
+// rows in order. ok is false if some y_i is not 0 or 1 (then η is partly
+// overwritten). NaN passes through: the clamp returns it and the
+// polynomial keeps it.
+TEXT ·bernoulliLogit4AVX2(SB), NOSPLIT, $0-57
 	MOVQ eta+0(FP), SI
 	MOVQ y+8(FP), DI
 	MOVQ n+16(FP), CX
+	VMOVSD s+24(FP), X14
+	VMOVSD prod+32(FP), X13
+	LEAQ ·expTable(SB), R8
 	VMOVUPD blOne<>(SB), Y8
 	VMOVUPD blHalf<>(SB), Y9
 	VMOVUPD blSign<>(SB), Y10
 	VMOVUPD blMin<>(SB), Y11
 	VXORPD Y12, Y12, Y12 // lanes with an invalid y
-	VMOVUPD Y8, Y13      // product of 1 + t
-	VXORPD Y14, Y14, Y14 // sum of y·η − max(η, 0)
 	TESTQ CX, CX
-	JZ   blreduce
+	JZ   bldone
 
 blloop:
 	VMOVUPD (SI), Y0 // η
@@ -351,51 +298,62 @@ blloop:
 	VXORPD Y3, Y3, Y3
 	VCMPPD $4, Y3, Y2, Y2 // NEQ_UQ
 	VORPD Y2, Y12, Y12
-	// x = max(−|η|, −700); MAXPD returns its second source, −|η|, if NaN.
+	// x = −min(|η|, 700); MAXPD returns its second source, −|η|, if NaN.
 	VORPD Y10, Y0, Y2
-	VSUBPD Y2, Y0, Y7     // w = η + |η| = 2·max(η, 0)
+	VSUBPD Y2, Y0, Y7 // w = η + |η|
 	VMAXPD Y2, Y11, Y2
-	// k = round(x/ln2) in the low bits of Y3, as a float in Y4.
-	VMOVUPD blShift<>(SB), Y3
-	VFMADD231PD blInvLn2<>(SB), Y2, Y3
-	VSUBPD blShift<>(SB), Y3, Y4
-	VFNMADD231PD blLn2Hi<>(SB), Y4, Y2
-	VFNMADD231PD blLn2Lo<>(SB), Y4, Y2 // r
-	VPADDQ blBias<>(SB), Y3, Y3
-	VPSLLQ $52, Y3, Y3                 // 2^k
-	// The sum's term y·η − ½w, meanwhile.
+	// The terms y·η − ½w (½w is exact, so the FMA rounds once, as the
+	// subtraction does), added to s row by row.
 	VMULPD Y1, Y0, Y4
 	VFNMADD231PD Y9, Y7, Y4
-	VADDPD Y4, Y14, Y14
-	// e^r by Estrin's scheme (shorter dependency chains than Horner's).
-	VMULPD Y2, Y2, Y4                  // r²
-	VMOVUPD Y8, Y5
-	VFMADD213PD Y8, Y2, Y5             // 1 + r
-	VMOVUPD blC3<>(SB), Y6
-	VFMADD213PD blC2<>(SB), Y2, Y6
-	VMOVUPD blC5<>(SB), Y7
-	VFMADD213PD blC4<>(SB), Y2, Y7
-	VMOVUPD blC7<>(SB), Y15
-	VFMADD213PD blC6<>(SB), Y2, Y15
-	VFMADD231PD Y6, Y4, Y5             // c0…c3
-	VFMADD231PD Y15, Y4, Y7            // c4…c7
-	VMOVUPD blC9<>(SB), Y6
-	VFMADD213PD blC8<>(SB), Y2, Y6
-	VMOVUPD blC11<>(SB), Y15
-	VFMADD213PD blC10<>(SB), Y2, Y15
-	VFMADD231PD Y15, Y4, Y6            // c8…c11
-	VMOVUPD blC13<>(SB), Y15
-	VFMADD213PD blC12<>(SB), Y2, Y15   // c12, c13
-	VMULPD Y4, Y4, Y4                  // r⁴
-	VFMADD231PD Y15, Y4, Y6            // c8…c13
-	VFMADD231PD Y7, Y4, Y5             // c0…c7
-	VMULPD Y4, Y4, Y4                  // r⁸
-	VFMADD231PD Y6, Y4, Y5             // e^r
-	VMULPD Y3, Y5, Y5 // t
+	VADDSD X4, X14, X14
+	VUNPCKHPD X4, X4, X5
+	VADDSD X5, X14, X14
+	VEXTRACTF128 $1, Y4, X4
+	VADDSD X4, X14, X14
+	VUNPCKHPD X4, X4, X5
+	VADDSD X5, X14, X14
+	// fastExp(x): k = round(64x/ln2) in the low bits of Y3 and as a float
+	// in Y4, r = (x − k·L1) − k·L2, 2^(j/64) from the table (j = k mod 64)
+	// and 2^(k>>6) in the exponent bits.
+	VMULPD blInvL<>(SB), Y2, Y3
+	VADDPD blShift<>(SB), Y3, Y3
+	VSUBPD blShift<>(SB), Y3, Y4
+	VMULPD blL1<>(SB), Y4, Y5
+	VSUBPD Y5, Y2, Y2
+	VMULPD blL2<>(SB), Y4, Y5
+	VSUBPD Y5, Y2, Y2 // r
+	VPAND blMask63<>(SB), Y3, Y6
+	VPCMPEQQ Y7, Y7, Y7
+	VGATHERQPD Y7, (R8)(Y6*8), Y15
+	VPSRLQ $6, Y3, Y3
+	VPADDQ blBias<>(SB), Y3, Y3
+	VPSLLQ $52, Y3, Y3
+	// p = ((1 + r) + r²·(½ + r/6)) + r⁴·(1/24 + r/120)
+	VMULPD Y2, Y2, Y4
+	VMULPD blC3<>(SB), Y2, Y5
+	VADDPD Y9, Y5, Y5
+	VMULPD Y4, Y5, Y5
+	VADDPD Y8, Y2, Y6
+	VADDPD Y5, Y6, Y6
+	VMULPD blC5<>(SB), Y2, Y5
+	VADDPD blC4<>(SB), Y5, Y5
+	VMULPD Y4, Y4, Y4
+	VMULPD Y4, Y5, Y5
+	VADDPD Y5, Y6, Y6
+	VMULPD Y6, Y15, Y6
+	VMULPD Y3, Y6, Y5 // t
 	VADDPD Y8, Y5, Y6 // u = 1 + t
-	VMULPD Y6, Y13, Y13
-	// y − (½ + copysign(½, η)·(1 − t)/u); the product by ±½ is exact, so
-	// the FMA rounds as the separate operations do.
+	// prod times u, row by row.
+	VMULSD X6, X13, X13
+	VUNPCKHPD X6, X6, X4
+	VMULSD X4, X13, X13
+	VEXTRACTF128 $1, Y6, X4
+	VMULSD X4, X13, X13
+	VUNPCKHPD X4, X4, X4
+	VMULSD X4, X13, X13
+	// y − (½ + copysign(½, η)·(1 − t)/u); the products by ±½ are exact,
+	// so the order of product and quotient and the FMA change no bit.
 	VSUBPD Y5, Y8, Y7
 	VDIVPD Y6, Y7, Y7
 	VANDPD Y10, Y0, Y4
@@ -408,19 +366,11 @@ blloop:
 	DECQ CX
 	JNZ  blloop
 
-blreduce:
-	VEXTRACTF128 $1, Y14, X0
-	VADDPD X0, X14, X0
-	VUNPCKHPD X0, X0, X1
-	VADDSD X1, X0, X0
-	VMOVSD X0, s+24(FP)
-	VEXTRACTF128 $1, Y13, X0
-	VMULPD X0, X13, X0
-	VUNPCKHPD X0, X0, X1
-	VMULSD X1, X0, X0
-	VMOVSD X0, prod+32(FP)
+bldone:
+	VMOVSD X14, sum+40(FP)
+	VMOVSD X13, product+48(FP)
 	VMOVMSKPD Y12, AX
 	TESTQ AX, AX
-	SETEQ ok+40(FP)
+	SETEQ ok+56(FP)
 	VZEROUPPER
 	RET
