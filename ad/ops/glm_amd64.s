@@ -266,6 +266,12 @@ DATA blBias<>+16(SB)/8, $0x00000000000003ff
 DATA blBias<>+24(SB)/8, $0x00000000000003ff
 GLOBL blBias<>(SB), RODATA|NOPTR, $32
 
+DATA blMax<>+0(SB)/8, $0x4085e00000000000
+DATA blMax<>+8(SB)/8, $0x4085e00000000000
+DATA blMax<>+16(SB)/8, $0x4085e00000000000
+DATA blMax<>+24(SB)/8, $0x4085e00000000000
+GLOBL blMax<>(SB), RODATA|NOPTR, $32
+
 // func bernoulliLogit4AVX2(eta *float64, y *float64, n int, s, prod float64) (sum, product float64, ok bool)
 //
 // The rows 0…4n−1 of bernoulliLogitRowsGo, four per vector, bit for bit:
@@ -372,5 +378,84 @@ bldone:
 	VMOVMSKPD Y12, AX
 	TESTQ AX, AX
 	SETEQ ok+56(FP)
+	VZEROUPPER
+	RET
+
+// func poissonLog4AVX2(eta *float64, y *float64, n int, s float64) (sum float64, done int)
+//
+// The rows 0…4n−1 of poissonLogRowsGo, four per vector, bit for bit (the
+// same operations as bernoulliLogit4AVX2's exp), while every η of a group
+// is in (−700, 700); done is the number of groups done.
+TEXT ·poissonLog4AVX2(SB), NOSPLIT, $0-48
+	MOVQ eta+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VMOVSD s+24(FP), X14
+	LEAQ ·expTable(SB), R8
+	XORQ DX, DX
+	VMOVUPD blOne<>(SB), Y8
+	VMOVUPD blHalf<>(SB), Y9
+	VMOVUPD blMin<>(SB), Y11
+	VMOVUPD blMax<>(SB), Y10
+
+plloop:
+	CMPQ DX, CX
+	JGE  pldone
+	VMOVUPD (SI), Y0 // η
+	// −700 < η < 700 in every lane (false for NaN), else stop.
+	VCMPPD $0x1e, Y11, Y0, Y2 // GT_OQ
+	VCMPPD $0x11, Y10, Y0, Y3 // LT_OQ
+	VANDPD Y3, Y2, Y2
+	VMOVMSKPD Y2, AX
+	CMPQ AX, $15
+	JNE  pldone
+	VMOVUPD (DI), Y1 // y
+	// fastExp(η) as in bernoulliLogit4AVX2.
+	VMULPD blInvL<>(SB), Y0, Y3
+	VADDPD blShift<>(SB), Y3, Y3
+	VSUBPD blShift<>(SB), Y3, Y4
+	VMULPD blL1<>(SB), Y4, Y5
+	VSUBPD Y5, Y0, Y2
+	VMULPD blL2<>(SB), Y4, Y5
+	VSUBPD Y5, Y2, Y2 // r
+	VPAND blMask63<>(SB), Y3, Y6
+	VPCMPEQQ Y7, Y7, Y7
+	VGATHERQPD Y7, (R8)(Y6*8), Y15
+	VPSRLQ $6, Y3, Y3
+	VPADDQ blBias<>(SB), Y3, Y3
+	VPSLLQ $52, Y3, Y3
+	VMULPD Y2, Y2, Y4
+	VMULPD blC3<>(SB), Y2, Y5
+	VADDPD Y9, Y5, Y5
+	VMULPD Y4, Y5, Y5
+	VADDPD Y8, Y2, Y6
+	VADDPD Y5, Y6, Y6
+	VMULPD blC5<>(SB), Y2, Y5
+	VADDPD blC4<>(SB), Y5, Y5
+	VMULPD Y4, Y4, Y4
+	VMULPD Y4, Y5, Y5
+	VADDPD Y5, Y6, Y6
+	VMULPD Y6, Y15, Y6
+	VMULPD Y3, Y6, Y5 // μ
+	// s += y·η − μ row by row; η becomes y − μ.
+	VMULPD Y1, Y0, Y4
+	VSUBPD Y5, Y4, Y4
+	VADDSD X4, X14, X14
+	VUNPCKHPD X4, X4, X6
+	VADDSD X6, X14, X14
+	VEXTRACTF128 $1, Y4, X4
+	VADDSD X4, X14, X14
+	VUNPCKHPD X4, X4, X6
+	VADDSD X6, X14, X14
+	VSUBPD Y5, Y1, Y1
+	VMOVUPD Y1, (SI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	INCQ DX
+	JMP  plloop
+
+pldone:
+	VMOVSD X14, sum+32(FP)
+	MOVQ DX, done+40(FP)
 	VZEROUPPER
 	RET

@@ -100,6 +100,68 @@ func TestBernoulliLogitBlockKernel(t *testing.T) {
 	}
 }
 
+// TestPoissonLogBlockKernel checks that poissonLogBlock (the AVX2 kernel
+// where the processor has it) gives the portable poissonLogBlockGo's value
+// and residuals bit for bit, with η in and outside the kernel's range
+// (−700, 700), NaN included, for block lengths 1 to 13 and a full block.
+func TestPoissonLogBlockKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 4))
+	edges := []float64{0, math.Copysign(0, -1), 1e-300, -1e-300, 5e-324, 1e-17, -1e-17, 3.5, -3.5,
+		699.99, -699.99, 700, -700, 708.9, 709.7, 710, -708.5, -745, -800, math.Inf(1), math.Inf(-1), math.NaN()}
+	check := func(eta, y []float64) {
+		t.Helper()
+		got := append([]float64(nil), eta...)
+		want := append([]float64(nil), eta...)
+		vg, vw := poissonLogBlock(got, y), poissonLogBlockGo(want, y)
+		if !same(vg, vw) {
+			t.Fatalf("value %v, portable %v (eta %v, y %v)", vg, vw, eta, y)
+		}
+		for i := range got {
+			if !same(got[i], want[i]) {
+				t.Fatalf("residual[%d] = %v, portable %v (eta %v, y %v)", i, got[i], want[i], eta[i], y[i])
+			}
+		}
+	}
+	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, glmBlock} {
+		for rep := 0; rep < 200; rep++ {
+			eta := make([]float64, n)
+			y := make([]float64, n)
+			for i := range eta {
+				switch rng.IntN(4) {
+				case 0:
+					eta[i] = rng.NormFloat64()
+				case 1:
+					eta[i] = 10 * rng.NormFloat64()
+				case 2:
+					eta[i] = (2*rng.Float64() - 1) * 800
+				default:
+					eta[i] = edges[rng.IntN(len(edges))]
+				}
+				y[i] = float64(rng.IntN(20))
+			}
+			check(eta, y)
+		}
+		for _, v := range edges {
+			for pos := 0; pos < n; pos++ {
+				eta := make([]float64, n)
+				y := make([]float64, n)
+				for i := range eta {
+					eta[i] = 2 * rng.NormFloat64()
+					y[i] = float64(rng.IntN(20))
+				}
+				eta[pos] = v
+				check(eta, y)
+				if math.IsNaN(v) {
+					s := poissonLogBlock(eta, y)
+					if !math.IsNaN(s) || !math.IsNaN(eta[pos]) {
+						t.Fatalf("n=%d: NaN η at %d gave value %v, residual %v", n, pos, s, eta[pos])
+					}
+				}
+			}
+		}
+	}
+}
+
 // same reports whether a and b are the same float64 or both NaN.
 func same(a, b float64) bool {
 	if math.IsNaN(a) || math.IsNaN(b) {
@@ -128,6 +190,29 @@ func BenchmarkBernoulliLogitBlock(b *testing.B) {
 				if _, err := k.f(eta, y); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkPoissonLogBlock times one block of glmBlock rows, with the
+// dispatching kernel and with the portable one.
+func BenchmarkPoissonLogBlock(b *testing.B) {
+	rng := rand.New(rand.NewPCG(26, 5))
+	eta0 := randVec(rng, glmBlock, 1)
+	y := make([]float64, glmBlock)
+	for i := range y {
+		y[i] = float64(rng.IntN(5))
+	}
+	eta := make([]float64, glmBlock)
+	for _, k := range []struct {
+		name string
+		f    func(eta, y []float64) float64
+	}{{"dispatch", poissonLogBlock}, {"go", poissonLogBlockGo}} {
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(eta, eta0)
+				k.f(eta, y)
 			}
 		})
 	}

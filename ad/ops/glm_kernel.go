@@ -286,11 +286,15 @@ func bernoulliLogitRowsGo(eta, y []float64, s, prod float64) (float64, float64, 
 	return s, prod, nil
 }
 
-// poissonLogBlock returns Σ y_i η_i − e^η_i and replaces each η_i by
-// y_i − e^η_i. The outcomes were checked by poissonConstant.
-func poissonLogBlock(eta, y []float64) float64 {
+// poissonLogBlockGo is poissonLogBlock in portable Go: it returns
+// Σ y_i η_i − e^η_i and replaces each η_i by y_i − e^η_i. The outcomes
+// were checked by poissonConstant.
+func poissonLogBlockGo(eta, y []float64) float64 { return poissonLogRowsGo(eta, y, 0) }
+
+// poissonLogRowsGo does the rows of poissonLogBlockGo, adding their terms
+// to s in order.
+func poissonLogRowsGo(eta, y []float64, s float64) float64 {
 	y = y[:len(eta)]
-	var s float64
 	for i, e := range eta {
 		var mu float64
 		if e > -700 && e < 700 {

@@ -14,3 +14,7 @@ func axpyRows(x []float64, d int, r, g []float64) { axpyRowsGo(x, d, r, g) }
 // bernoulliLogitBlock returns Σ y_i η_i − log(1 + e^η_i) over a block of
 // at most glmBlock rows and replaces each η_i by y_i − σ(η_i).
 func bernoulliLogitBlock(eta, y []float64) (float64, error) { return bernoulliLogitBlockGo(eta, y) }
+
+// poissonLogBlock returns Σ y_i η_i − e^η_i and replaces each η_i by
+// y_i − e^η_i.
+func poissonLogBlock(eta, y []float64) float64 { return poissonLogBlockGo(eta, y) }
