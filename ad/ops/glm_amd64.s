@@ -2,9 +2,11 @@
 
 #include "textflag.h"
 
-// Row kernels of the fused GLM ops, AVX2 and FMA. Both take rows in groups
-// of four (n is the number of groups) so that every load of β or of the
-// gradient serves four rows; the caller handles the remaining rows.
+// Row kernels of the fused GLM ops, AVX2 and FMA. The row products take
+// rows in groups of four (n is the number of groups) so that every load of
+// β or of the gradient serves four rows; the caller handles the remaining
+// rows. The Bernoulli-logit and Poisson-log kernels, at the end, do the
+// per-row work of a block four rows per vector.
 
 // Masks for the last 1..3 columns of a row: entry k (32 bytes at 32k)
 // enables the first k lanes.
@@ -266,6 +268,7 @@ DATA blBias<>+16(SB)/8, $0x00000000000003ff
 DATA blBias<>+24(SB)/8, $0x00000000000003ff
 GLOBL blBias<>(SB), RODATA|NOPTR, $32
 
+// 700, the upper end of poissonLog4AVX2's range.
 DATA blMax<>+0(SB)/8, $0x4085e00000000000
 DATA blMax<>+8(SB)/8, $0x4085e00000000000
 DATA blMax<>+16(SB)/8, $0x4085e00000000000
