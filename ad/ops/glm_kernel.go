@@ -244,20 +244,30 @@ func (k *glmKernel) rows(lo, hi int, x, beta, y []float64, scale float64, eta, g
 	return s, nil
 }
 
-// bernoulliLogitBlock returns Σ y_i η_i − log(1 + e^η_i) over a block of
-// at most glmBlock rows and replaces each η_i by y_i − σ(η_i).
+// bernoulliLogitBlockGo is bernoulliLogitBlock in portable Go: it
+// returns Σ y_i η_i − log(1 + e^η_i) over a block of at most glmBlock rows
+// and replaces each η_i by y_i − σ(η_i).
 //
 // With t = e^−|η| ∈ (0, 1], log(1 + e^η) = max(η, 0) + log(1 + t) and
 // σ(η) = ½ + ½·sign(η)·(1 − t)/(1 + t): one exp per row, no branch on the
 // sign of η, and one logarithm per block, of Π(1 + t_i) ≤ 2^glmBlock.
-func bernoulliLogitBlock(eta, y []float64) (float64, error) {
+func bernoulliLogitBlockGo(eta, y []float64) (float64, error) {
+	s, prod, err := bernoulliLogitRowsGo(eta, y, 0, 1)
+	if err != nil {
+		return 0, err
+	}
+	return s - math.Log(prod), nil
+}
+
+// bernoulliLogitRowsGo does the rows of bernoulliLogitBlockGo: it adds
+// y_i η_i − max(η_i, 0) to s, multiplies prod by 1 + e^−|η_i| and replaces
+// each η_i by y_i − σ(η_i).
+func bernoulliLogitRowsGo(eta, y []float64, s, prod float64) (float64, float64, error) {
 	y = y[:len(eta)]
-	var s float64
-	prod := 1.0
 	for i, e := range eta {
 		yi := y[i]
 		if yi*(1-yi) != 0 {
-			return 0, ErrDomain
+			return 0, 0, ErrDomain
 		}
 		// t = e^−|η|, fastExp inlined for arguments in [−700, 0]: below,
 		// t < 1e-304 changes neither term. NaN passes through.
@@ -273,14 +283,18 @@ func bernoulliLogitBlock(eta, y []float64) (float64, error) {
 		s += yi*e - 0.5*(e+a)
 		eta[i] = yi - (0.5 + math.Copysign(0.5, e)*(1-t)/u)
 	}
-	return s - math.Log(prod), nil
+	return s, prod, nil
 }
 
-// poissonLogBlock returns Σ y_i η_i − e^η_i and replaces each η_i by
-// y_i − e^η_i. The outcomes were checked by poissonConstant.
-func poissonLogBlock(eta, y []float64) float64 {
+// poissonLogBlockGo is poissonLogBlock in portable Go: it returns
+// Σ y_i η_i − e^η_i and replaces each η_i by y_i − e^η_i. The outcomes
+// were checked by poissonConstant.
+func poissonLogBlockGo(eta, y []float64) float64 { return poissonLogRowsGo(eta, y, 0) }
+
+// poissonLogRowsGo does the rows of poissonLogBlockGo, adding their terms
+// to s in order.
+func poissonLogRowsGo(eta, y []float64, s float64) float64 {
 	y = y[:len(eta)]
-	var s float64
 	for i, e := range eta {
 		var mu float64
 		if e > -700 && e < 700 {
