@@ -19,47 +19,8 @@ package ad
 // instructions (before fusion); liveOut are the slots the entry point reads
 // after running it. It returns the new list.
 func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
-	overlaps := func(t, u int) bool {
-		_, st := c.shared[t]
-		_, su := c.shared[u]
-		if st || su || c.slotLen[t] == 0 || c.slotLen[u] == 0 {
-			return t == u
-		}
-		return c.slotOff[t] < c.slotOff[u]+c.slotLen[u] && c.slotOff[u] < c.slotOff[t]+c.slotLen[t]
-	}
-	// readers counts the instructions reading slot t's memory, and the
-	// entry point as one more.
-	readers := func(t int) int {
-		k := 0
-		for i := range list {
-			for _, a := range list[i].args {
-				if overlaps(a, t) {
-					k++
-					break
-				}
-			}
-		}
-		for _, s := range liveOut {
-			if overlaps(s, t) {
-				k++
-			}
-		}
-		return k
-	}
-	// writer is the index of the one instruction writing slot t's memory
-	// (−1 if none or several).
-	writer := func(t int) int {
-		w := -1
-		for i := range list {
-			if overlaps(list[i].out, t) {
-				if w >= 0 {
-					return -1
-				}
-				w = i
-			}
-		}
-		return w
-	}
+	u := listUse{c: c, list: list, liveOut: liveOut}
+	overlaps, readers, writer := c.overlaps, u.readers, u.writer
 	drop := make([]bool, len(list))
 	changed := false
 	for i := range list {
@@ -114,4 +75,57 @@ func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
 // elementwise reports whether instructions of kind k may become fused ops.
 func elementwise(k instrKind) bool {
 	return k == kUnary || k == kBinary || k == kSumAll || k == kGather
+}
+
+// listUse answers which instructions of an entry point's list read and
+// write a slot's memory.
+type listUse struct {
+	c       *code
+	list    []instr
+	liveOut []int // slots the entry point reads after running list
+}
+
+// overlaps reports whether slots t and u share memory.
+func (c *code) overlaps(t, u int) bool {
+	_, st := c.shared[t]
+	_, su := c.shared[u]
+	if st || su || c.slotLen[t] == 0 || c.slotLen[u] == 0 {
+		return t == u
+	}
+	return c.slotOff[t] < c.slotOff[u]+c.slotLen[u] && c.slotOff[u] < c.slotOff[t]+c.slotLen[t]
+}
+
+// readers counts the instructions reading slot t's memory, and the entry
+// point as one more.
+func (u *listUse) readers(t int) int {
+	k := 0
+	for i := range u.list {
+		for _, a := range u.list[i].args {
+			if u.c.overlaps(a, t) {
+				k++
+				break
+			}
+		}
+	}
+	for _, s := range u.liveOut {
+		if u.c.overlaps(s, t) {
+			k++
+		}
+	}
+	return k
+}
+
+// writer is the index of the one instruction writing slot t's memory (−1
+// if none or several).
+func (u *listUse) writer(t int) int {
+	w := -1
+	for i := range u.list {
+		if u.c.overlaps(u.list[i].out, t) {
+			if w >= 0 {
+				return -1
+			}
+			w = i
+		}
+	}
+	return w
 }
