@@ -110,9 +110,10 @@ func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 
 // substituteRow sets row i of x (m columns) to (row i − Σ_j T_ij·row j)/T_ii
 // over the solved rows j in [lo, hi), T_ij read at t[i·rs + j·cs]. Four
-// columns at a time stay in registers while the rows j are subtracted in
-// order, so each element is computed as one subtraction after another and
-// a product with the reciprocal, as the row-at-a-time loop did.
+// columns at a time (then two) stay in registers while the rows j are
+// subtracted in order, so each element is computed as one subtraction
+// after another and a product with the reciprocal, as the row-at-a-time
+// loop did.
 func substituteRow(x, t []float64, i, lo, hi, n, m, rs, cs int) {
 	xi := x[i*m : i*m+m]
 	r := 1 / t[i*n+i]
@@ -129,6 +130,18 @@ func substituteRow(x, t []float64, i, lo, hi, n, m, rs, cs int) {
 			}
 		}
 		xi[k], xi[k+1], xi[k+2], xi[k+3] = v0*r, v1*r, v2*r, v3*r
+	}
+	if k+2 <= m {
+		v0, v1 := xi[k], xi[k+1]
+		for j := lo; j < hi; j++ {
+			if c := t[i*rs+j*cs]; c != 0 {
+				xj := (*[2]float64)(x[j*m+k : j*m+k+2])
+				v0 -= c * xj[0]
+				v1 -= c * xj[1]
+			}
+		}
+		xi[k], xi[k+1] = v0*r, v1*r
+		k += 2
 	}
 	for ; k < m; k++ {
 		v := xi[k]
