@@ -195,21 +195,6 @@ func triOuterInto(dst, u, v []float64, n, m int, lower bool) {
 	}
 }
 
-// axpy computes y += a·x; len(x) must be at least len(y).
-func axpy(y []float64, a float64, x []float64) {
-	x = x[:len(y)]
-	for i, xi := range x {
-		y[i] += a * xi
-	}
-}
-
-// scale computes x *= a.
-func scale(x []float64, a float64) {
-	for i := range x {
-		x[i] *= a
-	}
-}
-
 // dot returns Σ x_i y_i; len(y) must be at least len(x).
 func dot(x, y []float64) float64 {
 	y = y[:len(x)]
