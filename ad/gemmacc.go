@@ -40,10 +40,10 @@ func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
 			}
 			gi, wi := &list[g], &list[w]
 			// The product must write p itself, the addend's writer all
-			// of x itself, and not be an elementwise op or a copy: fusion
+			// of x's memory (x itself or a reshape of it), and not be an elementwise op or a copy: fusion
 			// may read through those to their sources (a product with 1
 			// as its other operand, say), which out no longer equals.
-			if gi.kind != kGemm || gi.acc || gi.out != p || wi.out != x || elementwise(wi.kind) ||
+			if gi.kind != kGemm || gi.acc || gi.out != p || !c.sameMemory(wi.out, x) || elementwise(wi.kind) ||
 				!c.writesAll(wi) || overlaps(add.out, p) || overlaps(add.out, x) {
 				continue
 			}
@@ -128,4 +128,15 @@ func (u *listUse) writer(t int) int {
 		}
 	}
 	return w
+}
+
+// sameMemory reports whether slots t and u are the same memory: one slot,
+// or a view of all of the other (a reshape).
+func (c *code) sameMemory(t, u int) bool {
+	if t == u {
+		return true
+	}
+	_, st := c.shared[t]
+	_, su := c.shared[u]
+	return !st && !su && c.slotLen[t] > 0 && c.slotOff[t] == c.slotOff[u] && c.slotLen[t] == c.slotLen[u]
 }
