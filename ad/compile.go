@@ -262,6 +262,8 @@ func (b *builder) finish(hasOut bool, cfg config) (*Program, error) {
 	valueOut, fullOut := []int{c.outSlot}, append([]int{c.outSlot}, c.gradSlots...)
 	if !cfg.noFuse && !cfg.noAccum {
 		if hasOut {
+			c.value = c.mergeSymmetricProducts(c.value, valueOut)
+			c.full = c.mergeSymmetricProducts(c.full, fullOut)
 			c.value = c.accumulateProducts(c.value, valueOut)
 			c.full = c.accumulateProducts(c.full, fullOut)
 		}

@@ -19,47 +19,8 @@ package ad
 // instructions (before fusion); liveOut are the slots the entry point reads
 // after running it. It returns the new list.
 func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
-	overlaps := func(t, u int) bool {
-		_, st := c.shared[t]
-		_, su := c.shared[u]
-		if st || su || c.slotLen[t] == 0 || c.slotLen[u] == 0 {
-			return t == u
-		}
-		return c.slotOff[t] < c.slotOff[u]+c.slotLen[u] && c.slotOff[u] < c.slotOff[t]+c.slotLen[t]
-	}
-	// readers counts the instructions reading slot t's memory, and the
-	// entry point as one more.
-	readers := func(t int) int {
-		k := 0
-		for i := range list {
-			for _, a := range list[i].args {
-				if overlaps(a, t) {
-					k++
-					break
-				}
-			}
-		}
-		for _, s := range liveOut {
-			if overlaps(s, t) {
-				k++
-			}
-		}
-		return k
-	}
-	// writer is the index of the one instruction writing slot t's memory
-	// (−1 if none or several).
-	writer := func(t int) int {
-		w := -1
-		for i := range list {
-			if overlaps(list[i].out, t) {
-				if w >= 0 {
-					return -1
-				}
-				w = i
-			}
-		}
-		return w
-	}
+	u := listUse{c: c, list: list, liveOut: liveOut}
+	overlaps, readers, writer := c.overlaps, u.readers, u.writer
 	drop := make([]bool, len(list))
 	changed := false
 	for i := range list {
@@ -79,10 +40,10 @@ func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
 			}
 			gi, wi := &list[g], &list[w]
 			// The product must write p itself, the addend's writer all
-			// of x itself, and not be an elementwise op or a copy: fusion
+			// of x's memory (x itself or a reshape of it), and not be an elementwise op or a copy: fusion
 			// may read through those to their sources (a product with 1
 			// as its other operand, say), which out no longer equals.
-			if gi.kind != kGemm || gi.acc || gi.out != p || wi.out != x || elementwise(wi.kind) ||
+			if gi.kind != kGemm || gi.acc || gi.out != p || !c.sameMemory(wi.out, x) || elementwise(wi.kind) ||
 				!c.writesAll(wi) || overlaps(add.out, p) || overlaps(add.out, x) {
 				continue
 			}
@@ -114,4 +75,68 @@ func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
 // elementwise reports whether instructions of kind k may become fused ops.
 func elementwise(k instrKind) bool {
 	return k == kUnary || k == kBinary || k == kSumAll || k == kGather
+}
+
+// listUse answers which instructions of an entry point's list read and
+// write a slot's memory.
+type listUse struct {
+	c       *code
+	list    []instr
+	liveOut []int // slots the entry point reads after running list
+}
+
+// overlaps reports whether slots t and u share memory.
+func (c *code) overlaps(t, u int) bool {
+	_, st := c.shared[t]
+	_, su := c.shared[u]
+	if st || su || c.slotLen[t] == 0 || c.slotLen[u] == 0 {
+		return t == u
+	}
+	return c.slotOff[t] < c.slotOff[u]+c.slotLen[u] && c.slotOff[u] < c.slotOff[t]+c.slotLen[t]
+}
+
+// readers counts the instructions reading slot t's memory, and the entry
+// point as one more.
+func (u *listUse) readers(t int) int {
+	k := 0
+	for i := range u.list {
+		for _, a := range u.list[i].args {
+			if u.c.overlaps(a, t) {
+				k++
+				break
+			}
+		}
+	}
+	for _, s := range u.liveOut {
+		if u.c.overlaps(s, t) {
+			k++
+		}
+	}
+	return k
+}
+
+// writer is the index of the one instruction writing slot t's memory (−1
+// if none or several).
+func (u *listUse) writer(t int) int {
+	w := -1
+	for i := range u.list {
+		if u.c.overlaps(u.list[i].out, t) {
+			if w >= 0 {
+				return -1
+			}
+			w = i
+		}
+	}
+	return w
+}
+
+// sameMemory reports whether slots t and u are the same memory: one slot,
+// or a view of all of the other (a reshape).
+func (c *code) sameMemory(t, u int) bool {
+	if t == u {
+		return true
+	}
+	_, st := c.shared[t]
+	_, su := c.shared[u]
+	return !st && !su && c.slotLen[t] > 0 && c.slotOff[t] == c.slotOff[u] && c.slotLen[t] == c.slotLen[u]
 }

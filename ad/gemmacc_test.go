@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // TestAccumulatedProducts checks the products added into sums (see
@@ -50,5 +51,34 @@ func TestAccumulatedProducts(t *testing.T) {
 		}
 	}
 	checkFusedFailsAlike(t, fused, plain, []float64{1e308, -1e308}, nil)
+	checkAgainstReferences(t, build, normals, noBug)
+}
+
+// TestAccumulatedProductReshaped checks a product added to a reshape of
+// another instruction's result (a covariance B·Bᵀ plus a diagonal built
+// as a vector and reshaped): the addend's writer writes the sum's buffer
+// through the view, and the numbers keep their bits.
+func TestAccumulatedProductReshaped(t *testing.T) {
+	build := func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		w, v := mat(g, "w", 3, 2), vec(g, "v", 4)
+		m := constMatrix(g, "m", 4, 9, 4)
+		d := G.Must(G.Reshape(G.Must(G.Mul(m, v)), tensor.Shape{3, 3}))
+		s := G.Must(G.Add(G.Must(G.Mul(w, G.Must(G.Transpose(w)))), d))
+		return G.Must(G.Sum(G.Must(G.Square(G.Must(G.Tanh(s)))))), []*G.Node{w, v}
+	}
+	fused, plain := compileFunc(t, build), compileFunc(t, build, func(c *config) { c.noAccum = true })
+	acc := 0
+	for _, ins := range fused.code.value {
+		if ins.kind == kGemm && ins.acc {
+			acc++
+		}
+	}
+	if acc != 1 {
+		t.Errorf("%d accumulated products in the value program, want 1", acc)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 3; trial++ {
+		checkSameNumbers(t, fused, "fused", plain, "not accumulated", normals(rng, fused.Dim()))
+	}
 	checkAgainstReferences(t, build, normals, noBug)
 }

@@ -64,3 +64,13 @@ type FullWriter interface {
 	// WritesFullOutput reports whether Eval writes all of out as above.
 	WritesFullOutput() bool
 }
+
+// Symmetric is optionally implemented by a Kernel whose output is a square
+// matrix that Eval leaves exactly symmetric on every call: element (i, j)
+// has the bits of element (j, i). The compiler may then multiply by the
+// matrix where a product reads its transpose (see mergeSymmetricProducts).
+type Symmetric interface {
+	Kernel
+	// SymmetricOutput reports whether out is always symmetric as above.
+	SymmetricOutput() bool
+}

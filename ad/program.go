@@ -162,6 +162,9 @@ type instr struct {
 	// an earlier instruction, and the product is added to it (see
 	// accumulateProducts); out is then also the product's last argument.
 	acc bool
+	// scale, for a kGemm, is the product's multiplier alpha; 0 means 1
+	// (see mergeSymmetricProducts).
+	scale float64
 }
 
 // label describes the instruction's op, for error messages.
@@ -519,13 +522,17 @@ func (p *Program) run(code []instr) (err error) {
 			if ins.acc {
 				beta = 1
 			}
-			matMul(&ins.la, s[ins.args[0]], s[ins.args[1]], beta, out, p.scratch)
+			alpha := 1.0
+			if ins.scale != 0 {
+				alpha = ins.scale
+			}
+			matMul(&ins.la, alpha, s[ins.args[0]], s[ins.args[1]], beta, out, p.scratch)
 		case kBatchGemm:
 			l := &ins.la
 			a, b := s[ins.args[0]], s[ins.args[1]]
 			na, nb, nc := l.ar*l.ac, l.br*l.bc, l.m*l.n
 			for j := 0; j < l.batch; j++ {
-				matMul(l, a[j*na:(j+1)*na], b[j*nb:(j+1)*nb], 0, out[j*nc:(j+1)*nc], p.scratch)
+				matMul(l, 1, a[j*na:(j+1)*na], b[j*nb:(j+1)*nb], 0, out[j*nc:(j+1)*nc], p.scratch)
 			}
 		case kGemv:
 			if ins.pick != nil && !p.dense {
@@ -717,12 +724,12 @@ func (l *linalg) inner() int {
 	return l.ac
 }
 
-// matMul computes out = op(a)·op(b) + beta·out by internal/gemm, serially: gonum's
+// matMul computes out = alpha·op(a)·op(b) + beta·out by internal/gemm, serially: gonum's
 // Dgemm goes parallel for large outputs, which allocates and competes with
 // the sampler's own per-chain goroutines, and its serial path is slower.
 // work is the Program's scratch, at least gemm.WorkLen(l.inner()) long.
-func matMul(l *linalg, a, b []float64, beta float64, out, work []float64) {
-	gemm.Dgemm(l.tA, l.tB, l.m, l.n, l.inner(), 1, a, l.ac, b, l.bc, beta, out, l.n, work)
+func matMul(l *linalg, alpha float64, a, b []float64, beta float64, out, work []float64) {
+	gemm.Dgemm(l.tA, l.tB, l.m, l.n, l.inner(), alpha, a, l.ac, b, l.bc, beta, out, l.n, work)
 }
 
 // overlap reports whether two non-empty slices share memory.

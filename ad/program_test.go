@@ -437,7 +437,7 @@ func TestGemmMatchesBLAS(t *testing.T) {
 			}
 			got, want := make([]float64, m*n), make([]float64, m*n)
 			work := make([]float64, gemm.WorkLen(k))
-			matMul(&l, a, b, 0, got, work)
+			matMul(&l, 1, a, b, 0, got, work)
 			blas64.Gemm(tA, tB, 1,
 				blas64.General{Rows: l.ar, Cols: l.ac, Stride: l.ac, Data: a},
 				blas64.General{Rows: l.br, Cols: l.bc, Stride: l.bc, Data: b},
@@ -447,7 +447,7 @@ func TestGemmMatchesBLAS(t *testing.T) {
 					t.Fatalf("tA=%c tB=%c: out[%d] = %v, want %v", tA, tB, i, got[i], want[i])
 				}
 			}
-			if allocs := testing.AllocsPerRun(5, func() { matMul(&l, a, b, 0, got, work) }); allocs != 0 {
+			if allocs := testing.AllocsPerRun(5, func() { matMul(&l, 1, a, b, 0, got, work) }); allocs != 0 {
 				t.Errorf("tA=%c tB=%c: %v allocs", tA, tB, allocs)
 			}
 		}

@@ -94,50 +94,62 @@ func solveTriangular(x, t, b []float64, n, m int, lower, trans bool) bool {
 		}
 	}
 	copy(x, b)
-	if lower != trans {
-		// Effective matrix lower triangular: forward substitution.
-		for i := 0; i < n; i++ {
-			substituteRow(x, t, i, 0, i, n, m, rs, cs)
-		}
-		return true
-	}
-	// Upper triangular: back substitution.
-	for i := n - 1; i >= 0; i-- {
-		substituteRow(x, t, i, i+1, n, n, m, rs, cs)
-	}
+	substituteRows(x, t, n, m, rs, cs, lower != trans)
 	return true
 }
 
-// substituteRow sets row i of x (m columns) to (row i − Σ_j T_ij·row j)/T_ii
-// over the solved rows j in [lo, hi), T_ij read at t[i·rs + j·cs]. Four
-// columns at a time stay in registers while the rows j are subtracted in
-// order, so each element is computed as one subtraction after another and
-// a product with the reciprocal, as the row-at-a-time loop did.
-func substituteRow(x, t []float64, i, lo, hi, n, m, rs, cs int) {
-	xi := x[i*m : i*m+m]
-	r := 1 / t[i*n+i]
-	k := 0
-	for ; k+4 <= m; k += 4 {
-		v0, v1, v2, v3 := xi[k], xi[k+1], xi[k+2], xi[k+3]
-		for j := lo; j < hi; j++ {
-			if c := t[i*rs+j*cs]; c != 0 {
-				xj := (*[4]float64)(x[j*m+k : j*m+k+4])
-				v0 -= c * xj[0]
-				v1 -= c * xj[1]
-				v2 -= c * xj[2]
-				v3 -= c * xj[3]
-			}
+// substituteRows solves for the rows of x in place, by forward
+// substitution (each row from those above it) when the effective matrix is
+// lower triangular, back substitution otherwise: row i becomes
+// (row i − Σ_j T_ij·row j)/T_ii over the solved rows j, T_ij read at
+// t[i·rs + j·cs]. Four columns at a time (then two) stay in registers
+// while the rows j are subtracted in order, so each element is computed
+// as one subtraction after another and a product with the reciprocal. The
+// rows are one loop rather than a call each: at the sizes of trj's models
+// the calls cost about as much as the arithmetic.
+func substituteRows(x, t []float64, n, m, rs, cs int, forward bool) {
+	for s := 0; s < n; s++ {
+		i, lo, hi := s, 0, s
+		if !forward {
+			i, lo, hi = n-1-s, n-s, n
 		}
-		xi[k], xi[k+1], xi[k+2], xi[k+3] = v0*r, v1*r, v2*r, v3*r
-	}
-	for ; k < m; k++ {
-		v := xi[k]
-		for j := lo; j < hi; j++ {
-			if c := t[i*rs+j*cs]; c != 0 {
-				v -= c * x[j*m+k]
+		xi := x[i*m : i*m+m]
+		r := 1 / t[i*n+i]
+		k := 0
+		for ; k+4 <= m; k += 4 {
+			v0, v1, v2, v3 := xi[k], xi[k+1], xi[k+2], xi[k+3]
+			for j := lo; j < hi; j++ {
+				if c := t[i*rs+j*cs]; c != 0 {
+					xj := (*[4]float64)(x[j*m+k : j*m+k+4])
+					v0 -= c * xj[0]
+					v1 -= c * xj[1]
+					v2 -= c * xj[2]
+					v3 -= c * xj[3]
+				}
 			}
+			xi[k], xi[k+1], xi[k+2], xi[k+3] = v0*r, v1*r, v2*r, v3*r
 		}
-		xi[k] = v * r
+		if k+2 <= m {
+			v0, v1 := xi[k], xi[k+1]
+			for j := lo; j < hi; j++ {
+				if c := t[i*rs+j*cs]; c != 0 {
+					xj := (*[2]float64)(x[j*m+k : j*m+k+2])
+					v0 -= c * xj[0]
+					v1 -= c * xj[1]
+				}
+			}
+			xi[k], xi[k+1] = v0*r, v1*r
+			k += 2
+		}
+		for ; k < m; k++ {
+			v := xi[k]
+			for j := lo; j < hi; j++ {
+				if c := t[i*rs+j*cs]; c != 0 {
+					v -= c * x[j*m+k]
+				}
+			}
+			xi[k] = v * r
+		}
 	}
 }
 

@@ -175,6 +175,10 @@ func (k *choleskyGradKernel) Eval(out []float64, in [][]float64) error {
 	return choleskyGradInto(out, in[0], in[1], k.p, k.n)
 }
 
+// SymmetricOutput implements ad.Symmetric: Ā is written as (G+Gᵀ)/2, each
+// pair of elements from one value.
+func (k *choleskyGradKernel) SymmetricOutput() bool { return true }
+
 // CloneKernel implements ad.Cloner: each clone needs its own scratch.
 func (k *choleskyGradKernel) CloneKernel() ad.Kernel {
 	return &choleskyGradKernel{n: k.n, p: make([]float64, len(k.p))}
