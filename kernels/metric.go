@@ -210,3 +210,69 @@ func (m *Metric) velocity(p, v []float64) {
 		}
 	}
 }
+
+// kickDrift is the first half of a leapfrog step: p += half·g, v = M⁻¹p,
+// q += eps·v, fused into one pass where the metric allows.
+func (m *Metric) kickDrift(p, g, v, q []float64, half, eps float64) {
+	n := len(p)
+	g, v, q = g[:n], v[:n], q[:n]
+	switch m.kind {
+	case UnitMetric:
+		for i := range p {
+			pi := p[i] + half*g[i]
+			p[i] = pi
+			v[i] = pi
+			q[i] += eps * pi
+		}
+	case DiagMetric:
+		d := m.diag[:n]
+		for i := range p {
+			pi := p[i] + half*g[i]
+			p[i] = pi
+			vi := d[i] * pi
+			v[i] = vi
+			q[i] += eps * vi
+		}
+	default:
+		for i := range p {
+			p[i] += half * g[i]
+		}
+		m.velocity(p, v)
+		for i := range q {
+			q[i] += eps * v[i]
+		}
+	}
+}
+
+// kick is the second half of a leapfrog step: p += half·g, v = M⁻¹p. It
+// returns pᵀv, summed in index order as dot would.
+func (m *Metric) kick(p, g, v []float64, half float64) float64 {
+	n := len(p)
+	g, v = g[:n], v[:n]
+	s := 0.0
+	switch m.kind {
+	case UnitMetric:
+		for i := range p {
+			pi := p[i] + half*g[i]
+			p[i] = pi
+			v[i] = pi
+			s += pi * pi
+		}
+	case DiagMetric:
+		d := m.diag[:n]
+		for i := range p {
+			pi := p[i] + half*g[i]
+			p[i] = pi
+			vi := d[i] * pi
+			v[i] = vi
+			s += pi * vi
+		}
+	default:
+		for i := range p {
+			p[i] += half * g[i]
+		}
+		m.velocity(p, v)
+		s = dot(p, v)
+	}
+	return s
+}

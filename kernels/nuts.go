@@ -64,10 +64,13 @@ type NUTS struct {
 	target Target
 	dim    int
 
-	fwd, bck, sample, propose point
+	fwd, bck point
+	// sample is the transition's current choice and propose the new
+	// subtree's; choosing swaps them rather than copying.
+	sample, propose proposal
 	// rho sums the momenta of the whole trajectory; rhoFwd and rhoBck
-	// those of its forward and backward parts; rhoExt is scratch.
-	rho, rhoFwd, rhoBck, rhoExt []float64
+	// those of its forward and backward parts.
+	rho, rhoFwd, rhoBck []float64
 	// Momenta p and velocities M⁻¹p at the four inner and outer ends.
 	pFwdFwd, pFwdBck, pBckFwd, pBckBck []float64
 	vFwdFwd, vFwdBck, vBckFwd, vBckBck []float64
@@ -97,6 +100,26 @@ func (z *point) copyFrom(o *point) {
 	z.lp = o.lp
 }
 
+// proposal is what a transition keeps of a candidate point: its position,
+// gradient, log-density and Hamiltonian. Leaving out the momentum and
+// velocity halves the copy each leapfrog step makes.
+type proposal struct {
+	q, g  []float64
+	lp, h float64
+}
+
+func newProposal(n int) proposal {
+	b := make([]float64, 2*n)
+	return proposal{q: b[:n:n], g: b[n:]}
+}
+
+// set makes c the point z with Hamiltonian h.
+func (c *proposal) set(z *point, h float64) {
+	copy(c.q, z.q)
+	copy(c.g, z.g)
+	c.lp, c.h = z.lp, h
+}
+
 // hamiltonian returns −log p(q) + ½pᵀM⁻¹p, +Inf where it is not finite.
 func (z *point) hamiltonian() float64 {
 	h := -z.lp + 0.5*dot(z.p, z.v)
@@ -111,8 +134,7 @@ func (z *point) hamiltonian() float64 {
 type treeLevel struct {
 	pInitEnd, vInitEnd, rhoInit    []float64
 	pFinalBeg, vFinalBeg, rhoFinal []float64
-	rhoSub                         []float64
-	proposeFinal                   point
+	proposeFinal                   proposal
 }
 
 // NewNUTS returns a NUTS kernel for t with step size stepSize and metric m;
@@ -129,15 +151,16 @@ func NewNUTS(t Target, stepSize float64, m *Metric) (*NUTS, error) {
 		return nil, fmt.Errorf("%w: metric has dimension %d, target %d", ErrDimension, m.Dim(), n)
 	}
 	k := &NUTS{StepSize: stepSize, Metric: m, target: t, dim: n}
-	k.fwd, k.bck, k.sample, k.propose = newPoint(n), newPoint(n), newPoint(n), newPoint(n)
-	vs := make([][]float64, 12)
-	buf := make([]float64, 12*n)
+	k.fwd, k.bck = newPoint(n), newPoint(n)
+	k.sample, k.propose = newProposal(n), newProposal(n)
+	vs := make([][]float64, 11)
+	buf := make([]float64, 11*n)
 	for i := range vs {
 		vs[i] = buf[i*n : (i+1)*n : (i+1)*n]
 	}
-	k.rho, k.rhoFwd, k.rhoBck, k.rhoExt = vs[0], vs[1], vs[2], vs[3]
-	k.pFwdFwd, k.pFwdBck, k.pBckFwd, k.pBckBck = vs[4], vs[5], vs[6], vs[7]
-	k.vFwdFwd, k.vFwdBck, k.vBckFwd, k.vBckBck = vs[8], vs[9], vs[10], vs[11]
+	k.rho, k.rhoFwd, k.rhoBck = vs[0], vs[1], vs[2]
+	k.pFwdFwd, k.pFwdBck, k.pBckFwd, k.pBckBck = vs[3], vs[4], vs[5], vs[6]
+	k.vFwdFwd, k.vFwdBck, k.vBckFwd, k.vBckBck = vs[7], vs[8], vs[9], vs[10]
 	return k, nil
 }
 
@@ -175,12 +198,12 @@ func (k *NUTS) Validate() error {
 func (k *NUTS) ensureLevels(depth int) {
 	for len(k.levels) < depth {
 		n := k.dim
-		buf := make([]float64, 7*n)
+		buf := make([]float64, 6*n)
 		v := func(i int) []float64 { return buf[i*n : (i+1)*n : (i+1)*n] }
 		k.levels = append(k.levels, treeLevel{
 			pInitEnd: v(0), vInitEnd: v(1), rhoInit: v(2),
-			pFinalBeg: v(3), vFinalBeg: v(4), rhoFinal: v(5), rhoSub: v(6),
-			proposeFinal: newPoint(n),
+			pFinalBeg: v(3), vFinalBeg: v(4), rhoFinal: v(5),
+			proposeFinal: newProposal(n),
 		})
 	}
 }
@@ -212,8 +235,8 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 	k.Metric.sampleMomentum(rng, f.p)
 	k.Metric.velocity(f.p, f.v)
 	k.bck.copyFrom(f)
-	k.sample.copyFrom(f)
 	h0 := f.hamiltonian()
+	k.sample.set(f, h0)
 
 	for _, b := range [][]float64{k.pFwdFwd, k.pFwdBck, k.pBckFwd, k.pBckBck, k.rho} {
 		copy(b, f.p)
@@ -226,9 +249,7 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 
 	depth := 0
 	for depth < maxDepth {
-		zero(k.rhoFwd)
-		zero(k.rhoBck)
-		logSumWeightSub := math.Inf(-1)
+		var logSumWeightSub float64
 		var valid bool
 		if rng.Float64() > 0.5 {
 			// Extend forward: the old trajectory becomes the backward
@@ -237,18 +258,16 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 			copy(k.rhoBck, k.rho)
 			copy(k.pBckFwd, k.pFwdFwd)
 			copy(k.vBckFwd, k.vFwdFwd)
-			valid = k.buildTree(rng, depth, &k.fwd, &k.propose,
-				k.vFwdBck, k.vFwdFwd, k.rhoFwd, k.pFwdBck, k.pFwdFwd,
-				h0, eps, &logSumWeightSub)
+			logSumWeightSub, valid = k.buildTree(rng, depth, &k.fwd, &k.propose,
+				k.vFwdBck, k.vFwdFwd, k.rhoFwd, k.pFwdBck, k.pFwdFwd, h0, eps)
 		} else {
 			// Extend backward: the old trajectory becomes the forward
 			// part, with its backward end.
 			copy(k.rhoFwd, k.rho)
 			copy(k.pFwdBck, k.pBckBck)
 			copy(k.vFwdBck, k.vBckBck)
-			valid = k.buildTree(rng, depth, &k.bck, &k.propose,
-				k.vBckFwd, k.vBckBck, k.rhoBck, k.pBckFwd, k.pBckBck,
-				h0, -eps, &logSumWeightSub)
+			logSumWeightSub, valid = k.buildTree(rng, depth, &k.bck, &k.propose,
+				k.vBckFwd, k.vBckBck, k.rhoBck, k.pBckFwd, k.pBckBck, h0, -eps)
 		}
 		if !valid {
 			break
@@ -257,22 +276,17 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 
 		// Biased progressive sampling favours the new subtree, which
 		// moves the sample further from the start.
+		// The proposal's old contents are dead once chosen or not, so
+		// choosing it is a swap.
 		if logSumWeightSub > logSumWeight {
-			k.sample.copyFrom(&k.propose)
+			k.sample, k.propose = k.propose, k.sample
 		} else if rng.Float64() < math.Exp(logSumWeightSub-logSumWeight) {
-			k.sample.copyFrom(&k.propose)
+			k.sample, k.propose = k.propose, k.sample
 		}
 		logSumWeight = logAddExp(logSumWeight, logSumWeightSub)
 
-		add(k.rho, k.rhoBck, k.rhoFwd)
-		persist := uTurnFree(k.vBckBck, k.vFwdFwd, k.rho)
-		// The extra checks across the join catch U-turns that the two
-		// halves hide from each other (Stan's 2.26 fix).
-		add(k.rhoExt, k.rhoBck, k.pFwdBck)
-		persist = uTurnFree(k.vBckBck, k.vFwdBck, k.rhoExt) && persist
-		add(k.rhoExt, k.rhoFwd, k.pBckFwd)
-		persist = uTurnFree(k.vBckFwd, k.vFwdFwd, k.rhoExt) && persist
-		if !persist {
+		if !joinFree(k.rho, k.rhoBck, k.rhoFwd, k.vBckBck, k.vFwdFwd,
+			k.vBckFwd, k.pBckFwd, k.vFwdBck, k.pFwdBck) {
 			break
 		}
 	}
@@ -285,7 +299,7 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 		Divergent:   k.divergent,
 		TreeDepth:   depth,
 		NumLeapfrog: k.nLeapfrog,
-		Energy:      k.sample.hamiltonian(),
+		Energy:      k.sample.h,
 		StepSize:    eps,
 	}
 	return s, info
@@ -294,93 +308,126 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 // buildTree extends the trajectory from z by 2^depth leapfrog steps of
 // signed size eps, choosing a multinomial proposal among the new points.
 // vBeg/pBeg receive the velocity and momentum at the subtree's end nearest
-// the old trajectory, vEnd/pEnd at its far end; rho accumulates momenta.
-// It returns false when the subtree diverged or contains a U-turn.
-func (k *NUTS) buildTree(rng *rand.Rand, depth int, z, propose *point,
-	vBeg, vEnd, rho, pBeg, pEnd []float64, h0, eps float64, logSumWeight *float64) bool {
+// the old trajectory, vEnd/pEnd at its far end, and rho the sum of its
+// momenta. It returns the log of the subtree's summed weights, and false
+// when the subtree diverged or contains a U-turn.
+func (k *NUTS) buildTree(rng *rand.Rand, depth int, z *point, propose *proposal,
+	vBeg, vEnd, rho, pBeg, pEnd []float64, h0, eps float64) (float64, bool) {
 	if depth == 0 {
-		k.leapfrog(z, eps)
-		k.nLeapfrog++
-		h := z.hamiltonian()
-		if h-h0 > k.maxDeltaH {
-			k.divergent = true
-		}
-		*logSumWeight = logAddExp(*logSumWeight, h0-h)
-		if h0-h > 0 {
-			k.sumMetroProb++
-		} else {
-			k.sumMetroProb += math.Exp(h0 - h)
-		}
-		propose.copyFrom(z)
+		w, ok := k.leaf(z, propose, h0, eps)
 		copy(vBeg, z.v)
 		copy(vEnd, z.v)
-		for i, pi := range z.p {
-			rho[i] += pi
-		}
+		copy(rho, z.p)
 		copy(pBeg, z.p)
 		copy(pEnd, z.p)
-		return !k.divergent
+		return w, ok
 	}
 
+	var logSumWeightInit, logSumWeightFinal float64
+	var ok bool
 	lv := &k.levels[depth]
-	logSumWeightInit := math.Inf(-1)
-	zero(lv.rhoInit)
-	if !k.buildTree(rng, depth-1, z, propose, vBeg, lv.vInitEnd, lv.rhoInit, pBeg, lv.pInitEnd, h0, eps, &logSumWeightInit) {
-		return false
-	}
-	logSumWeightFinal := math.Inf(-1)
-	zero(lv.rhoFinal)
-	if !k.buildTree(rng, depth-1, z, &lv.proposeFinal, lv.vFinalBeg, vEnd, lv.rhoFinal, lv.pFinalBeg, pEnd, h0, eps, &logSumWeightFinal) {
-		return false
+	// The momenta and velocities at the sides of the join, and the
+	// halves' momentum sums.
+	rhoInit, rhoFinal := lv.rhoInit, lv.rhoFinal
+	vInitEnd, pInitEnd, vFinalBeg, pFinalBeg := lv.vInitEnd, lv.pInitEnd, lv.vFinalBeg, lv.pFinalBeg
+	if depth == 1 {
+		// Two single points: each is its own sum and both its ends, so
+		// they are stored once, straight where the caller wants them.
+		if logSumWeightInit, ok = k.leaf(z, propose, h0, eps); !ok {
+			return 0, false
+		}
+		copy(vBeg, z.v)
+		copy(pBeg, z.p)
+		if logSumWeightFinal, ok = k.leaf(z, &lv.proposeFinal, h0, eps); !ok {
+			return 0, false
+		}
+		copy(vEnd, z.v)
+		copy(pEnd, z.p)
+		rhoInit, rhoFinal = pBeg, pEnd
+		vInitEnd, pInitEnd, vFinalBeg, pFinalBeg = vBeg, pBeg, vEnd, pEnd
+	} else {
+		if logSumWeightInit, ok = k.buildTree(rng, depth-1, z, propose, vBeg, vInitEnd, rhoInit, pBeg, pInitEnd, h0, eps); !ok {
+			return 0, false
+		}
+		if logSumWeightFinal, ok = k.buildTree(rng, depth-1, z, &lv.proposeFinal, vFinalBeg, vEnd, rhoFinal, pFinalBeg, pEnd, h0, eps); !ok {
+			return 0, false
+		}
 	}
 
 	// Within a subtree the proposal is multinomial (unbiased).
 	logSumWeightSub := logAddExp(logSumWeightInit, logSumWeightFinal)
-	*logSumWeight = logAddExp(*logSumWeight, logSumWeightSub)
 	if logSumWeightFinal > logSumWeightSub {
-		propose.copyFrom(&lv.proposeFinal)
+		*propose, lv.proposeFinal = lv.proposeFinal, *propose
 	} else if rng.Float64() < math.Exp(logSumWeightFinal-logSumWeightSub) {
-		propose.copyFrom(&lv.proposeFinal)
+		*propose, lv.proposeFinal = lv.proposeFinal, *propose
 	}
-
-	add(lv.rhoSub, lv.rhoInit, lv.rhoFinal)
-	for i, r := range lv.rhoSub {
-		rho[i] += r
-	}
-	persist := uTurnFree(vBeg, vEnd, lv.rhoSub)
-	add(k.rhoExt, lv.rhoInit, lv.pFinalBeg)
-	persist = uTurnFree(vBeg, lv.vFinalBeg, k.rhoExt) && persist
-	add(k.rhoExt, lv.rhoFinal, lv.pInitEnd)
-	persist = uTurnFree(lv.vInitEnd, vEnd, k.rhoExt) && persist
-	return persist
+	return logSumWeightSub, joinFree(rho, rhoInit, rhoFinal, vBeg, vEnd, vInitEnd, pInitEnd, vFinalBeg, pFinalBeg)
 }
 
-// leapfrog advances z by one leapfrog step of signed size eps.
-func (k *NUTS) leapfrog(z *point, eps float64) {
+// leaf takes one leapfrog step from z, records its acceptance statistics
+// and makes it the proposal. It returns the point's log weight, and false
+// when the step diverged.
+func (k *NUTS) leaf(z *point, propose *proposal, h0, eps float64) (float64, bool) {
+	h := k.leapfrog(z, eps)
+	k.nLeapfrog++
+	if h-h0 > k.maxDeltaH {
+		k.divergent = true
+	}
+	if h0-h > 0 {
+		k.sumMetroProb++
+	} else {
+		k.sumMetroProb += math.Exp(h0 - h)
+	}
+	propose.set(z, h)
+	return h0 - h, !k.divergent
+}
+
+// joinFree sets rho to the summed momenta of two adjacent runs, init then
+// final, and applies the no-U-turn criterion to the joined run and, as Stan does
+// since 2.26, to each run extended by the other's nearest point, which
+// catches U-turns the two halves hide from each other. vBeg and vEnd are
+// the velocities at the joined run's ends; vInitEnd, pInitEnd and
+// vFinalBeg, pFinalBeg those at the two sides of the join. One pass
+// computes all six inner products, each summed in index order as dot
+// would, so the outcome is that of the separate checks.
+func joinFree(rho, rhoInit, rhoFinal, vBeg, vEnd, vInitEnd, pInitEnd, vFinalBeg, pFinalBeg []float64) bool {
+	n := len(rho)
+	rhoInit, rhoFinal = rhoInit[:n], rhoFinal[:n]
+	vBeg, vEnd, vInitEnd, pInitEnd = vBeg[:n], vEnd[:n], vInitEnd[:n], pInitEnd[:n]
+	vFinalBeg, pFinalBeg = vFinalBeg[:n], pFinalBeg[:n]
+	var a1, a2, b1, b2, c1, c2 float64
+	for i := range rho {
+		ri, rf := rhoInit[i], rhoFinal[i]
+		sub := ri + rf
+		rho[i] = sub
+		a1 += vBeg[i] * sub
+		a2 += vEnd[i] * sub
+		e := ri + pFinalBeg[i]
+		b1 += vBeg[i] * e
+		b2 += vFinalBeg[i] * e
+		e = rf + pInitEnd[i]
+		c1 += vInitEnd[i] * e
+		c2 += vEnd[i] * e
+	}
+	return a1 > 0 && a2 > 0 && b1 > 0 && b2 > 0 && c1 > 0 && c2 > 0
+}
+
+// leapfrog advances z by one leapfrog step of signed size eps and returns
+// the Hamiltonian there, as z.hamiltonian would.
+func (k *NUTS) leapfrog(z *point, eps float64) float64 {
 	half := 0.5 * eps
-	for i, g := range z.g {
-		z.p[i] += half * g
-	}
-	k.Metric.velocity(z.p, z.v)
-	for i, v := range z.v {
-		z.q[i] += eps * v
-	}
+	k.Metric.kickDrift(z.p, z.g, z.v, z.q, half, eps)
 	z.lp = evalGrad(k.target, z.q, z.g)
 	if math.IsInf(z.lp, -1) {
 		// The Hamiltonian is +Inf and the step counts as divergent;
 		// the momentum no longer matters.
-		return
+		return math.Inf(1)
 	}
-	for i, g := range z.g {
-		z.p[i] += half * g
+	h := -z.lp + 0.5*k.Metric.kick(z.p, z.g, z.v, half)
+	if math.IsNaN(h) {
+		return math.Inf(1)
 	}
-	k.Metric.velocity(z.p, z.v)
-}
-
-// uTurnFree is the generalized no-U-turn criterion: the trajectory keeps
-// expanding while both end velocities point along the summed momentum.
-func uTurnFree(vMinus, vPlus, rho []float64) bool {
-	return dot(vMinus, rho) > 0 && dot(vPlus, rho) > 0
+	return h
 }
 
 // findStepSize is Stan's initial step-size heuristic: from s, double or
@@ -396,9 +443,9 @@ func (k *NUTS) findStepSize(rng *rand.Rand, s NUTSState) (evals int, err error) 
 		k.Metric.sampleMomentum(rng, z.p)
 		k.Metric.velocity(z.p, z.v)
 		h0 := z.hamiltonian()
-		k.leapfrog(z, eps)
+		h := k.leapfrog(z, eps)
 		evals++
-		return h0 - z.hamiltonian()
+		return h0 - h
 	}
 	logTarget := math.Log(0.8)
 	dir := -1.0
@@ -432,12 +479,6 @@ func dot(a, b []float64) float64 {
 		s += v * b[i]
 	}
 	return s
-}
-
-func add(dst, a, b []float64) {
-	for i := range dst {
-		dst[i] = a[i] + b[i]
-	}
 }
 
 func zero(a []float64) {
