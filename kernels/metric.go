@@ -39,8 +39,9 @@ func (k MetricKind) String() string {
 type Metric struct {
 	kind MetricKind
 	dim  int
-	// diag holds M⁻¹ for DiagMetric.
-	diag []float64
+	// diag holds M⁻¹ for DiagMetric, and sqrtDiag its square roots, by
+	// which momentum draws are divided.
+	diag, sqrtDiag []float64
 	// dense holds M⁻¹ row-major and chol its lower Cholesky factor L
 	// (M⁻¹ = L·Lᵀ) for DenseMetric; momenta are L⁻ᵀ·z.
 	dense, chol []float64
@@ -65,7 +66,11 @@ func NewDiagMetric(invMass []float64) (*Metric, error) {
 			return nil, fmt.Errorf("kernels: inverse mass matrix entry %d is %v, want positive and finite", i, v)
 		}
 	}
-	return &Metric{kind: DiagMetric, dim: len(invMass), diag: append([]float64(nil), invMass...)}, nil
+	sqrtDiag := make([]float64, len(invMass))
+	for i, v := range invMass {
+		sqrtDiag[i] = math.Sqrt(v)
+	}
+	return &Metric{kind: DiagMetric, dim: len(invMass), diag: append([]float64(nil), invMass...), sqrtDiag: sqrtDiag}, nil
 }
 
 // errNotPositiveDefinite is returned (wrapped) for a dense matrix whose
@@ -170,8 +175,9 @@ func (m *Metric) sampleMomentum(rng *rand.Rand, p []float64) {
 			p[i] = rng.NormFloat64()
 		}
 	case DiagMetric:
+		sd := m.sqrtDiag[:len(p)]
 		for i := range p {
-			p[i] = rng.NormFloat64() / math.Sqrt(m.diag[i])
+			p[i] = rng.NormFloat64() / sd[i]
 		}
 	case DenseMetric:
 		// Solve Lᵀp = z by back substitution: Cov(L⁻ᵀz) = (L·Lᵀ)⁻¹ = M.

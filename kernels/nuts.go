@@ -234,16 +234,9 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 	f.lp = s.LogDensity
 	k.Metric.sampleMomentum(rng, f.p)
 	k.Metric.velocity(f.p, f.v)
-	k.bck.copyFrom(f)
 	h0 := f.hamiltonian()
 	k.sample.set(f, h0)
-
-	for _, b := range [][]float64{k.pFwdFwd, k.pFwdBck, k.pBckFwd, k.pBckBck, k.rho} {
-		copy(b, f.p)
-	}
-	for _, b := range [][]float64{k.vFwdFwd, k.vFwdBck, k.vBckFwd, k.vBckBck} {
-		copy(b, f.v)
-	}
+	k.startEnds()
 	logSumWeight := 0.0
 	k.nLeapfrog, k.sumMetroProb, k.divergent = 0, 0, false
 
@@ -303,6 +296,25 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 		StepSize:    eps,
 	}
 	return s, info
+}
+
+// startEnds makes the one-point trajectory at k.fwd: the backward end, the
+// momentum sum and the momenta and velocities at all four ends are its
+// own. One pass writes them all, cheaper than a copy each for small models.
+func (k *NUTS) startEnds() {
+	f, b := &k.fwd, &k.bck
+	n := len(f.p)
+	fq, fg, fv := f.q[:n], f.g[:n], f.v[:n]
+	bq, bg, bp, bv := b.q[:n], b.g[:n], b.p[:n], b.v[:n]
+	pFF, pFB, pBF, pBB, rho := k.pFwdFwd[:n], k.pFwdBck[:n], k.pBckFwd[:n], k.pBckBck[:n], k.rho[:n]
+	vFF, vFB, vBF, vBB := k.vFwdFwd[:n], k.vFwdBck[:n], k.vBckFwd[:n], k.vBckBck[:n]
+	for i, p := range f.p {
+		v := fv[i]
+		bq[i], bg[i], bp[i], bv[i] = fq[i], fg[i], p, v
+		pFF[i], pFB[i], pBF[i], pBB[i], rho[i] = p, p, p, p, p
+		vFF[i], vFB[i], vBF[i], vBB[i] = v, v, v, v
+	}
+	b.lp = f.lp
 }
 
 // buildTree extends the trajectory from z by 2^depth leapfrog steps of
