@@ -63,13 +63,7 @@ func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
 	if !changed {
 		return list
 	}
-	out := list[:0:0]
-	for i := range list {
-		if !drop[i] {
-			out = append(out, list[i])
-		}
-	}
-	return out
+	return without(list, drop)
 }
 
 // elementwise reports whether instructions of kind k may become fused ops.
@@ -139,4 +133,16 @@ func (c *code) sameMemory(t, u int) bool {
 	_, st := c.shared[t]
 	_, su := c.shared[u]
 	return !st && !su && c.slotLen[t] > 0 && c.slotOff[t] == c.slotOff[u] && c.slotLen[t] == c.slotLen[u]
+}
+
+// without returns a new list of the instructions of list not marked in
+// drop, in order.
+func without(list []instr, drop []bool) []instr {
+	out := list[:0:0]
+	for i := range list {
+		if !drop[i] {
+			out = append(out, list[i])
+		}
+	}
+	return out
 }

@@ -124,11 +124,5 @@ func (c *code) mergeSymmetricProducts(list []instr, liveOut []int) []instr {
 	if !changed {
 		return list
 	}
-	out := list[:0:0]
-	for i := range list {
-		if !drop[i] {
-			out = append(out, list[i])
-		}
-	}
-	return out
+	return without(list, drop)
 }

@@ -42,21 +42,7 @@ func TestBernoulliLogitBlockKernel(t *testing.T) {
 	}
 	for _, n := range lengths {
 		for rep := 0; rep < 200; rep++ {
-			eta := make([]float64, n)
-			y := make([]float64, n)
-			for i := range eta {
-				switch rng.IntN(4) {
-				case 0:
-					eta[i] = rng.NormFloat64()
-				case 1:
-					eta[i] = 10 * rng.NormFloat64()
-				case 2:
-					eta[i] = (2*rng.Float64() - 1) * 800
-				default:
-					eta[i] = edges[rng.IntN(len(edges))]
-				}
-				y[i] = float64(rng.IntN(2))
-			}
+			eta, y := randomRows(rng, n, edges, 2)
 			check("random", eta, y)
 		}
 		// Each edge value in every position, the others random.
@@ -124,21 +110,7 @@ func TestPoissonLogBlockKernel(t *testing.T) {
 	}
 	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, glmBlock} {
 		for rep := 0; rep < 200; rep++ {
-			eta := make([]float64, n)
-			y := make([]float64, n)
-			for i := range eta {
-				switch rng.IntN(4) {
-				case 0:
-					eta[i] = rng.NormFloat64()
-				case 1:
-					eta[i] = 10 * rng.NormFloat64()
-				case 2:
-					eta[i] = (2*rng.Float64() - 1) * 800
-				default:
-					eta[i] = edges[rng.IntN(len(edges))]
-				}
-				y[i] = float64(rng.IntN(20))
-			}
+			eta, y := randomRows(rng, n, edges, 20)
 			check(eta, y)
 		}
 		for _, v := range edges {
@@ -216,4 +188,25 @@ func BenchmarkPoissonLogBlock(b *testing.B) {
 			}
 		})
 	}
+}
+
+// randomRows returns n linear predictors, each standard normal, normal
+// with sd 10, uniform on (−800, 800) or one of edges, and outcomes drawn
+// uniformly from 0, …, outcomes−1.
+func randomRows(rng *rand.Rand, n int, edges []float64, outcomes int) (eta, y []float64) {
+	eta, y = make([]float64, n), make([]float64, n)
+	for i := range eta {
+		switch rng.IntN(4) {
+		case 0:
+			eta[i] = rng.NormFloat64()
+		case 1:
+			eta[i] = 10 * rng.NormFloat64()
+		case 2:
+			eta[i] = (2*rng.Float64() - 1) * 800
+		default:
+			eta[i] = edges[rng.IntN(len(edges))]
+		}
+		y[i] = float64(rng.IntN(outcomes))
+	}
+	return eta, y
 }
