@@ -38,7 +38,7 @@ func (r *Result) Read() []ModelProbability {
 		p, se []float64
 	}
 	var checked []source
-	if e := r.ModelEvidence; e != nil && r.CheckModelEvidence() == nil {
+	if e := r.ModelEvidence; e != nil && agreesWithChains(r.Chain, e.P, e.SE) {
 		checked = append(checked, source{"per-model", e.P, e.SE})
 	}
 	if e := r.Evidence; e != nil && agreesWithChains(r.Chain, e.P, e.SE) {

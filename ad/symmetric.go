@@ -1,6 +1,10 @@
 package ad
 
-import "gonum.org/v1/gonum/blas"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+)
 
 // Products by a symmetric matrix and by its transpose.
 //
@@ -23,14 +27,8 @@ import "gonum.org/v1/gonum/blas"
 // exactly symmetric square matrix.
 func (c *code) symmetricSlots(list []instr) map[int]int {
 	sym := make(map[int]int)
-	side := func(n int) int {
-		for s := 1; s*s <= n; s++ {
-			if s*s == n {
-				return s
-			}
-		}
-		return 0
-	}
+	// The side of an n-element square; a non-square n is caught below.
+	side := func(n int) int { return int(math.Sqrt(float64(n))) }
 	// A slot counts only if one instruction of list writes it: its value
 	// is then that instruction's result wherever list reads it.
 	writes := make(map[int]int)

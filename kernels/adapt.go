@@ -128,8 +128,8 @@ func newWelford(dim int, dense bool) *welford {
 
 func (w *welford) reset() {
 	w.n = 0
-	zero(w.mean)
-	zero(w.m2)
+	clear(w.mean)
+	clear(w.m2)
 }
 
 func (w *welford) add(x []float64) {

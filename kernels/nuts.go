@@ -92,14 +92,6 @@ func newPoint(n int) point {
 	return point{q: b[:n:n], p: b[n : 2*n : 2*n], g: b[2*n : 3*n : 3*n], v: b[3*n:]}
 }
 
-func (z *point) copyFrom(o *point) {
-	copy(z.q, o.q)
-	copy(z.p, o.p)
-	copy(z.g, o.g)
-	copy(z.v, o.v)
-	z.lp = o.lp
-}
-
 // proposal is what a transition keeps of a candidate point: its position,
 // gradient, log-density and Hamiltonian. Leaving out the momentum and
 // velocity halves the copy each leapfrog step makes.
@@ -491,12 +483,6 @@ func dot(a, b []float64) float64 {
 		s += v * b[i]
 	}
 	return s
-}
-
-func zero(a []float64) {
-	for i := range a {
-		a[i] = 0
-	}
 }
 
 // logAddExp returns log(eᵃ + eᵇ) without overflow.

@@ -29,7 +29,11 @@ type refNUTS struct {
 
 func (r *refNUTS) clonePoint(z *point) point {
 	c := newPoint(r.k.dim)
-	c.copyFrom(z)
+	copy(c.q, z.q)
+	copy(c.p, z.p)
+	copy(c.g, z.g)
+	copy(c.v, z.v)
+	c.lp = z.lp
 	return c
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -85,24 +84,6 @@ func (f *folded) Init(rng *rand.Rand, x []float64) error {
 			x[pos] = 1e-3
 		}
 	}
-	return nil
-}
-
-// ParamNames names θ's coordinates theta.1, theta.2, ...
-func (f *folded) ParamNames() []string {
-	out := make([]string, f.Dim())
-	for i := range out {
-		out[i] = "theta." + strconv.Itoa(i+1)
-	}
-	return out
-}
-
-// Constrain copies θ.
-func (f *folded) Constrain(x, dst []float64) error {
-	if len(dst) != len(x) {
-		return fmt.Errorf("factorref: Constrain into %d values, want %d", len(dst), len(x))
-	}
-	copy(dst, x)
 	return nil
 }
 

@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/trjgo/trj/models/factor"
 	"github.com/trjgo/trj/ppl"
@@ -130,4 +132,22 @@ func loadingPos(lay factor.Layout, i, j int) int {
 		return lay.LogDiag[j]
 	}
 	return lay.Lower[i][j]
+}
+
+// ParamNames names θ's coordinates theta.1, theta.2, ...
+func (s *signFree) ParamNames() []string {
+	out := make([]string, s.Dim())
+	for i := range out {
+		out[i] = "theta." + strconv.Itoa(i+1)
+	}
+	return out
+}
+
+// Constrain copies θ.
+func (s *signFree) Constrain(x, dst []float64) error {
+	if len(dst) != len(x) {
+		return fmt.Errorf("factorref: Constrain into %d values, want %d", len(dst), len(x))
+	}
+	copy(dst, x)
+	return nil
 }

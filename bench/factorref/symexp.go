@@ -20,15 +20,7 @@ import (
 // unfolded is the sign-free model itself (exact 2^k symmetry).
 type unfolded struct{ *signFree }
 
-func (u *unfolded) ParamNames() []string {
-	out := make([]string, u.Dim())
-	for i := range out {
-		out[i] = "theta." + strconv.Itoa(i+1)
-	}
-	return out
-}
-func (u *unfolded) Constrain(x, dst []float64) error { copy(dst, x); return nil }
-func (u *unfolded) Clone() ppl.Model                 { return &unfolded{u.signFree.clone()} }
+func (u *unfolded) Clone() ppl.Model { return &unfolded{u.signFree.clone()} }
 
 func newUnfoldedSpace(y *mat.Dense) (*ppl.Space, []factor.Layout, error) {
 	var ms []ppl.Model

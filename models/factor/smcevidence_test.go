@@ -144,22 +144,7 @@ func TestSMCEvidenceKernelIS(t *testing.T) {
 		lw := make([]float64, draws)
 		for i := range lw {
 			c := rng.IntN(centres)
-			for j := range z {
-				z[j] = rng.NormFloat64()
-			}
-			g := 0.0
-			for j := 0; j < int(nu); j++ {
-				v := rng.NormFloat64()
-				g += v * v
-			}
-			s := math.Sqrt(nu / g)
-			for a := 0; a < d; a++ {
-				v := 0.0
-				for b := 0; b <= a; b++ {
-					v += l.At(a, b) * z[b]
-				}
-				u[a] = cs[c][a] + s*v
-			}
+			drawT(rng, u, z, cs[c], &l, nu)
 			for c2, m := range cs {
 				for j := range u {
 					diff.SetVec(j, u[j]-m[j])
@@ -384,22 +369,7 @@ func modeISWeights(t *testing.T, y *mat.Dense, k, d int, all []*tComp, cum []flo
 				break
 			}
 		}
-		for j := range z {
-			z[j] = rng.NormFloat64()
-		}
-		g := 0.0
-		for j := 0; j < int(nu); j++ {
-			v := rng.NormFloat64()
-			g += v * v
-		}
-		s := math.Sqrt(nu / g)
-		for a := 0; a < d; a++ {
-			v := 0.0
-			for b := 0; b <= a; b++ {
-				v += c.l.At(a, b) * z[b]
-			}
-			u[a] = c.mean[a] + s*v
-		}
+		drawT(rng, u, z, c.mean, &c.l, nu)
 		for ci, cc := range all {
 			for j := range u {
 				diff.SetVec(j, u[j]-cc.mean[j])
@@ -498,5 +468,27 @@ func TestSMCEvidenceExperiment(t *testing.T) {
 			t.Logf("k=%d seeds %d-%d: log Z %.3f ± %.3f (log mean exp, delta-method SE); single runs mean %.3f sd %.3f",
 				k, 20*set+1, 20*set+20, top+math.Log(wm), wsd/math.Sqrt(float64(len(w)))/wm, m, sd)
 		}
+	}
+}
+
+// drawT sets u to a draw of the multivariate t with nu (integer) degrees
+// of freedom, centre mean and scale L·Lᵀ (l lower triangular), using z as
+// scratch for the standard normal draw.
+func drawT(rng *rand.Rand, u, z, mean []float64, l mat.Matrix, nu float64) {
+	for j := range z {
+		z[j] = rng.NormFloat64()
+	}
+	g := 0.0
+	for j := 0; j < int(nu); j++ {
+		v := rng.NormFloat64()
+		g += v * v
+	}
+	s := math.Sqrt(nu / g)
+	for a := range u {
+		v := 0.0
+		for b := 0; b <= a; b++ {
+			v += l.At(a, b) * z[b]
+		}
+		u[a] = mean[a] + s*v
 	}
 }
