@@ -12,6 +12,7 @@ import (
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -70,7 +71,7 @@ func TestRunCancelled(t *testing.T) {
 	defer cancel()
 	s := smallSettings(1)
 	s.Chains.Steps, s.Chains.Warmup = 1_000_000, 100
-	s.Progress = func(p trj.Progress) {
+	s.Progress = func(p pipeline.Progress) {
 		if p.Stage == "chains" && p.Chain == 0 && p.Done >= 2000 {
 			cancel()
 		}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/trjgo/trj/internal/parallel"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 )
 
@@ -175,7 +176,7 @@ func bridgeEstimate(ctx context.Context, seed uint64, pilots []*pilot, prior []f
 				if kerns[g], err = kernel(g); err != nil {
 					return err
 				}
-				rngs[g] = stream(seed, "bridge", g)
+				rngs[g] = runs.Stream(seed, "bridge", g)
 			}
 			draws := make([][][]float64, K)
 			for k, p := range pilots {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"math/rand/v2"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl/diag"
 )
 
@@ -30,7 +32,7 @@ func runChains(ctx context.Context, s *Settings, w *drawWriter, start func(int, 
 		offset := done
 		set := &kernels.RJSampleSettings{
 			Chains: c.Chains, Shard: c.Shard, Steps: c.Steps, Warmup: warmup,
-			Seed: subSeed(s.Seed, "chains", round),
+			Seed: runs.SubSeed(s.Seed, "chains", round),
 			Output: func(chain int) (kernels.RJChainOutput, error) {
 				return kernels.RJDrawFunc(func(step, k int, theta []float64, info kernels.RJInfo) error {
 					if step == c.Steps-1 { // the state a further round starts from
@@ -47,7 +49,7 @@ func runChains(ctx context.Context, s *Settings, w *drawWriter, start func(int, 
 		if s.Progress != nil {
 			set.Progress = func(p kernels.Progress) {
 				if p.Done%100 == 0 || p.Done == p.Total {
-					s.Progress(Progress{Stage: "chains", Model: -1, Chain: p.Chain, Done: offset + p.Done, Total: offset + p.Total})
+					s.Progress(pipeline.Progress{Stage: "chains", Model: -1, Chain: p.Chain, Done: offset + p.Done, Total: offset + p.Total})
 				}
 			}
 		}

@@ -8,7 +8,7 @@
 // too few accepted proposals (Bridge.Unreliable) the table reports a second
 // estimate from the same proposals, whose standard errors hold there
 // (Bridge.Reported); for a model the chains visit only a few times,
-// ChainEstimate.Interval gives a score interval that stays sound where
+// pipeline.Estimate.Interval gives a score interval that stays sound where
 // P ± z·MCSE does not.
 //
 // Run's stages follow Davies, Salomone, Sutton and Drovandi (2023),

@@ -3,6 +3,8 @@ package trj
 import (
 	"fmt"
 	"math"
+
+	"github.com/trjgo/trj/pipeline"
 )
 
 // ModelProbability is one model's posterior probability as Result.Read
@@ -98,7 +100,7 @@ func (r *Result) CheckModelEvidence() error {
 
 // agreesWithChains reports whether every model's p is within 4 combined
 // standard errors of the chains' estimate.
-func agreesWithChains(chain []ChainEstimate, p, se []float64) bool {
+func agreesWithChains(chain []pipeline.Estimate, p, se []float64) bool {
 	_, z := worstDisagreement(chain, p, se)
 	return math.Abs(z) <= 4
 }
@@ -106,7 +108,7 @@ func agreesWithChains(chain []ChainEstimate, p, se []float64) bool {
 // worstDisagreement returns the model whose p differs most from the
 // chains' estimate, in combined standard errors, and that z-score (−1, 0
 // when no model the chains entered and left has both).
-func worstDisagreement(chain []ChainEstimate, p, se []float64) (int, float64) {
+func worstDisagreement(chain []pipeline.Estimate, p, se []float64) (int, float64) {
 	worst, worstZ := -1, 0.0
 	for k, c := range chain {
 		if k >= len(p) || k >= len(se) || !c.Mixed {

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/trjgo/trj/internal/parallel"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -74,7 +75,7 @@ func modelEvidence(ctx context.Context, seed uint64, space *ppl.Space, props Fit
 			return fmt.Errorf("transport of model %q: %w", space.ModelLabel(k), err)
 		}
 		groups := thin(pilots[k].Eval, evidenceDraws)
-		est, err := kernels.TransportEvidence(stream(seed, "evidence", k), m.Clone(), t, groups, nil)
+		est, err := kernels.TransportEvidence(runs.Stream(seed, "evidence", k), m.Clone(), t, groups, nil)
 		if err != nil {
 			return fmt.Errorf("model %q: %w", space.ModelLabel(k), err)
 		}
@@ -84,7 +85,7 @@ func modelEvidence(ctx context.Context, seed uint64, space *ppl.Space, props Fit
 			// groups cannot: chains that sit in different modes in
 			// proportions other than the posterior's (factor analysis:
 			// log Z errors of 5 group SEs, 2.7 chain SEs).
-			byChain, err := kernels.TransportEvidence(stream(seed, "evidence/chains", k), m.Clone(), t, mergeGroups(groups, c), nil)
+			byChain, err := kernels.TransportEvidence(runs.Stream(seed, "evidence/chains", k), m.Clone(), t, mergeGroups(groups, c), nil)
 			if err != nil {
 				return fmt.Errorf("model %q: %w", space.ModelLabel(k), err)
 			}

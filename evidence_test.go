@@ -13,6 +13,7 @@ import (
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -247,7 +248,7 @@ func TestModelEvidenceKinds(t *testing.T) {
 func TestCheckModelEvidence(t *testing.T) {
 	res := &trj.Result{
 		Labels: []string{"a", "b"},
-		Chain:  []trj.ChainEstimate{{P: 0.9, MCSE: 0.003, Mixed: true}, {P: 0.1, MCSE: 0.003, Mixed: true}},
+		Chain:  []pipeline.Estimate{{P: 0.9, MCSE: 0.003, Mixed: true}, {P: 0.1, MCSE: 0.003, Mixed: true}},
 		ModelEvidence: &trj.ModelEvidence{LogZ: []float64{0, 0}, LogZSE: []float64{0.01, 0.01},
 			P: []float64{0.905, 0.095}, SE: []float64{0.002, 0.002}},
 	}

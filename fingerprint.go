@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -39,7 +40,7 @@ func fingerprint(space *ppl.Space, s *Settings) (fp string, unnamed []string) {
 	w := &hasher{h: h, seen: map[uintptr]bool{}}
 	fmt.Fprintln(h, "trj run v2")
 	w.value("Settings", reflect.ValueOf(s).Elem(), 0)
-	rng := stream(0, "fingerprint", 0)
+	rng := runs.Stream(0, "fingerprint", 0)
 	for k := range space.NumModels() {
 		lp, _ := space.LogPrior(k)
 		// Model values to 12 digits: the same on every machine a shard may

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 )
 
@@ -27,7 +28,7 @@ func FuzzSettings(f *testing.F) {
 	// Given draws: 4 groups of 6 draws per model.
 	given := make([][][][]float64, K)
 	for k := range K {
-		rng := stream(9, "fuzz given", k)
+		rng := runs.Stream(9, "fuzz given", k)
 		for range 4 {
 			var g [][]float64
 			for range 6 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -50,7 +51,7 @@ func TestResultAccessorsOnPartialResults(t *testing.T) {
 		{Labels: []string{"a", "b"}},
 		{Labels: []string{"a", "b"}, Dims: []int{1}, BridgeError: "failed", Transports: []trj.TransportReport{{Kind: "affine"}}},
 		{Labels: []string{"a", "b"}, Bridge: &trj.Bridge{Normalized: []float64{1}, Unreliable: true, MinFrom: 5, MinTo: -1}, Evidence: &trj.Evidence{P: []float64{1}}},
-		{Labels: []string{"a", "b"}, Chain: []trj.ChainEstimate{{P: 1}}, Jumps: []trj.JumpStat{{From: 0, To: 1, Proposed: 1}}},
+		{Labels: []string{"a", "b"}, Chain: []pipeline.Estimate{{P: 1}}, Jumps: []trj.JumpStat{{From: 0, To: 1, Proposed: 1}}},
 	}
 	for i, r := range partial {
 		_ = r.String()

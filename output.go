@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/trjgo/trj/internal/figures"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/draws"
@@ -21,7 +22,8 @@ type output struct {
 }
 
 func newOutput(dir string) (*output, error) {
-	if err := checkDir(dir); err != nil {
+	if err := runs.CheckDir(dir); err != nil {
+		err = fmt.Errorf("trj: %w", err)
 		return nil, err
 	}
 	return &output{dir: dir}, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl/draws"
 )
 
@@ -49,7 +50,7 @@ func TestOutputDir(t *testing.T) {
 	s = smallSettings(1)
 	s.Chains.Steps, s.Chains.Warmup = 1_000_000, 100
 	s.OutputDir = dir
-	s.Progress = func(p trj.Progress) {
+	s.Progress = func(p pipeline.Progress) {
 		if p.Stage == "chains" && p.Chain == 0 && p.Done >= 1000 {
 			cancel()
 		}

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -65,7 +66,7 @@ func (ps NUTSPilots) pilot(ctx context.Context, s *Settings, m ppl.Model, k int,
 	total := ps.Chains * (ps.Warmup + ps.Draws)
 	done := 0
 	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, rng *rand.Rand, x []float64) error { return m.Init(rng, x) },
-		Chains: ps.Chains, Warmup: ps.Warmup, Draws: ps.Draws, Seed: subSeed(s.Seed, "pilot", k),
+		Chains: ps.Chains, Warmup: ps.Warmup, Draws: ps.Draws, Seed: runs.SubSeed(s.Seed, "pilot", k),
 		Progress: func(p kernels.Progress) {
 			if progress != nil && p.Chain == 0 && p.Done%100 == 0 {
 				done = p.Done * ps.Chains
@@ -124,10 +125,10 @@ func (ps SMCPilots) pilot(ctx context.Context, s *Settings, m ppl.Model, k int, 
 	// One worker per run: the runs of all models already fill the cores,
 	// and SMC's result does not depend on the worker count.
 	set.Workers = 1
-	runs := ps.Runs
-	p := &pilot{LogZ: make([]float64, runs)}
-	for r := range runs {
-		set.Seed = subSeed(s.Seed, fmt.Sprintf("smc/%d", k), r)
+	nruns := ps.Runs
+	p := &pilot{LogZ: make([]float64, nruns)}
+	for r := range nruns {
+		set.Seed = runs.SubSeed(s.Seed, fmt.Sprintf("smc/%d", k), r)
 		res, err := kernels.RunSMC(ctx, factory, &set)
 		if err != nil {
 			return nil, fmt.Errorf("SMC run %d: %w", r, err)
@@ -137,13 +138,13 @@ func (ps SMCPilots) pilot(ctx context.Context, s *Settings, m ppl.Model, k int, 
 		for i := range draws {
 			draws[i] = append([]float64(nil), res.Particle(i)...)
 		}
-		if r < runs/2 {
+		if r < nruns/2 {
 			p.Train = append(p.Train, draws...)
 		} else {
 			p.Eval = append(p.Eval, draws)
 		}
 		if progress != nil {
-			progress(r+1, runs)
+			progress(r+1, nruns)
 		}
 	}
 	return p, nil
@@ -205,7 +206,7 @@ func adaptWithin(ctx context.Context, s *Settings, m ppl.Model, k int, p *pilot)
 		return nil
 	}
 	start := p.Train[len(p.Train)/2]
-	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, _ *rand.Rand, x []float64) error { copy(x, start); return nil }, Chains: 1, Warmup: 300, Draws: 1, Seed: subSeed(s.Seed, "within", k)})
+	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, _ *rand.Rand, x []float64) error { copy(x, start); return nil }, Chains: 1, Warmup: 300, Draws: 1, Seed: runs.SubSeed(s.Seed, "within", k)})
 	if err != nil {
 		return fmt.Errorf("adapting the within-model NUTS kernel: %w", err)
 	}
@@ -269,11 +270,11 @@ func refresh(ctx context.Context, s *Settings, m ppl.Model, k, n int, p *pilot) 
 		}
 		return nil
 	}
-	if err := move(p.Train, stream(s.Seed, fmt.Sprintf("refresh/%d/train", k), 0)); err != nil {
+	if err := move(p.Train, runs.Stream(s.Seed, fmt.Sprintf("refresh/%d/train", k), 0)); err != nil {
 		return err
 	}
 	for g, grp := range p.Eval {
-		if err := move(grp, stream(s.Seed, fmt.Sprintf("refresh/%d/eval", k), g)); err != nil {
+		if err := move(grp, runs.Stream(s.Seed, fmt.Sprintf("refresh/%d/eval", k), g)); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -88,7 +89,7 @@ type FitData struct {
 // Seed returns the seed of part i of the named stage of the fit, derived
 // from the run's seed (Settings.Seed): the same for the same run, distinct
 // for distinct (stage, i).
-func (d *FitData) Seed(stage string, i int) uint64 { return subSeed(d.seed, stage, i) }
+func (d *FitData) Seed(stage string, i int) uint64 { return runs.SubSeed(d.seed, stage, i) }
 
 // Fitted is what a run fitted that a later run can reuse: every model's
 // pilot (Settings.Pilot.From) and the fitted proposals (saved by Save and

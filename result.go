@@ -9,11 +9,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
-	"github.com/trjgo/trj/ppl/diag"
 )
 
 // Result is what Run found. Fields of stages that did not run are nil.
@@ -32,7 +30,7 @@ type Result struct {
 	// the fields of the stages that finished are filled in.
 	Complete bool
 	// Chain[k] is π(k | y) from the chains' visit frequencies.
-	Chain []ChainEstimate `json:",omitempty"`
+	Chain []pipeline.Estimate `json:",omitempty"`
 	// NumChains is the number of chains of the whole run (a shard runs
 	// some of them).
 	NumChains int `json:",omitempty"`
@@ -70,60 +68,6 @@ type Result struct {
 	// the family of proposals...); functions, which cannot, are named by
 	// Settings.Tag.
 	Fingerprint string
-}
-
-// ChainEstimate is one model's posterior probability from the chains.
-type ChainEstimate struct {
-	// P is the fraction of kept steps in the model; MCSE its Monte Carlo
-	// standard error: the larger of the one from the indicator series' ESS
-	// across chains and the spread of the chains' own fractions (their
-	// standard deviation over √chains). The chains start at independent
-	// pilot draws, so their fractions are independent estimates whatever
-	// the mixing; their spread counts slow components (a chain's rare
-	// passages between the modes of a multimodal posterior) that the
-	// autocorrelations within one chain cannot show. With the ESS alone the
-	// conditional-flow CTRJ chains under-covered on robust variable
-	// selection (z-score sd 1.78 over 10 seeds). R̂ is the indicators' rank
-	// normalised split-R̂ and ESS their bulk effective sample size.
-	P, MCSE, Rhat, ESS float64
-	// Mixed is false when the chains never entered the model or never
-	// left it, so that MCSE, R̂ and ESS are not defined and are set to 0,
-	// 1 and 0.
-	Mixed bool
-	// Steps is the number of kept steps, over all chains, that P counts.
-	Steps int `json:",omitempty"`
-}
-
-// Interval returns the score (Wilson) interval for the model's probability
-// at z standard errors: the p with |P − p| ≤ z·√(p(1 − p)/n), n the
-// effective number of independent steps, P(1 − P)/MCSE² when the chains
-// mixed and Steps (every kept step, the most n can be) when they never
-// entered or never left the model. For a well-visited model it is P ±
-// z·MCSE to within a small fraction of MCSE; use it instead for a rarely
-// visited one, whose MCSE is estimated from its few visits and shrinks with
-// them: with five visits expected, one visit puts P four MCSE below the
-// probability, yet inside the interval at z = 4, which takes the standard
-// error at p rather than at P (the score test's interval rather than
-// Wald's). It returns NaN, NaN when there are no steps or z is not
-// positive.
-func (c ChainEstimate) Interval(z float64) (lo, hi float64) {
-	n := float64(c.Steps)
-	if c.Mixed && c.MCSE > 0 {
-		n = c.P * (1 - c.P) / (c.MCSE * c.MCSE)
-	}
-	if !(n > 0) || !(z > 0) || math.IsInf(z, 1) {
-		return math.NaN(), math.NaN()
-	}
-	return wilson(c.P, n, z)
-}
-
-// wilson is the Wilson score interval of a proportion p from n independent
-// trials at z standard errors.
-func wilson(p, n, z float64) (lo, hi float64) {
-	z2n := z * z / n
-	centre := (p + z2n/2) / (1 + z2n)
-	half := z / (1 + z2n) * math.Sqrt(p*(1-p)/n+z2n/(4*n))
-	return max(centre-half, 0), min(centre+half, 1)
 }
 
 // Evidence is the SMC estimate of each model's log evidence log p(y | k)
@@ -211,13 +155,13 @@ func (r *Result) setEvidence(pilots []*pilot) {
 func (r *Result) setChains(rj *kernels.RJSampleResult) {
 	r.Chains = rj
 	K := rj.NumModels
-	r.Chain = make([]ChainEstimate, K)
+	r.Chain = make([]pipeline.Estimate, K)
 	r.Steps = 0
 	for _, c := range rj.Chains {
 		r.Steps += len(c.Models)
 	}
 	for k := range K {
-		r.Chain[k] = chainEstimate(rj.Indicators(k))
+		r.Chain[k] = pipeline.EstimateMean(rj.Indicators(k))
 	}
 	r.Jumps = r.Jumps[:0]
 	for from := range K {
@@ -233,43 +177,6 @@ func (r *Result) setChains(rj *kernels.RJSampleResult) {
 			}
 		}
 	}
-}
-
-// chainEstimate is a model's estimate from its indicator series, one per
-// chain.
-func chainEstimate(x [][]float64) ChainEstimate {
-	var sum float64
-	n := 0
-	for _, c := range x {
-		for _, v := range c {
-			sum += v
-		}
-		n += len(c)
-	}
-	est := ChainEstimate{Rhat: 1, Steps: n}
-	if n > 0 {
-		est.P = sum / float64(n)
-	}
-	mcse, err1 := diag.MCSEMean(x)
-	rhat, err2 := diag.Rhat(x)
-	ess, err3 := diag.ESSBulk(x)
-	if err1 == nil && err2 == nil && err3 == nil {
-		est.MCSE, est.Rhat, est.ESS, est.Mixed = max(mcse, betweenSE(x)), rhat, ess, true
-	}
-	return est
-}
-
-// betweenSE is the standard deviation of the chains' means over √chains
-// (0 with fewer than two chains).
-func betweenSE(x [][]float64) float64 {
-	if len(x) < 2 {
-		return 0
-	}
-	means := make([]float64, len(x))
-	for c, v := range x {
-		means[c] = stat.Mean(v, nil)
-	}
-	return stat.StdDev(means, nil) / math.Sqrt(float64(len(x)))
 }
 
 // Acceptance returns the fraction of the chains' jump proposals from model k

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/trjgo/trj/internal/parallel"
-	"github.com/trjgo/trj/internal/seed"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -162,7 +160,7 @@ func (r *runner) progress(stage string, model, chain int) func(done, total int) 
 		return nil
 	}
 	return func(done, total int) {
-		r.s.Progress(Progress{Stage: stage, Model: model, Chain: chain, Done: done, Total: total})
+		r.s.Progress(pipeline.Progress{Stage: stage, Model: model, Chain: chain, Done: done, Total: total})
 	}
 }
 
@@ -302,26 +300,6 @@ func defaultStart(probs []float64, pilots []*pilot) func(int, *rand.Rand) (int, 
 		ev := pilots[k].EvalDraws()
 		return k, ev[rng.IntN(len(ev))], nil
 	}
-}
-
-// subSeed derives the seed of one stage's part i from the run's seed.
-func subSeed(s uint64, stage string, i int) uint64 { return seed.Derive(s, stage, i) }
-
-// stream is the random stream of one stage's part i.
-func stream(s uint64, stage string, i int) *rand.Rand { return seed.Stream(s, stage, i) }
-
-// checkDir makes dir and checks that a file can be written in it.
-func checkDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("trj: output folder: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".trj-check-*")
-	if err != nil {
-		return fmt.Errorf("trj: output folder %s is not writable: %w", dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(filepath.Clean(name))
 }
 
 // timed runs f and records its wall time under stage.

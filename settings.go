@@ -6,7 +6,9 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -32,7 +34,7 @@ type Settings struct {
 	OutputDir string
 	// Progress, when non-nil, is called as stages advance. Calls may come
 	// from several goroutines at once.
-	Progress func(Progress)
+	Progress func(pipeline.Progress)
 	// Tag names, for the run's fingerprint (Result.Fingerprint, which
 	// Merge compares), what the fingerprint cannot read: the functions in
 	// the settings (Chains.Start, SMCPilots.Tempered, UserTransports.New,
@@ -42,18 +44,6 @@ type Settings struct {
 	// capture) its own Tag, such as "start-at-mode v2". A shard
 	// (Chains.Shard) whose settings hold functions needs a Tag.
 	Tag string
-}
-
-// Progress reports how far a stage has come: Done of Total units (draws,
-// iterations or steps) of one model's or one chain's part of the stage.
-type Progress struct {
-	// Stage is "pilot", "transport", "bridge" or "chains".
-	Stage string
-	// Model is the model concerned (−1 when the unit is a chain).
-	Model int
-	// Chain is the chain concerned (−1 when the unit is a model).
-	Chain       int
-	Done, Total int
 }
 
 // PilotMethod makes each model's pilot draws: NUTSPilots (the default),
@@ -124,15 +114,15 @@ func (SMCPilots) Name() string { return "SMC" }
 func (GivenPilots) Name() string { return "given" }
 
 func (p NUTSPilots) withDefaults() PilotMethod {
-	orDefault(&p.Chains, 8)
-	orDefault(&p.Warmup, 1000)
-	orDefault(&p.Draws, 500)
+	runs.OrDefault(&p.Chains, 8)
+	runs.OrDefault(&p.Warmup, 1000)
+	runs.OrDefault(&p.Draws, 500)
 	return p
 }
 
 func (p SMCPilots) withDefaults() PilotMethod {
-	orDefault(&p.Runs, 40)
-	orDefault(&p.Refresh, 10)
+	runs.OrDefault(&p.Runs, 40)
+	runs.OrDefault(&p.Refresh, 10)
 	return p
 }
 
@@ -294,24 +284,17 @@ func (s *Settings) withDefaults(numModels int) Settings {
 		d.Proposals = &AutoTransports{}
 	}
 	c := &d.Chains
-	orDefault(&c.Chains, 8)
-	orDefault(&c.Steps, 5000)
-	orDefault(&c.Warmup, c.Steps/10)
-	orDefault(&c.MaxSteps, 10*min(c.Steps, math.MaxInt/10))
+	runs.OrDefault(&c.Chains, 8)
+	runs.OrDefault(&c.Steps, 5000)
+	runs.OrDefault(&c.Warmup, c.Steps/10)
+	runs.OrDefault(&c.MaxSteps, 10*min(c.Steps, math.MaxInt/10))
 	c.MaxSteps = max(c.MaxSteps, c.Steps)
 	c.Warmup = max(c.Warmup, 0)
-	orDefault(&c.JumpFloor, 0.1/float64(max(numModels, 1)))
-	orDefault(&c.FlowMoves, 1)
+	runs.OrDefault(&c.JumpFloor, 0.1/float64(max(numModels, 1)))
+	runs.OrDefault(&c.FlowMoves, 1)
 	c.FlowMoves = max(c.FlowMoves, 0)
 	c.Within = withinMoveOf(c.Within).withDefaults()
 	return d
-}
-
-// orDefault sets *v to def when it is zero (unset).
-func orDefault[T int | float64](v *T, def T) {
-	if *v == 0 {
-		*v = def
-	}
 }
 
 func (s *Settings) validate(numModels int) error {

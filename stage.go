@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trjgo/trj/internal/parallel"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -184,7 +185,8 @@ func (r *runner) stagePilots() error {
 		seen[k] = true
 	}
 	models = slices.Sorted(slices.Values(models))
-	if err := checkDir(r.plan.dir); err != nil {
+	if err := runs.CheckDir(r.plan.dir); err != nil {
+		err = fmt.Errorf("trj: %w", err)
 		return err
 	}
 	t0 := time.Now()

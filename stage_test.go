@@ -16,6 +16,7 @@ import (
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 	"gonum.org/v1/gonum/mat"
 )
@@ -438,7 +439,7 @@ func TestRunBadSettingsUpFront(t *testing.T) {
 		s := &trj.Settings{
 			Pilot:    trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 10, Draws: 1_000_000}},
 			Chains:   trj.ChainSettings{Chains: 4},
-			Progress: func(trj.Progress) { cancel() },
+			Progress: func(pipeline.Progress) { cancel() },
 		}
 		c.edit(s)
 		res, err := trj.Run(ctx, space, s)

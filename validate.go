@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -120,7 +121,7 @@ func (s *Settings) checkStart(space *ppl.Space) error {
 	K := space.NumModels()
 	models := make([]ppl.Model, K)
 	for _, ch := range chains {
-		k, theta, err := c.Start(ch, stream(s.Seed, "start check", ch))
+		k, theta, err := c.Start(ch, runs.Stream(s.Seed, "start check", ch))
 		if err != nil {
 			return fmt.Errorf("trj: Chains.Start of chain %d: %w", ch, err)
 		}

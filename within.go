@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
@@ -49,7 +50,7 @@ func (RandomWalkMove) Name() string { return "random walk" }
 func (m NUTSMove) withDefaults() WithinMove { return m }
 
 func (m RandomWalkMove) withDefaults() WithinMove {
-	orDefault(&m.Scale, 2.38*2.38)
+	runs.OrDefault(&m.Scale, 2.38*2.38)
 	return m
 }
 

@@ -19,10 +19,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
-	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/glmselect"
 	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/selection"
 )
 
 // snippet:selectdata
@@ -62,7 +62,7 @@ func readTable(name, response string) (X *mat.Dense, y []float64, names []string
 // snippet:varselect
 // whichPredictors asks which of the 20 candidate predictors of the linear
 // data set matter: 2²⁰ models, each built when a chain first visits it.
-func whichPredictors(ctx context.Context, w io.Writer, settings *trj.SelectSettings) (*trj.SelectResult, error) {
+func whichPredictors(ctx context.Context, w io.Writer, settings *selection.Settings) (*selection.Result, error) {
 	X, y, names, err := readTable(datasets.SelectLinear, "y")
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func whichPredictors(ctx context.Context, w io.Writer, settings *trj.SelectSetti
 	if err != nil {
 		return nil, err
 	}
-	res, err := trj.Select(ctx, sp, settings) // nil settings: the defaults
+	res, err := selection.Run(ctx, sp, settings) // nil settings: the defaults
 	if err != nil {
 		return nil, err
 	}
@@ -133,16 +133,16 @@ func exactPIPs(t *testing.T) []float64 {
 // MCSE where the chains estimate one, and a term never dropped (or never
 // included) only where the exact probability is within 0.01 of 1 (or 0).
 func TestGuideVariableSelection(t *testing.T) {
-	res, err := whichPredictors(context.Background(), io.Discard, &trj.SelectSettings{Seed: 1, Chains: 2, Warmup: 300, Steps: 1500})
+	res, err := whichPredictors(context.Background(), io.Discard, &selection.Settings{Seed: 1, Chains: 2, Warmup: 300, Steps: 1500})
 	if err != nil {
 		t.Fatal(err)
 	}
 	exact := exactPIPs(t)
 	for j, e := range res.PIP {
 		switch {
-		case e.Constant && math.Abs(e.P-exact[j]) > 0.01:
+		case !e.Mixed && math.Abs(e.P-exact[j]) > 0.01:
 			t.Errorf("%s: PIP %v in every kept step, exact %.4f", res.Names[j], e.P, exact[j])
-		case !e.Constant && math.Abs(e.P-exact[j]) > 4*e.MCSE:
+		case e.Mixed && math.Abs(e.P-exact[j]) > 4*e.MCSE:
 			t.Errorf("%s: PIP %.4f ± %.4f, exact %.4f", res.Names[j], e.P, e.MCSE, exact[j])
 		}
 	}
@@ -177,7 +177,7 @@ func TestGuideOwnSelection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := trj.Select(context.Background(), sp, &trj.SelectSettings{Seed: 2, Chains: 2, Warmup: 200, Steps: 500})
+	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: 2, Chains: 2, Warmup: 200, Steps: 500})
 	if err != nil {
 		t.Fatal(err)
 	}

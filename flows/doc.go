@@ -18,7 +18,7 @@
 // Laplace needs no samples: z = Lᵀ(θ − μ) from the mode μ of a log-density
 // and its negative Hessian LLᵀ there (FitLaplace: Newton's method with
 // the Hessian by finite differences of the gradient), with the Laplace
-// approximation of the log evidence. It is the transport trj.Select gives
+// approximation of the log evidence. It is the transport selection.Run gives
 // each model of a variable selection on first visit.
 //
 // All of them implement the transport contracts of package kernels

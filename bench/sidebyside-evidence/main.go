@@ -201,7 +201,7 @@ func runTrj(pr *problem, seed int) ([]row, error) {
 		add("chains", p, se, fmt.Sprintf("%d kept steps, all mixed %v", res.Steps, mixed))
 		// A model the chains never entered (or never left) has no MCSE:
 		// its z-score is left out and "within 4 SE" is read from its
-		// Wilson interval at 4 SE (ChainEstimate.Interval), as for every
+		// Wilson interval at 4 SE (pipeline.Estimate.Interval), as for every
 		// model.
 		sc := &rows[len(rows)-1].Score
 		sc.MaxZ, sc.Within4 = 0, true

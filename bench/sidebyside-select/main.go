@@ -9,12 +9,12 @@
 //
 //	go run ./bench/sidebyside-select -out bench/sidebyside-select/results.csv
 //
-// With -scale 20,50,100 it instead measures trj.Select's memory (peak RSS of
+// With -scale 20,50,100 it instead measures selection.Run's memory (peak RSS of
 // a fresh process per p) and time per step as the number of candidate
 // terms grows, on the linear set widened by null columns (same n).
 //
 // trj runs in this process: the CPU time of the process (all goroutines,
-// getrusage) around trj.Select, the space built before. BMS and JAGS run
+// getrusage) around selection.Run, the space built before. BMS and JAGS run
 // through Rscript and the scripts here, which time their sampling with
 // proc.time (BMS: bms(), burn-in included; JAGS: adaptation/burn-in and
 // coda.samples, jags.model's compilation excluded).
@@ -46,10 +46,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/glmselect"
 	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/selection"
 )
 
 // reference is the part of a reference JSON the harness uses.
@@ -111,13 +111,13 @@ type result struct {
 }
 
 // trjProposal is the -proposal flag's family (nil: trj's default).
-var trjProposal trj.SelectProposal
+var trjProposal selection.Proposal
 
-func parseProposal(name string) (trj.SelectProposal, error) {
+func parseProposal(name string) (selection.Proposal, error) {
 	if name == "" || name == "default" {
 		return nil, nil
 	}
-	return trj.ParseSelectProposal(name)
+	return selection.ParseProposal(name)
 }
 
 func main() {
@@ -130,13 +130,13 @@ func main() {
 	bmsIter := flag.String("bms-iter", "10000,100000,1000000", "BMS: iterations (burn-in: a fifth)")
 	jagsIter := flag.String("jags-iter", "1000,4000,16000", "JAGS: iterations (adaptation/burn-in: a fifth)")
 	rscript := flag.String("rscript", "Rscript", "Rscript command")
-	scaleP := flag.String("scale", "", "instead: measure memory and time of trj.Select at these numbers of terms (e.g. 20,50,100), each in a fresh process")
+	scaleP := flag.String("scale", "", "instead: measure memory and time of selection.Run at these numbers of terms (e.g. 20,50,100), each in a fresh process")
 	scaleOneP := flag.Int("scale-one", 0, "internal: one -scale measurement")
 	scaleWarmup := flag.Int("scale-warmup", 500, "-scale: warm-up steps per chain")
 	scaleSteps := flag.Int("scale-steps", 2000, "-scale: kept steps per chain")
 	scoreFile := flag.String("score", "", "instead: score the rows an R script wrote to this file (runs made by hand) against the reference of -problems (one), appending to -out")
 	tableFiles := flag.String("table", "", "instead: print the summary table of these results files (comma separated)")
-	proposal := flag.String("proposal", "", "trj: the SelectProposal family (laplace, global, identity, amortised, ctrj, fullcond; default trj's); rows are labelled trj-<family>")
+	proposal := flag.String("proposal", "", "trj: the selection.Proposal family (laplace, global, identity, amortised, ctrj, fullcond; default trj's); rows are labelled trj-<family>")
 	flag.Parse()
 	var err0 error
 	if trjProposal, err0 = parseProposal(*proposal); err0 != nil {
@@ -331,7 +331,7 @@ func loadProblem(name, tmp string) (*problem, error) {
 	return &pr, nil
 }
 
-// runTrj runs trj.Select with default settings but the run length, and
+// runTrj runs selection.Run with default settings but the run length, and
 // measures the process's CPU time around it.
 func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 	var sp *ppl.SelectionSpace
@@ -346,7 +346,7 @@ func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 	}
 	warm := max(200, steps/5)
 	c0 := cpuSeconds()
-	res, err := trj.Select(context.Background(), sp, &trj.SelectSettings{Seed: uint64(seed), Chains: chains, Warmup: warm, Steps: steps, Proposal: trjProposal})
+	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: uint64(seed), Chains: chains, Warmup: warm, Steps: steps, Proposal: trjProposal})
 	cpu := cpuSeconds() - c0
 	if err != nil {
 		return result{}, err
@@ -503,7 +503,7 @@ func table(rs []result) string {
 
 // moveNote is a run's acceptance of each move and within-model step and
 // its smallest PIP ESS over the terms that changed.
-func moveNote(res *trj.SelectResult) string {
+func moveNote(res *selection.Result) string {
 	var b strings.Builder
 	for _, m := range res.Moves {
 		fmt.Fprintf(&b, ", %s %.3f", m.Move, float64(m.Accepted)/math.Max(1, float64(m.Proposed)))
@@ -511,7 +511,7 @@ func moveNote(res *trj.SelectResult) string {
 	fmt.Fprintf(&b, ", within %.3f", float64(res.Within.Accepted)/math.Max(1, float64(res.Within.Proposed)))
 	ess := math.Inf(1)
 	for _, e := range res.PIP {
-		if !e.Constant && e.MCSE > 0 {
+		if e.Mixed && e.MCSE > 0 {
 			ess = math.Min(ess, e.ESS)
 		}
 	}

@@ -13,8 +13,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/models/glmselect"
+	"github.com/trjgo/trj/selection"
 )
 
 // scaleRun is one measurement of memory and time at p candidate terms.
@@ -52,7 +52,7 @@ func widen(x *mat.Dense, p int) *mat.Dense {
 	return w
 }
 
-// scaleOne runs trj.Select at p terms in this process and prints its
+// scaleOne runs selection.Run at p terms in this process and prints its
 // measurement as JSON on stdout (peak RSS is read by the parent).
 func scaleOne(p, chains, warmup, steps int) error {
 	pr, err := loadProblem("linear", os.TempDir())
@@ -65,7 +65,7 @@ func scaleOne(p, chains, warmup, steps int) error {
 		return err
 	}
 	c0, t0 := cpuSeconds(), time.Now()
-	res, err := trj.Select(context.Background(), sp, &trj.SelectSettings{Seed: 1, Chains: chains, Warmup: warmup, Steps: steps, Proposal: trjProposal})
+	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: 1, Chains: chains, Warmup: warmup, Steps: steps, Proposal: trjProposal})
 	cpu, wall := cpuSeconds()-c0, time.Since(t0).Seconds()
 	if err != nil {
 		return err

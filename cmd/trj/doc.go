@@ -48,7 +48,7 @@
 // saying "interrupted"; a second signal ends it at once. run writes the
 // JSON of what finished, marked "incomplete".
 //
-// select runs variable selection over the CSV's columns (trj.Select on a
+// select runs variable selection over the CSV's columns (selection.Run on a
 // models/glmselect space): the response -y against every other column,
 // standardised, the intercept always in, with the documented default
 // priors of package glmselect (gaussian: β | σ² ~ N(0, σ² g) for every
@@ -71,7 +71,7 @@
 // submit with --array=1-n). See docs/scale.md. select -shard i/n likewise
 // runs its block of the chains and writes its result (-json) and draws
 // (-o); "trj select -merge -json all.json part_*.json" combines the shards'
-// results (trj.MergeSelect) into the whole run's table and JSON.
+// results (selection.Merge) into the whole run's table and JSON.
 //
 // study factor runs the paper's factor-analysis study of the bridge
 // estimator: -pairs independent training/evaluation pilot pairs of -n draws

@@ -17,10 +17,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/glmselect"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/selection"
 	"github.com/trjgo/trj/shard"
 )
 
@@ -30,7 +31,7 @@ func selectFamilies() []string { return []string{"gaussian", "logistic", "poisso
 // selectProposalNames lists the -proposal values of "trj select".
 func selectProposalNames() string {
 	var names []string
-	for _, p := range trj.SelectProposals() {
+	for _, p := range selection.Proposals() {
 		names = append(names, p.String())
 	}
 	return strings.Join(names, ", ")
@@ -61,17 +62,17 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.StringVar(&f.family, "family", "gaussian", "the regression: "+strings.Join(selectFamilies(), ", "))
 	fs.StringVar(&f.jsonPath, "json", "", "write the result as JSON to `file`")
 	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv) with an indicator column per predictor, and the figures pips.png (every PIP ± 2 MCSE) and running_pips.png (running PIPs of the least certain predictors)")
-	fs.StringVar(&f.proposal, "proposal", "", "the jumps' proposal family: "+selectProposalNames()+" (default "+trj.SelectFullConditional{}.String()+"; see trj.SelectProposals)")
+	fs.StringVar(&f.proposal, "proposal", "", "the jumps' proposal family: "+selectProposalNames()+" (default "+selection.FullConditional{}.String()+"; see selection.Proposals)")
 	fs.Float64Var(&f.g, "g", glmselect.DefaultG, "gaussian: every coefficient, intercept included, ~ N(0, σ² g) on the standardised predictors")
 	fs.Float64Var(&f.a, "a", glmselect.DefaultA, "gaussian: σ² ~ InverseGamma(a, b), shape")
 	fs.Float64Var(&f.b, "b", glmselect.DefaultB, "gaussian: σ² ~ InverseGamma(a, b), scale")
 	fs.Float64Var(&f.priorSD, "prior-sd", glmselect.DefaultPriorSD, "logistic, poisson: each coefficient ~ N(0, prior-sd²) on the standardised predictors")
 	fs.Float64Var(&f.interceptSD, "intercept-sd", glmselect.DefaultInterceptSD, "logistic, poisson: the intercept ~ N(0, intercept-sd²)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; chains derive their streams from it")
-	fs.IntVar(&f.chains, "chains", trj.DefaultSelectChains, "number of chains")
-	fs.IntVar(&f.warmup, "warmup", trj.DefaultSelectWarmup, "warm-up steps per chain, not kept")
-	fs.IntVar(&f.steps, "steps", trj.DefaultSelectSteps, "kept steps per chain")
-	fs.IntVar(&f.top, "top", trj.DefaultSelectTop, "number of most visited models reported")
+	fs.IntVar(&f.chains, "chains", selection.DefaultChains, "number of chains")
+	fs.IntVar(&f.warmup, "warmup", selection.DefaultWarmup, "warm-up steps per chain, not kept")
+	fs.IntVar(&f.steps, "steps", selection.DefaultSteps, "kept steps per chain")
+	fs.IntVar(&f.top, "top", selection.DefaultTop, "number of most visited models reported")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	fs.StringVar(&f.shardArg, "shard", "", shardFlagHelp+"; the shard runs its block of the chains, seeded as in the whole run, and writes its result (-json) and files (-o); \"trj select -merge -json all.json PART.json...\" combines the shards' results")
 	fs.BoolVar(&f.merge, "merge", false, "combine the -json results of the shards of one run, given as arguments, into one table and -json")
@@ -123,7 +124,7 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		}
 	}
 	if f.proposal != "" {
-		if _, err := trj.ParseSelectProposal(f.proposal); err != nil {
+		if _, err := selection.ParseProposal(f.proposal); err != nil {
 			return nil, fmt.Errorf("-proposal: %w", err)
 		}
 	}
@@ -273,7 +274,7 @@ type selectJSON struct {
 	Shard      string             `json:"shard,omitempty"`
 	Incomplete bool               `json:"incomplete,omitempty"`
 	Stopped    string             `json:"stopped,omitempty"`
-	*trj.SelectResult
+	*selection.Result
 }
 
 func (f *selectFlags) prior() map[string]float64 {
@@ -320,10 +321,10 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
-	settings := &trj.SelectSettings{Seed: f.seed, Chains: f.chains, Warmup: f.warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
+	settings := &selection.Settings{Seed: f.seed, Chains: f.chains, Warmup: f.warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
 	if f.proposal != "" {
 		// Checked in parseSelectFlags.
-		settings.Proposal, _ = trj.ParseSelectProposal(f.proposal)
+		settings.Proposal, _ = selection.ParseProposal(f.proposal)
 	}
 	if f.sh.Split() {
 		settings.Shard = f.sh.Indices(f.chains)
@@ -333,7 +334,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			f.family, f.y, len(d.names), len(d.y), len(chainsOf(settings)), f.warmup, f.steps)
 		settings.Progress = selectProgress(stderr, len(chainsOf(settings)))
 	}
-	res, err := trj.Select(ctx, sp, settings)
+	res, err := selection.Run(ctx, sp, settings)
 	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
 		return fail(err)
@@ -350,7 +351,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var files []string
 	if f.jsonPath != "" {
-		out := selectJSON{Data: f.data, Response: f.y, Family: f.family, Prior: f.prior(), SelectResult: res}
+		out := selectJSON{Data: f.data, Response: f.y, Family: f.family, Prior: f.prior(), Result: res}
 		if f.sh.Split() {
 			out.Shard = f.sh.String()
 		}
@@ -387,7 +388,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return exitOK
 }
 
-func chainsOf(s *trj.SelectSettings) []int {
+func chainsOf(s *selection.Settings) []int {
 	if s.Shard != nil {
 		return s.Shard
 	}
@@ -400,11 +401,11 @@ func chainsOf(s *trj.SelectSettings) []int {
 
 // selectProgress prints a line on stderr each time the chains together
 // pass another tenth of their steps.
-func selectProgress(stderr io.Writer, chains int) func(trj.SelectProgress) {
+func selectProgress(stderr io.Writer, chains int) func(pipeline.Progress) {
 	var mu sync.Mutex
 	done := map[int]int{}
 	last := 0
-	return func(p trj.SelectProgress) {
+	return func(p pipeline.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		done[p.Chain] = p.Done
@@ -420,7 +421,7 @@ func selectProgress(stderr io.Writer, chains int) func(trj.SelectProgress) {
 	}
 }
 
-// mergeSelect combines the -json results of a run's shards (trj.MergeSelect)
+// mergeSelect combines the -json results of a run's shards (selection.Merge)
 // and prints and writes the whole run's result.
 func mergeSelect(f *selectFlags, stdout io.Writer) error {
 	if f.jsonPath != "" {
@@ -428,7 +429,7 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 			return fmt.Errorf("-json: %w", err)
 		}
 	}
-	var parts []*trj.SelectResult
+	var parts []*selection.Result
 	var head selectJSON
 	for i, path := range f.parts {
 		b, err := os.ReadFile(path)
@@ -447,13 +448,13 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 		} else if h.Data != head.Data || h.Response != head.Response || h.Family != head.Family || fmt.Sprint(h.Prior) != fmt.Sprint(head.Prior) {
 			return fmt.Errorf("%s is of another run (data %s, response %q, family %s, prior %v) than %s", path, h.Data, h.Response, h.Family, h.Prior, f.parts[0])
 		}
-		r, err := trj.ReadSelectResult(bytes.NewReader(b))
+		r, err := selection.ReadResult(bytes.NewReader(b))
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		parts = append(parts, r)
 	}
-	res, err := trj.MergeSelect(parts...)
+	res, err := selection.Merge(parts...)
 	if err != nil {
 		return err
 	}
@@ -463,7 +464,7 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 	if f.jsonPath == "" {
 		return nil
 	}
-	out := selectJSON{Data: head.Data, Response: head.Response, Family: head.Family, Prior: head.Prior, SelectResult: res}
+	out := selectJSON{Data: head.Data, Response: head.Response, Family: head.Family, Prior: head.Prior, Result: res}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err

@@ -2,7 +2,7 @@
 // linear models from an n×p matrix of candidate predictors: Gaussian
 // (linear regression with the conjugate normal-inverse-gamma prior),
 // Logistic and Poisson. Each returns a *ppl.SelectionSpace of 2^p models,
-// the intercept always in, for trj.Select.
+// the intercept always in, for selection.Run.
 //
 // Predictors are standardised by default (each column centred and scaled
 // to unit standard deviation), so that one prior scale suits every

@@ -16,6 +16,7 @@ import (
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/models/experiment"
+	"github.com/trjgo/trj/pipeline"
 )
 
 // Config sizes the SAS experiment of the paper's §4.2, which runs
@@ -559,7 +560,7 @@ func newBars(p *experiment.Progress, kind string, chains int) *bars {
 	return &bars{p: p, kind: kind, n: chains, last: map[int]int{}}
 }
 
-func (b *bars) report(pr trj.Progress) {
+func (b *bars) report(pr pipeline.Progress) {
 	if b.p == nil || pr.Stage != "chains" {
 		return
 	}

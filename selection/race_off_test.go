@@ -1,6 +1,6 @@
 //go:build !race
 
-package trj
+package selection
 
 // selectRace reports whether the internal tests were built with -race.
 const selectRace = false

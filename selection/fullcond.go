@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// SelectFullConditional (the default SelectProposal) has one Laplace fit in all:
+// FullConditional (the default Proposal) has one Laplace fit in all:
 // that of the full model, N(μ, H⁻¹), fitted before the chains start. A
 // model's transport (for its jumps and its within-model moves) is that
 // Gaussian conditioned on the coefficients of the terms it lacks being 0:
@@ -20,12 +20,12 @@ import (
 // the model's exact posterior; elsewhere an approximation whose cost per
 // model is one Cholesky factorisation, with no finite-difference Hessian.
 // Models get no evidence.
-type SelectFullConditional struct{}
+type FullConditional struct{}
 
-func (SelectFullConditional) String() string { return "fullcond" }
+func (FullConditional) String() string { return "fullcond" }
 
 // Prepare fits the full model's Laplace approximation.
-func (SelectFullConditional) Prepare(_ context.Context, in *SelectPrepare) (SelectProposer, error) {
+func (FullConditional) Prepare(_ context.Context, in *Preparation) (Proposer, error) {
 	sp := in.Space
 	lap, err := in.FullLaplace()
 	if err != nil {

@@ -1,4 +1,4 @@
-package trj_test
+package selection_test
 
 import (
 	"context"
@@ -8,15 +8,15 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/models/glmselect"
+	"github.com/trjgo/trj/selection"
 )
 
 // Variable selection over the 2^6 linear regressions of y on six candidate
 // predictors, of which two matter. The same code runs p = 20 (a million
 // models) with the default settings: no pilot per model, models built on
 // first visit.
-func ExampleSelect() {
+func ExampleRun() {
 	rng := rand.New(rand.NewPCG(1, 2))
 	n, p := 100, 6
 	X := mat.NewDense(n, p, nil)
@@ -32,7 +32,7 @@ func ExampleSelect() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := trj.Select(context.Background(), sp, &trj.SelectSettings{Seed: 1, Steps: 2000})
+	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: 1, Steps: 2000})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"context"
@@ -8,15 +8,16 @@ import (
 	"sync"
 
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
 
-// SelectAmortised is a SelectProposal that needs no fit per model: one
+// Amortised is a Proposal that needs no fit per model: one
 // conditional RQMA flow on the saturated space (always-in, every term,
 // shared coordinates), whose context is the model's 0/1 inclusion vector,
 // is trained on the draws of a short first pass (a Select run with
-// SelectFullConditional by default, discarded), then frozen for the whole
+// FullConditional by default, discarded), then frozen for the whole
 // run. Every model,
 // including the many the first pass never visited, jumps through it as in
 // the paper's CTRJ (Algorithm 2: the missing terms' coordinates are N(0, 1)
@@ -24,22 +25,22 @@ import (
 // steps in the flow's reference coordinates. No model but the full one
 // gets a Laplace fit (no finite-difference Hessian per model), and models
 // report no evidence.
-type SelectAmortised struct {
+type Amortised struct {
 	// Pass is the first pass: its chains, warm-up and kept steps
-	// (default 2, 200, 1000) and proposal (default SelectFullConditional);
+	// (default 2, 200, 1000) and proposal (default FullConditional);
 	// Seed and Start are the run's.
-	Pass SelectSettings
+	Pass Settings
 	// MaxDraws bounds the training draws, thinned evenly from the first
 	// pass's kept steps (default 2000).
 	MaxDraws int
-	// Flow configures the flow and its training (nil: SelectFlowConfig's
+	// Flow configures the flow and its training (nil: FlowConfig's
 	// defaults).
-	Flow *SelectFlowConfig
+	Flow *FlowConfig
 }
 
-// SelectFlowConfig is the conditional flow of SelectAmortised and
-// SelectCTRJ.
-type SelectFlowConfig struct {
+// FlowConfig is the conditional flow of Amortised and
+// CTRJ.
+type FlowConfig struct {
 	// RQMA is the architecture (default 2 layers, 8 bins, MADE hidden
 	// width 4 per dimension, plain sigmoid: small, since every step of
 	// every chain evaluates it several times).
@@ -49,25 +50,25 @@ type SelectFlowConfig struct {
 	Train flows.TrainOptions
 }
 
-func (c *SelectFlowConfig) orDefault() SelectFlowConfig {
+func (c *FlowConfig) orDefault() FlowConfig {
 	if c != nil {
 		return *c
 	}
 	o := flows.ConditionalTrainOptions()
 	o.Iterations = 500
 	o.DoubleAt = []int{150, 300}
-	return SelectFlowConfig{RQMA: flows.RQMAConfig{Layers: 2, Bins: 8, HiddenPerDim: 4, SigmoidScale: 1}, Train: o}
+	return FlowConfig{RQMA: flows.RQMAConfig{Layers: 2, Bins: 8, HiddenPerDim: 4, SigmoidScale: 1}, Train: o}
 }
 
-func (SelectAmortised) String() string { return "amortised" }
+func (Amortised) String() string { return "amortised" }
 
 // Prepare runs the first pass and trains the flow on its draws.
-func (a SelectAmortised) Prepare(ctx context.Context, in *SelectPrepare) (SelectProposer, error) {
+func (a Amortised) Prepare(ctx context.Context, in *Preparation) (Proposer, error) {
 	pass := a.Pass
-	orDefault(&pass.Chains, 2)
-	orDefault(&pass.Warmup, 200)
-	orDefault(&pass.Steps, 1000)
-	orDefault(&a.MaxDraws, 2000)
+	runs.OrDefault(&pass.Chains, 2)
+	runs.OrDefault(&pass.Warmup, 200)
+	runs.OrDefault(&pass.Steps, 1000)
+	runs.OrDefault(&a.MaxDraws, 2000)
 	dr, err := firstPass(ctx, in, pass, a.MaxDraws)
 	if err != nil {
 		return nil, err
@@ -88,32 +89,32 @@ func (a SelectAmortised) Prepare(ctx context.Context, in *SelectPrepare) (Select
 	return fitSelectFlow(ctx, in, a.Flow, spec, dr.x, models, "amortised")
 }
 
-// SelectCTRJ is today's CTRJ as a baseline SelectProposal: NUTS pilots of a
+// CTRJ is today's CTRJ as a baseline Proposal: NUTS pilots of a
 // few models (by default the model without terms, the full model and the
-// most visited model of a short first pass as SelectAmortised's), one
-// conditional flow trained on them as SelectAmortised's is, used for every
+// most visited model of a short first pass as Amortised's), one
+// conditional flow trained on them as Amortised's is, used for every
 // model's jumps and within-model moves.
-type SelectCTRJ struct {
+type CTRJ struct {
 	// Models are the piloted models (nil: none, all, and the first pass's
 	// most visited).
 	Models []ppl.Terms
-	// Pass is the first pass (as SelectAmortised's; unused when Models is
+	// Pass is the first pass (as Amortised's; unused when Models is
 	// set).
-	Pass SelectSettings
+	Pass Settings
 	// Warmup and Draws are each pilot's NUTS warm-up and kept draws
 	// (default 500 and 1000).
 	Warmup, Draws int
-	// Flow configures the flow (nil: SelectFlowConfig's defaults).
-	Flow *SelectFlowConfig
+	// Flow configures the flow (nil: FlowConfig's defaults).
+	Flow *FlowConfig
 }
 
-func (SelectCTRJ) String() string { return "ctrj" }
+func (CTRJ) String() string { return "ctrj" }
 
 // Prepare runs the pilots and trains the flow on their draws.
-func (c SelectCTRJ) Prepare(ctx context.Context, in *SelectPrepare) (SelectProposer, error) {
+func (c CTRJ) Prepare(ctx context.Context, in *Preparation) (Proposer, error) {
 	sp := in.Space
-	orDefault(&c.Warmup, 500)
-	orDefault(&c.Draws, 1000)
+	runs.OrDefault(&c.Warmup, 500)
+	runs.OrDefault(&c.Draws, 1000)
 	models := c.Models
 	if models == nil {
 		none, _ := ppl.NewTerms(sp.P())
@@ -124,9 +125,9 @@ func (c SelectCTRJ) Prepare(ctx context.Context, in *SelectPrepare) (SelectPropo
 		full, _ := ppl.NewTerms(sp.P(), all...)
 		models = []ppl.Terms{none, full}
 		pass := c.Pass
-		orDefault(&pass.Chains, 2)
-		orDefault(&pass.Warmup, 200)
-		orDefault(&pass.Steps, 1000)
+		runs.OrDefault(&pass.Chains, 2)
+		runs.OrDefault(&pass.Warmup, 200)
+		runs.OrDefault(&pass.Steps, 1000)
 		dr, err := firstPass(ctx, in, pass, 1)
 		if err != nil {
 			return nil, err
@@ -216,11 +217,11 @@ func (d *passDraws) dropRare(sp *ppl.SelectionSpace, minCount int) {
 
 // firstPass runs Select under settings pass and keeps
 // at most maxDraws of its kept steps, evenly thinned.
-func firstPass(ctx context.Context, in *SelectPrepare, pass SelectSettings, maxDraws int) (*passDraws, error) {
+func firstPass(ctx context.Context, in *Preparation, pass Settings, maxDraws int) (*passDraws, error) {
 	sp := in.Space
 	pass.Seed = in.Seed("first pass", 0)
 	if pass.Proposal == nil {
-		pass.Proposal = SelectFullConditional{}
+		pass.Proposal = FullConditional{}
 	}
 	pass.Start = in.Settings.Start
 	pass.Shard, pass.DrawsDir, pass.Progress = nil, "", nil
@@ -240,7 +241,7 @@ func firstPass(ctx context.Context, in *SelectPrepare, pass SelectSettings, maxD
 		}
 		step[chain]++
 	}
-	res, err := Select(ctx, sp, &pass)
+	res, err := Run(ctx, sp, &pass)
 	if err != nil {
 		return nil, fmt.Errorf("first pass: %w", err)
 	}
@@ -296,7 +297,7 @@ func embedSaturated(sp *ppl.SelectionSpace, active []int, theta []float64) []flo
 	return xi
 }
 
-func fitSelectFlow(ctx context.Context, in *SelectPrepare, fc *SelectFlowConfig, spec flows.ConditionalSpec, x [][]float64, models []int, stage string) (SelectProposer, error) {
+func fitSelectFlow(ctx context.Context, in *Preparation, fc *FlowConfig, spec flows.ConditionalSpec, x [][]float64, models []int, stage string) (Proposer, error) {
 	cfg := fc.orDefault()
 	opts := cfg.Train
 	opts.Seed = in.Seed(stage+" flow", 0)

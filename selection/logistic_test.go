@@ -1,4 +1,4 @@
-package trj_test
+package selection_test
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/glmselect"
+	"github.com/trjgo/trj/selection"
 )
 
 // readSelectLogistic reads the embedded logistic p = 15 data set (first
@@ -79,13 +79,13 @@ func TestSelectLogisticP15(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := trj.Select(context.Background(), sp, &trj.SelectSettings{Seed: 3, Steps: 10000})
+	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: 3, Steps: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	worst := 0.0
 	for j, e := range res.PIP {
-		if e.Constant {
+		if !e.Mixed {
 			// A term never (or always) included in every chain: its PIP is
 			// 0 or 1 with no MCSE; the reference must agree to the
 			// resolution of the kept steps.

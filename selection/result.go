@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"encoding/json"
@@ -9,91 +9,78 @@ import (
 	"sort"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/trjgo/trj/internal/figures"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
-	"github.com/trjgo/trj/ppl/diag"
 )
 
-// SelectEstimate is a posterior mean estimated from the chains, with its
-// Monte Carlo standard error, R̂ across chains and effective sample size.
-type SelectEstimate struct {
-	P    float64
-	MCSE float64
-	// Rhat is the rank-normalised split-R̂ (0 when it cannot be computed,
-	// as for a Constant series).
-	Rhat float64 `json:",omitempty"`
-	ESS  float64 `json:",omitempty"`
-	// Constant reports that the series never changed in any chain (a term
-	// never or always included, a model never left or never visited): P is
-	// then 0 or 1 and MCSE, which the chains cannot estimate, is 0.
-	Constant bool `json:",omitempty"`
-}
-
-// SelectModel is one visited model.
-type SelectModel struct {
+// Model is one visited model.
+type Model struct {
 	Terms ppl.Terms `json:"-"`
 	// Indices are the model's terms, Label their names joined by commas.
-	Indices []int
-	Label   string
-	// P ± MCSE is the fraction of kept steps in the model.
-	SelectEstimate
+	Indices []int  `json:"indices"`
+	Label   string `json:"label"`
+	// Estimate is the model's probability: the fraction of kept steps in
+	// it, ± MCSE.
+	Estimate pipeline.Estimate `json:"estimate"`
 	// Visits is the number of kept steps in the model.
-	Visits int
-	// LogEvidence is the Laplace approximation of log p(y | γ) (NaN, and
-	// omitted, when the fit was flagged), and Renormalised the model's
-	// probability from these evidences and the model prior, renormalised
-	// over the reported top models to their total chain probability: a
-	// check of the chains where the Laplace approximation is good.
-	LogEvidence  float64 `json:",omitempty"`
-	Renormalised float64 `json:",omitempty"`
+	Visits int `json:"visits"`
+	// LogEvidence is the Laplace approximation of log p(y | γ) (NaN when
+	// there is no fit, or the fit was flagged), and Renormalised the
+	// model's probability from these evidences and the model prior,
+	// renormalised over the reported top models to their total chain
+	// probability (0 without evidences): a check of the chains where the
+	// Laplace approximation is good.
+	LogEvidence  pipeline.Float `json:"log_evidence"`
+	Renormalised float64        `json:"renormalised"`
 }
 
-// SelectMoveStat counts one kind of jump.
-type SelectMoveStat struct {
-	Move               string
-	Proposed, Accepted int
+// MoveStat counts one kind of jump.
+type MoveStat struct {
+	Move     string `json:"move"`
+	Proposed int    `json:"proposed"`
+	Accepted int    `json:"accepted"`
 }
 
-// SelectResult is the result of Select.
-type SelectResult struct {
+// Result is the result of Run.
+type Result struct {
 	// Names are the term names and PIP[j] term j's posterior inclusion
 	// probability.
-	Names []string
-	PIP   []SelectEstimate
+	Names []string            `json:"names"`
+	PIP   []pipeline.Estimate `json:"pip"`
 	// Size is the posterior expected model size (number of terms).
-	Size SelectEstimate
+	Size pipeline.Estimate `json:"size"`
 	// Top lists the most visited models, most visited first.
-	Top []SelectModel
+	Top []Model `json:"top"`
 	// Visited is the number of distinct models visited in the kept steps
 	// (summed over chains' distinct sets, counted once).
-	Visited int
+	Visited int `json:"visited"`
 	// Built is the number of models built (the chains share the models
 	// they build; a model is built again only after eviction from the
-	// cache); Flagged counts the Laplace fits that did not converge or had to be
-	// regularised (their transports are still valid, only poorer).
-	Built, Flagged int
+	// cache); Flagged counts the Laplace fits that did not converge or had
+	// to be regularised (their transports are still valid, only poorer).
+	Built   int `json:"built"`
+	Flagged int `json:"flagged"`
 	// Moves counts the jumps proposed and accepted by kind; Within the
 	// within-model steps.
-	Moves  []SelectMoveStat
-	Within SelectMoveStat
+	Moves  []MoveStat `json:"moves"`
+	Within MoveStat   `json:"within"`
 	// Chains lists the chains run, Steps the kept steps over all of them.
-	Chains         []int
-	Steps          int
-	StepsPerChain  int
-	Warmup         int
-	Seed           uint64
-	Proposal       string
-	Informed       bool `json:",omitempty"`
-	Seconds        float64
-	LaplaceWarning string `json:",omitempty"`
+	Chains         []int   `json:"chains"`
+	Steps          int     `json:"steps"`
+	StepsPerChain  int     `json:"steps_per_chain"`
+	Warmup         int     `json:"warmup"`
+	Seed           uint64  `json:"seed"`
+	Proposal       string  `json:"proposal"`
+	Informed       bool    `json:"informed,omitempty"`
+	Seconds        float64 `json:"seconds"`
+	LaplaceWarning string  `json:"laplace_warning,omitempty"`
 
 	runs []*selChain
 }
 
-func newSelectResult(sp *ppl.SelectionSpace, s *SelectSettings, chains []int, runs []*selChain) *SelectResult {
-	r := &SelectResult{Names: append([]string(nil), sp.Names()...), Chains: chains, StepsPerChain: s.Steps, Warmup: s.Warmup,
+func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, runs []*selChain) *Result {
+	r := &Result{Names: append([]string(nil), sp.Names()...), Chains: chains, StepsPerChain: s.Steps, Warmup: s.Warmup,
 		Seed: s.Seed, Proposal: s.Proposal.String(), Informed: s.Informed}
 	var done []*selChain
 	for _, c := range runs {
@@ -110,7 +97,7 @@ func newSelectResult(sp *ppl.SelectionSpace, s *SelectSettings, chains []int, ru
 	}
 	mv := [4]string{"none", "add", "drop", "swap"}
 	for m := 1; m < 4; m++ {
-		st := SelectMoveStat{Move: mv[m]}
+		st := MoveStat{Move: mv[m]}
 		for _, c := range done {
 			st.Proposed += c.moves[m].proposed
 			st.Accepted += c.moves[m].accepted
@@ -135,21 +122,21 @@ func newSelectResult(sp *ppl.SelectionSpace, s *SelectSettings, chains []int, ru
 		x[i] = make([]float64, n)
 	}
 	// PIPs, one term at a time (memory: one series per chain).
-	r.PIP = make([]SelectEstimate, P)
+	r.PIP = make([]pipeline.Estimate, P)
 	for j := range P {
 		for ci, c := range done {
 			for t, id := range c.ids {
 				x[ci][t] = b2f(c.models[id].Has(j))
 			}
 		}
-		r.PIP[j] = seriesEstimate(x)
+		r.PIP[j] = pipeline.EstimateMean(x)
 	}
 	for ci, c := range done {
 		for t, id := range c.ids {
 			x[ci][t] = float64(c.models[id].Count())
 		}
 	}
-	r.Size = seriesEstimate(x)
+	r.Size = pipeline.EstimateMean(x)
 	// Models: global visit counts.
 	type agg struct {
 		terms  ppl.Terms
@@ -191,21 +178,21 @@ func newSelectResult(sp *ppl.SelectionSpace, s *SelectSettings, chains []int, ru
 				x[ci][t] = b2f(c.models[id].Key() == k)
 			}
 		}
-		m := SelectModel{Terms: a.terms, Indices: a.terms.Indices(), Visits: a.visits, SelectEstimate: seriesEstimate(x)}
+		m := Model{Terms: a.terms, Indices: a.terms.Indices(), Visits: a.visits, Estimate: pipeline.EstimateMean(x), LogEvidence: pipeline.Float(math.NaN())}
 		names := make([]string, len(m.Indices))
 		for q, j := range m.Indices {
 			names[q] = r.Names[j]
 		}
 		m.Label = strings.Join(names, ",")
 		if !math.IsNaN(a.logZ) {
-			m.LogEvidence = a.logZ
+			m.LogEvidence = pipeline.Float(a.logZ)
 			lp, _ := sp.LogPrior(a.terms)
 			lz[i] = lp + a.logZ
 			maxL = max(maxL, lz[i])
 		} else {
 			allEv = false
 		}
-		sumP += m.P
+		sumP += m.Estimate.P
 		r.Top = append(r.Top, m)
 	}
 	if allEv && len(top) > 0 {
@@ -219,7 +206,7 @@ func newSelectResult(sp *ppl.SelectionSpace, s *SelectSettings, chains []int, ru
 	return r
 }
 
-func (r *SelectResult) setFlagged(n int) {
+func (r *Result) setFlagged(n int) {
 	r.Flagged = n
 	if n > 0 {
 		r.LaplaceWarning = fmt.Sprintf("%d Laplace fits did not converge or had an indefinite Hessian; their jumps are still exact but may mix slowly", n)
@@ -233,64 +220,8 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// seriesEstimate is the mean of x (one series per chain) with its MCSE:
-// the larger of the ESS-based standard error and the spread of the chain
-// means, so that chains that disagree widen it.
-func seriesEstimate(x [][]float64) SelectEstimate {
-	var sum float64
-	n := 0
-	first := x[0][0]
-	constant := true
-	for _, c := range x {
-		for _, v := range c {
-			sum += v
-			if v != first {
-				constant = false
-			}
-		}
-		n += len(c)
-	}
-	e := SelectEstimate{P: sum / float64(n)}
-	if constant {
-		e.Constant = true
-		return e
-	}
-	mcse, err := diag.MCSEMean(x)
-	if err != nil || math.IsNaN(mcse) {
-		mcse = batchMeansSE(x)
-	}
-	spread := betweenSE(x)
-	if math.IsNaN(mcse) {
-		mcse = spread
-	}
-	e.MCSE = max(mcse, spread)
-	if rh, err := diag.Rhat(x); err == nil && !math.IsNaN(rh) {
-		e.Rhat = rh
-	}
-	if ess, err := diag.ESS(x); err == nil && !math.IsNaN(ess) && !math.IsInf(ess, 0) {
-		e.ESS = ess
-	}
-	return e
-}
-
-// batchMeansSE is the standard error from 20 batch means per chain, the
-// fallback when the ESS cannot be computed.
-func batchMeansSE(x [][]float64) float64 {
-	var means []float64
-	for _, c := range x {
-		b := max(1, len(c)/20)
-		for i := 0; i+b <= len(c); i += b {
-			means = append(means, stat.Mean(c[i:i+b], nil))
-		}
-	}
-	if len(means) < 2 {
-		return math.NaN()
-	}
-	return stat.StdDev(means, nil) / math.Sqrt(float64(len(means)))
-}
-
 // String returns the table WriteTable writes.
-func (r *SelectResult) String() string {
+func (r *Result) String() string {
 	var b strings.Builder
 	r.WriteTable(&b)
 	return b.String()
@@ -299,7 +230,7 @@ func (r *SelectResult) String() string {
 // WriteTable writes the result as text: the run, the inclusion
 // probabilities sorted from the largest, the expected model size and the
 // top models.
-func (r *SelectResult) WriteTable(w io.Writer) error {
+func (r *Result) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Variable selection over %d terms: %d chain(s) × %d kept steps (%d warm-up), %s transports%s, %.1f s\n",
 		len(r.Names), len(r.Chains), r.StepsPerChain, r.Warmup, r.Proposal, map[bool]string{true: ", informed", false: ""}[r.Informed], r.Seconds)
@@ -329,7 +260,7 @@ func (r *SelectResult) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "\nPosterior inclusion probabilities (largest first):\n%-*s  %7s  %7s  %6s  %7s\n", width, "term", "PIP", "MCSE", "R̂", "ESS")
 	for _, j := range order {
 		e := r.PIP[j]
-		if e.Constant {
+		if !e.Mixed {
 			what := "never included"
 			if e.P == 1 {
 				what = "never dropped"
@@ -350,11 +281,11 @@ func (r *SelectResult) WriteTable(w io.Writer) error {
 		if label == "" {
 			label = "(none)"
 		}
-		mcse := fmt.Sprintf("%7.4f", m.MCSE)
-		if m.Constant {
+		mcse := fmt.Sprintf("%7.4f", m.Estimate.MCSE)
+		if !m.Estimate.Mixed {
 			mcse = "      —"
 		}
-		fmt.Fprintf(&b, "%4d  %7.4f  %s  %9s  %4d  %s\n", i+1, m.P, mcse, lap, len(m.Indices), label)
+		fmt.Fprintf(&b, "%4d  %7.4f  %s  %9s  %4d  %s\n", i+1, m.Estimate.P, mcse, lap, len(m.Indices), label)
 	}
 	if r.LaplaceWarning != "" {
 		b.WriteString("\nNote: " + r.LaplaceWarning + "\n")
@@ -371,7 +302,7 @@ func pct(a, n int) string {
 }
 
 func rhatString(v float64) string {
-	if v == 0 {
+	if math.IsNaN(v) {
 		return "—"
 	}
 	return fmt.Sprintf("%.3f", v)
@@ -379,7 +310,7 @@ func rhatString(v float64) string {
 
 // WriteJSON writes the result as indented JSON; its size grows with the
 // number of terms and reported models, not with the space.
-func (r *SelectResult) WriteJSON(w io.Writer) error {
+func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -388,7 +319,7 @@ func (r *SelectResult) WriteJSON(w io.Writer) error {
 // RunningPIP returns term j's inclusion probability after each kept step
 // of every chain pooled step by step (the mean over chains of the running
 // means), for a running-estimate figure.
-func (r *SelectResult) RunningPIP(j int) []float64 {
+func (r *Result) RunningPIP(j int) []float64 {
 	if j < 0 || j >= len(r.Names) || len(r.runs) == 0 {
 		return nil
 	}
@@ -408,9 +339,9 @@ func (r *SelectResult) RunningPIP(j int) []float64 {
 // the given terms (default: the six whose PIP is nearest ½, the hardest to
 // estimate), one panel per term, to path (".png" or ".svg"). It needs the
 // chains of this run (a result read back from JSON has none).
-func (r *SelectResult) WriteRunningFigure(path string, terms ...int) error {
+func (r *Result) WriteRunningFigure(path string, terms ...int) error {
 	if len(r.runs) == 0 {
-		return errors.New("trj: no chains to draw")
+		return errors.New("selection: no chains to draw")
 	}
 	if len(terms) == 0 {
 		order := make([]int, len(r.PIP))
@@ -426,7 +357,7 @@ func (r *SelectResult) WriteRunningFigure(path string, terms ...int) error {
 	var names []string
 	for _, j := range terms {
 		if j < 0 || j >= len(r.Names) {
-			return fmt.Errorf("trj: term %d out of range [0, %d)", j, len(r.Names))
+			return fmt.Errorf("selection: term %d out of range [0, %d)", j, len(r.Names))
 		}
 		name := fmt.Sprintf("%s (PIP %.3f ± %.3f)", r.Names[j], r.PIP[j].P, r.PIP[j].MCSE)
 		names = append(names, name)
@@ -445,44 +376,44 @@ func (r *SelectResult) WriteRunningFigure(path string, terms ...int) error {
 	return err
 }
 
-// ReadSelectResult reads a result written by WriteJSON (without the
+// ReadResult reads a result written by WriteJSON (without the
 // chains: WriteRunningFigure needs the run itself).
-func ReadSelectResult(rd io.Reader) (*SelectResult, error) {
-	var r SelectResult
+func ReadResult(rd io.Reader) (*Result, error) {
+	var r Result
 	if err := json.NewDecoder(rd).Decode(&r); err != nil {
-		return nil, fmt.Errorf("trj: reading a selection result: %w", err)
+		return nil, fmt.Errorf("selection: reading a selection result: %w", err)
 	}
 	for i := range r.Top {
 		t, err := ppl.NewTerms(len(r.Names), r.Top[i].Indices...)
 		if err != nil {
-			return nil, fmt.Errorf("trj: reading a selection result: top model %d: %w", i, err)
+			return nil, fmt.Errorf("selection: reading a selection result: top model %d: %w", i, err)
 		}
 		r.Top[i].Terms = t
 	}
 	return &r, nil
 }
 
-// MergeSelect combines the results of shards of one run (the same space
+// Merge combines the results of shards of one run (the same space
 // and settings, disjoint chains): each estimate is the step-weighted mean
 // of the parts' and its MCSE the root of the weighted squared MCSEs (the
 // chains are independent); R̂ is the largest of the parts' (the chains of
 // different shards are not compared). Top models merge the parts' top
 // lists, so a model outside every part's list is missing.
-func MergeSelect(parts ...*SelectResult) (*SelectResult, error) {
+func Merge(parts ...*Result) (*Result, error) {
 	if len(parts) == 0 {
-		return nil, errors.New("trj: MergeSelect: no results")
+		return nil, errors.New("selection: Merge: no results")
 	}
 	first := parts[0]
-	out := &SelectResult{Names: first.Names, StepsPerChain: first.StepsPerChain, Warmup: first.Warmup, Seed: first.Seed,
-		Proposal: first.Proposal, Informed: first.Informed, PIP: make([]SelectEstimate, len(first.Names))}
+	out := &Result{Names: first.Names, StepsPerChain: first.StepsPerChain, Warmup: first.Warmup, Seed: first.Seed,
+		Proposal: first.Proposal, Informed: first.Informed, PIP: make([]pipeline.Estimate, len(first.Names))}
 	seen := map[int]bool{}
 	for i, r := range parts {
 		if r == nil || len(r.Names) != len(first.Names) || r.Seed != first.Seed || r.Proposal != first.Proposal || r.StepsPerChain != first.StepsPerChain {
-			return nil, fmt.Errorf("trj: MergeSelect: part %d is not a shard of the same run as part 0", i)
+			return nil, fmt.Errorf("selection: Merge: part %d is not a shard of the same run as part 0", i)
 		}
 		for _, c := range r.Chains {
 			if seen[c] {
-				return nil, fmt.Errorf("trj: MergeSelect: chain %d is in two parts", c)
+				return nil, fmt.Errorf("selection: Merge: chain %d is in two parts", c)
 			}
 			seen[c] = true
 			out.Chains = append(out.Chains, c)
@@ -500,10 +431,9 @@ func MergeSelect(parts ...*SelectResult) (*SelectResult, error) {
 	if N == 0 {
 		return out, nil
 	}
-	merge := func(get func(*SelectResult) *SelectEstimate) SelectEstimate {
-		var e SelectEstimate
+	merge := func(get func(*Result) *pipeline.Estimate) pipeline.Estimate {
+		var e pipeline.Estimate
 		var v float64
-		e.Constant = true
 		var firstP float64
 		for i, r := range parts {
 			x := get(r)
@@ -515,19 +445,19 @@ func MergeSelect(parts ...*SelectResult) (*SelectResult, error) {
 			if i == 0 {
 				firstP = x.P
 			}
-			if !x.Constant || x.P != firstP {
-				e.Constant = false
+			if x.Mixed || x.P != firstP {
+				e.Mixed = true
 			}
 		}
 		e.MCSE = math.Sqrt(v)
 		return e
 	}
 	for j := range out.PIP {
-		out.PIP[j] = merge(func(r *SelectResult) *SelectEstimate { return &r.PIP[j] })
+		out.PIP[j] = merge(func(r *Result) *pipeline.Estimate { return &r.PIP[j] })
 	}
-	out.Size = merge(func(r *SelectResult) *SelectEstimate { return &r.Size })
+	out.Size = merge(func(r *Result) *pipeline.Estimate { return &r.Size })
 	for m := range first.Moves {
-		st := SelectMoveStat{Move: first.Moves[m].Move}
+		st := MoveStat{Move: first.Moves[m].Move}
 		for _, r := range parts {
 			if m < len(r.Moves) {
 				st.Proposed += r.Moves[m].Proposed
@@ -537,7 +467,7 @@ func MergeSelect(parts ...*SelectResult) (*SelectResult, error) {
 		out.Moves = append(out.Moves, st)
 	}
 	type agg struct {
-		m      SelectModel
+		m      Model
 		visits int
 		v      float64
 	}
@@ -550,19 +480,19 @@ func MergeSelect(parts ...*SelectResult) (*SelectResult, error) {
 			a, ok := models[k]
 			if !ok {
 				a = &agg{m: m}
-				a.m.P, a.m.MCSE, a.m.Visits = 0, 0, 0
+				a.m.Estimate.P, a.m.Estimate.MCSE, a.m.Visits = 0, 0, 0
 				models[k] = a
 				keys = append(keys, k)
 			}
 			a.visits += m.Visits
-			a.m.P += w * m.P
-			a.v += w * w * m.MCSE * m.MCSE
+			a.m.Estimate.P += w * m.Estimate.P
+			a.v += w * w * m.Estimate.MCSE * m.Estimate.MCSE
 		}
 	}
 	sort.SliceStable(keys, func(a, b int) bool { return models[keys[a]].visits > models[keys[b]].visits })
 	for _, k := range keys[:min(len(keys), max(len(first.Top), 1))] {
 		a := models[k]
-		a.m.Visits, a.m.MCSE, a.m.Renormalised = a.visits, math.Sqrt(a.v), 0
+		a.m.Visits, a.m.Estimate.MCSE, a.m.Renormalised = a.visits, math.Sqrt(a.v), 0
 		out.Top = append(out.Top, a.m)
 	}
 	out.Visited = len(models)

@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj/models/glmselect"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/draws"
 )
@@ -71,7 +72,7 @@ func TestSelectExactNIG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Select(context.Background(), sp, &SelectSettings{Seed: 1, Steps: 5000, Warmup: 500})
+	res, err := Run(context.Background(), sp, &Settings{Seed: 1, Steps: 5000, Warmup: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestSelectExactNIG(t *testing.T) {
 	for j, e := range res.PIP {
 		z := (e.P - want[j]) / e.MCSE
 		t.Logf("%s: PIP %.4f ± %.4f, exact %.4f, z %.2f", res.Names[j], e.P, e.MCSE, want[j], z)
-		if e.Constant {
+		if !e.Mixed {
 			if math.Abs(e.P-want[j]) > 1e-3 {
 				t.Errorf("%s: constant PIP %v, exact %.5f", res.Names[j], e.P, want[j])
 			}
@@ -106,7 +107,7 @@ func TestSelectCalibration(t *testing.T) {
 	}
 	var zs []float64
 	for seed := uint64(101); seed < 111; seed++ {
-		res, err := Select(context.Background(), sp, &SelectSettings{Seed: seed, Steps: 3000, Warmup: 300})
+		res, err := Run(context.Background(), sp, &Settings{Seed: seed, Steps: 3000, Warmup: 300})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func TestSelectLogisticPoissonRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Select(context.Background(), sp, &SelectSettings{Seed: 3, Chains: 2, Steps: 1500, Warmup: 200})
+		res, err := Run(context.Background(), sp, &Settings{Seed: 3, Chains: 2, Steps: 1500, Warmup: 200})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -175,17 +176,17 @@ func TestSelectDeterministicOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s := &SelectSettings{Seed: 9, Chains: 3, Steps: 400, Warmup: 50, DrawsDir: dir}
+	s := &Settings{Seed: 9, Chains: 3, Steps: 400, Warmup: 50, DrawsDir: dir}
 	var calls int
-	s.Progress = func(SelectProgress) { calls++ }
+	s.Progress = func(pipeline.Progress) { calls++ }
 	prev := runtime.GOMAXPROCS(1)
-	a, err := Select(context.Background(), sp, s)
+	a, err := Run(context.Background(), sp, s)
 	runtime.GOMAXPROCS(prev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Progress, s.DrawsDir = nil, ""
-	b, err := Select(context.Background(), sp, s)
+	b, err := Run(context.Background(), sp, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,17 +200,17 @@ func TestSelectDeterministicOutputs(t *testing.T) {
 	}
 	// Shards: chain 1 alone gives chain 1's draws.
 	s.Shard = []int{1}
-	c, err := Select(context.Background(), sp, s)
+	c, err := Run(context.Background(), sp, s)
 	if err != nil || c.Steps != 400 || len(c.Chains) != 1 {
 		t.Fatalf("shard: %v, %d steps", err, c.Steps)
 	}
 	// Merging the shards {0, 2} and {1} gives the pooled PIPs.
 	s.Shard = []int{0, 2}
-	c02, err := Select(context.Background(), sp, s)
+	c02, err := Run(context.Background(), sp, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := MergeSelect(c02, c)
+	m, err := Merge(c02, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestSelectDeterministicOutputs(t *testing.T) {
 			t.Errorf("merged PIP %d: %v, whole run %v", j, m.PIP[j].P, a.PIP[j].P)
 		}
 	}
-	if _, err := MergeSelect(c, c); err == nil {
+	if _, err := Merge(c, c); err == nil {
 		t.Error("merging a shard with itself: no error")
 	}
 	// CmdStan CSV: one file per chain, indicator columns matching the
@@ -253,7 +254,7 @@ func TestSelectDeterministicOutputs(t *testing.T) {
 	if buf.Len() > 20000 {
 		t.Errorf("JSON of %d bytes", buf.Len())
 	}
-	back, err := ReadSelectResult(&buf)
+	back, err := ReadResult(&buf)
 	if err != nil || back.PIP[3] != a.PIP[3] || !back.Top[0].Terms.Equal(a.Top[0].Terms) {
 		t.Errorf("JSON round trip: %v", err)
 	}
@@ -266,23 +267,23 @@ func TestSelectBadInput(t *testing.T) {
 	X, y := selectData(30, 4, 2)
 	sp, _ := glmselect.Gaussian(X, y, nil)
 	wrong, _ := ppl.NewTerms(5, 1)
-	for name, s := range map[string]*SelectSettings{
+	for name, s := range map[string]*Settings{
 		"negative steps": {Steps: -1},
 		"shard":          {Chains: 2, Shard: []int{2}},
 		"start":          {Start: &wrong},
 		"proposal":       {Proposal: nilProposal{}},
-		"informed":       {Informed: true, Proposal: SelectFullConditional{}},
+		"informed":       {Informed: true, Proposal: FullConditional{}},
 	} {
-		if _, err := Select(context.Background(), sp, s); err == nil {
+		if _, err := Run(context.Background(), sp, s); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if _, err := Select(context.Background(), nil, nil); err == nil {
+	if _, err := Run(context.Background(), nil, nil); err == nil {
 		t.Error("nil space: no error")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	res, err := Select(ctx, sp, &SelectSettings{Chains: 1, Steps: 5000, Progress: func(SelectProgress) {
+	res, err := Run(ctx, sp, &Settings{Chains: 1, Steps: 5000, Progress: func(pipeline.Progress) {
 		if n++; n == 30 {
 			cancel()
 		}
@@ -296,21 +297,21 @@ func TestSelectBadInput(t *testing.T) {
 type nilProposal struct{}
 
 func (nilProposal) String() string { return "nil" }
-func (nilProposal) Prepare(context.Context, *SelectPrepare) (SelectProposer, error) {
+func (nilProposal) Prepare(context.Context, *Preparation) (Proposer, error) {
 	return nil, nil
 }
 
 func TestParseSelectProposal(t *testing.T) {
-	for _, p := range SelectProposals() {
-		got, err := ParseSelectProposal(p.String())
+	for _, p := range Proposals() {
+		got, err := ParseProposal(p.String())
 		if err != nil || got.String() != p.String() || reflect.TypeOf(got) != reflect.TypeOf(p) {
 			t.Errorf("%s: got %v, %v", p, got, err)
 		}
 	}
-	if _, ok := SelectProposals()[0].(SelectFullConditional); !ok {
-		t.Errorf("the first family is %v, want the default fullcond", SelectProposals()[0])
+	if _, ok := Proposals()[0].(FullConditional); !ok {
+		t.Errorf("the first family is %v, want the default fullcond", Proposals()[0])
 	}
-	if _, err := ParseSelectProposal("laplce"); err == nil || !strings.Contains(err.Error(), "laplace") {
+	if _, err := ParseProposal("laplce"); err == nil || !strings.Contains(err.Error(), "laplace") {
 		t.Errorf("unknown name: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package trj
+package pipeline
 
 import (
 	"math"
@@ -19,14 +19,14 @@ func TestWilson(t *testing.T) {
 			t.Errorf("wilson(%v, %v, %v) = [%.6f, %.6f], want [%.6f, %.6f]", tc.p, tc.n, tc.z, lo, hi, tc.lo, tc.hi)
 		}
 	}
-	c := ChainEstimate{P: 0.3, MCSE: 0.001, Mixed: true, Steps: 1000}
+	c := Estimate{P: 0.3, MCSE: 0.001, Mixed: true, Steps: 1000}
 	if lo, hi := c.Interval(4); math.Abs(lo-(0.3-0.004)) > 2e-5 || math.Abs(hi-(0.3+0.004)) > 2e-5 {
 		t.Errorf("well-visited model: interval [%.6f, %.6f], want about P ± 4·MCSE = [0.296, 0.304]", lo, hi)
 	}
 	for _, bad := range []struct {
-		c ChainEstimate
+		c Estimate
 		z float64
-	}{{c, 0}, {c, -1}, {c, math.NaN()}, {c, math.Inf(1)}, {ChainEstimate{}, 4}} {
+	}{{c, 0}, {c, -1}, {c, math.NaN()}, {c, math.Inf(1)}, {Estimate{}, 4}} {
 		if lo, hi := bad.c.Interval(bad.z); !math.IsNaN(lo) || !math.IsNaN(hi) {
 			t.Errorf("Interval(%v) of %+v = [%v, %v], want NaN", bad.z, bad.c, lo, hi)
 		}
@@ -61,7 +61,7 @@ func TestIntervalRareModel(t *testing.T) {
 				}
 			}
 		}
-		e := chainEstimate(x)
+		e := EstimateMean(x)
 		if !e.Mixed || math.Abs(e.P-p) > 4*e.MCSE {
 			wald++
 		}

@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"context"
@@ -8,16 +8,16 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// SelectIdentity is a baseline SelectProposal: the jumps use independent
+// Identity is a baseline Proposal: the jumps use independent
 // N(0, 1) auxiliaries and no transport (θ itself is the reference
 // coordinate); the within-model moves use each model's Laplace fit as
-// SelectLaplace's do.
-type SelectIdentity struct{}
+// Laplace's do.
+type Identity struct{}
 
-func (SelectIdentity) String() string { return "identity" }
+func (Identity) String() string { return "identity" }
 
-// Prepare implements SelectProposal.
-func (SelectIdentity) Prepare(context.Context, *SelectPrepare) (SelectProposer, error) {
+// Prepare implements Proposal.
+func (Identity) Prepare(context.Context, *Preparation) (Proposer, error) {
 	return identityProposer{}, nil
 }
 

@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"context"
@@ -8,21 +8,21 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// SelectLaplace is a SelectProposal that gives each model, on its first
+// Laplace is a Proposal that gives each model, on its first
 // visit, the affine transport of its Laplace approximation (mode by
 // Newton's method, Hessian by finite differences of the compiled gradient):
 // no pilot run, and a jump between two nearly Gaussian posteriors is
 // accepted with about the ratio of their evidences. The within-model moves
 // draw from the same Gaussian and walk in its whitened coordinates. Its
 // fits (finite-difference Hessians) cost more than the default
-// SelectFullConditional's single one; it is the default when
-// SelectSettings.Informed needs every model's evidence.
-type SelectLaplace struct{}
+// FullConditional's single one; it is the default when
+// Settings.Informed needs every model's evidence.
+type Laplace struct{}
 
-func (SelectLaplace) String() string { return "laplace" }
+func (Laplace) String() string { return "laplace" }
 
-// Prepare implements SelectProposal.
-func (SelectLaplace) Prepare(context.Context, *SelectPrepare) (SelectProposer, error) {
+// Prepare implements Proposal.
+func (Laplace) Prepare(context.Context, *Preparation) (Proposer, error) {
 	return laplaceProposer{}, nil
 }
 

@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"fmt"
@@ -12,15 +12,15 @@ import (
 // interval of ±2 MCSE (clipped to [0, 1]), highest PIP at the top, to path
 // (".png" or ".svg"). ref, when given, holds reference PIPs in term order
 // (for instance exact ones from enumeration) drawn as crosses beside the
-// estimates. A term the chains never left (Constant) is drawn without an
+// estimates. A term the chains never left (not Mixed) is drawn without an
 // interval: its MCSE cannot be estimated. It works on a result read back
-// with ReadSelectResult.
-func (r *SelectResult) WriteFigure(path string, ref ...float64) error {
+// with ReadResult.
+func (r *Result) WriteFigure(path string, ref ...float64) error {
 	if len(r.PIP) == 0 {
-		return fmt.Errorf("trj: no inclusion probabilities to draw")
+		return fmt.Errorf("selection: no inclusion probabilities to draw")
 	}
 	if len(ref) != 0 && len(ref) != len(r.PIP) {
-		return fmt.Errorf("trj: %d reference PIPs for %d terms", len(ref), len(r.PIP))
+		return fmt.Errorf("selection: %d reference PIPs for %d terms", len(ref), len(r.PIP))
 	}
 	order := make([]int, len(r.PIP))
 	for i := range order {

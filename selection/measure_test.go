@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"context"
@@ -92,14 +92,14 @@ func TestSelectMeasureP20(t *testing.T) {
 		t.Fatal(err)
 	}
 	seeds := envInt("TRJ_SELECT_SEEDS", 3)
-	s := &SelectSettings{Steps: envInt("TRJ_SELECT_STEPS", 0), Chains: envInt("TRJ_SELECT_CHAINS", 0), Warmup: envInt("TRJ_SELECT_WARMUP", 0)}
+	s := &Settings{Steps: envInt("TRJ_SELECT_STEPS", 0), Chains: envInt("TRJ_SELECT_CHAINS", 0), Warmup: envInt("TRJ_SELECT_WARMUP", 0)}
 	ks := &kernels.SelectionSettings{Independence: envInt("TRJ_SELECT_IMH", 0), RandomWalk: envInt("TRJ_SELECT_RWM", 0)}
 	if v, err := strconv.ParseFloat(os.Getenv("TRJ_SELECT_SWAP"), 64); err == nil {
 		ks.SwapProb = v
 	}
 	s.Kernel = ks
 	if name := os.Getenv("TRJ_SELECT_PROPOSAL"); name != "" {
-		pr, err := ParseSelectProposal(name)
+		pr, err := ParseProposal(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestSelectMeasureP20(t *testing.T) {
 	for seed := first; seed < first+seeds; seed++ {
 		s.Seed = uint64(seed)
 		c0, w0 := cpuSeconds(), time.Now()
-		res, err := Select(context.Background(), sp, s)
+		res, err := Run(context.Background(), sp, s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"container/list"
@@ -16,22 +16,24 @@ import (
 
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/internal/parallel"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/draws"
 )
 
-// Defaults of SelectSettings.
+// Defaults of Settings.
 const (
-	DefaultSelectChains = 4
-	DefaultSelectWarmup = 1000
-	DefaultSelectSteps  = 40000
-	DefaultSelectTop    = 20
+	DefaultChains = 4
+	DefaultWarmup = 1000
+	DefaultSteps  = 40000
+	DefaultTop    = 20
 )
 
-// SelectSettings configures Select. The zero value (or nil) gives the
+// Settings configures Select. The zero value (or nil) gives the
 // defaults.
-type SelectSettings struct {
+type Settings struct {
 	// Seed seeds every random stream (one per chain).
 	Seed uint64
 	// Chains is the number of chains (default 4), Warmup the steps each
@@ -42,9 +44,9 @@ type SelectSettings struct {
 	// [0, Chains)), for a run split over processes.
 	Shard []int
 	// Proposal is the family of the jumps' transports and of the
-	// within-model proposals (nil: SelectFullConditional, or SelectLaplace
+	// within-model proposals (nil: FullConditional, or Laplace
 	// when Informed, whose weights need every model's evidence).
-	Proposal SelectProposal
+	Proposal Proposal
 	// Informed chooses the term to add or drop by locally balanced weights
 	// from the models' Laplace evidences (see kernels.SelectionSettings).
 	Informed bool
@@ -63,56 +65,48 @@ type SelectSettings struct {
 	DrawsDir string
 	// Progress, when set, is called about every 1% of a chain's steps
 	// (from the chains' goroutines, one call at a time).
-	Progress func(SelectProgress)
+	Progress func(pipeline.Progress)
 
 	// record, when set, receives every kept step's model and point (from
 	// the chain's goroutine): a first pass's training draws.
 	record func(chain int, active []int, theta []float64)
 }
 
-// SelectProgress reports a chain's progress.
-type SelectProgress struct {
-	Chain, Done, Total int
-	// Visited is the number of distinct models the chain has visited.
-	Visited int
-	Elapsed time.Duration
-}
-
-func (s *SelectSettings) withDefaults() SelectSettings {
-	var o SelectSettings
+func (s *Settings) withDefaults() Settings {
+	var o Settings
 	if s != nil {
 		o = *s
 	}
-	orDefault(&o.Chains, DefaultSelectChains)
-	orDefault(&o.Warmup, DefaultSelectWarmup)
-	orDefault(&o.Steps, DefaultSelectSteps)
-	orDefault(&o.Top, DefaultSelectTop)
+	runs.OrDefault(&o.Chains, DefaultChains)
+	runs.OrDefault(&o.Warmup, DefaultWarmup)
+	runs.OrDefault(&o.Steps, DefaultSteps)
+	runs.OrDefault(&o.Top, DefaultTop)
 	if o.Proposal == nil {
-		o.Proposal = SelectFullConditional{}
+		o.Proposal = FullConditional{}
 		if o.Informed {
-			o.Proposal = SelectLaplace{}
+			o.Proposal = Laplace{}
 		}
 	}
 	return o
 }
 
-func (s *SelectSettings) validate(sp *ppl.SelectionSpace) error {
+func (s *Settings) validate(sp *ppl.SelectionSpace) error {
 	if s.Chains < 1 || s.Steps < 1 || s.Warmup < 0 || s.Top < 1 {
-		return fmt.Errorf("trj: Select needs Chains ≥ 1, Steps ≥ 1, Warmup ≥ 0, Top ≥ 1; got %d, %d, %d, %d", s.Chains, s.Steps, s.Warmup, s.Top)
+		return fmt.Errorf("selection: Select needs Chains ≥ 1, Steps ≥ 1, Warmup ≥ 0, Top ≥ 1; got %d, %d, %d, %d", s.Chains, s.Steps, s.Warmup, s.Top)
 	}
 	seen := map[int]bool{}
 	for _, c := range s.Shard {
 		if c < 0 || c >= s.Chains || seen[c] {
-			return fmt.Errorf("trj: shard lists chain %d of %d (or twice)", c, s.Chains)
+			return fmt.Errorf("selection: shard lists chain %d of %d (or twice)", c, s.Chains)
 		}
 		seen[c] = true
 	}
 	if s.Shard != nil && len(s.Shard) == 0 {
-		return errors.New("trj: empty shard")
+		return errors.New("selection: empty shard")
 	}
 	if s.Start != nil {
 		if err := sp.Check(*s.Start); err != nil {
-			return fmt.Errorf("trj: start model: %w", err)
+			return fmt.Errorf("selection: start model: %w", err)
 		}
 	}
 	return nil
@@ -129,9 +123,9 @@ func (s *SelectSettings) validate(sp *ppl.SelectionSpace) error {
 //
 // When ctx is cancelled, Select returns the result of the steps made so
 // far with ctx's error.
-func Select(ctx context.Context, sp *ppl.SelectionSpace, settings *SelectSettings) (*SelectResult, error) {
+func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Result, error) {
 	if sp == nil {
-		return nil, errors.New("trj: Select: nil selection space")
+		return nil, errors.New("selection: Select: nil selection space")
 	}
 	s := settings.withDefaults()
 	if err := s.validate(sp); err != nil {
@@ -145,7 +139,8 @@ func Select(ctx context.Context, sp *ppl.SelectionSpace, settings *SelectSetting
 		}
 	}
 	if s.DrawsDir != "" {
-		if err := checkDir(s.DrawsDir); err != nil {
+		if err := runs.CheckDir(s.DrawsDir); err != nil {
+			err = fmt.Errorf("selection: %w", err)
 			return nil, err
 		}
 	}
@@ -190,9 +185,9 @@ type selChain struct {
 	within   struct{ proposed, accepted int }
 }
 
-func runSelectChain(ctx context.Context, sh *selShared, s *SelectSettings, chain int, t0 time.Time, progMu *sync.Mutex) (*selChain, error) {
+func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, t0 time.Time, progMu *sync.Mutex) (*selChain, error) {
 	sp := sh.sp
-	rng := stream(s.Seed, "select", chain)
+	rng := runs.Stream(s.Seed, "select", chain)
 	tg := newSelTarget(sh)
 	ks := kernels.SelectionSettings{}
 	if s.Kernel != nil {
@@ -228,7 +223,7 @@ func runSelectChain(ctx context.Context, sh *selShared, s *SelectSettings, chain
 		}
 		info, err := k.Step(rng, st)
 		if err != nil {
-			return out, fmt.Errorf("trj: chain %d step %d: %w", chain, i, err)
+			return out, fmt.Errorf("selection: chain %d step %d: %w", chain, i, err)
 		}
 		if i >= s.Warmup {
 			out.moves[info.Move].proposed++
@@ -257,7 +252,7 @@ func runSelectChain(ctx context.Context, sh *selShared, s *SelectSettings, chain
 		}
 		if s.Progress != nil && ((i+1)%every == 0 || i == total-1) {
 			progMu.Lock()
-			s.Progress(SelectProgress{Chain: chain, Done: i + 1, Total: total, Visited: len(out.models), Elapsed: time.Since(t0)})
+			s.Progress(pipeline.Progress{Stage: "chains", Model: -1, Chain: chain, Done: i + 1, Total: total, Visited: len(out.models), Elapsed: time.Since(t0)})
 			progMu.Unlock()
 		}
 	}
@@ -329,7 +324,7 @@ func (t *selShared) topEvidence(runs []*selChain, top int) error {
 // GOMAXPROCS.
 type selShared struct {
 	sp      *ppl.SelectionSpace
-	prop    SelectProposer
+	prop    Proposer
 	base    []float64 // the empty model's mode: always-in then shared coordinates
 	mu      sync.Mutex
 	order   *list.List // of *sharedEntry, most recent first
@@ -352,7 +347,7 @@ type sharedEntry struct {
 	err    error
 }
 
-func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *SelectSettings) (*selShared, error) {
+func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *Settings) (*selShared, error) {
 	t := &selShared{sp: sp, order: list.New(), items: map[string]*list.Element{}}
 	empty, _ := ppl.NewTerms(sp.P())
 	m, err := sp.Build(empty)
@@ -361,18 +356,18 @@ func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *SelectSettings
 	}
 	lap, err := flows.FitLaplace(m.LogDensityGrad, make([]float64, m.Dim()), nil)
 	if err != nil {
-		return nil, fmt.Errorf("trj: the model without terms: %w", err)
+		return nil, fmt.Errorf("selection: the model without terms: %w", err)
 	}
 	t.base = append([]float64(nil), lap.Mean()...)
-	in := &SelectPrepare{Space: sp, Base: t.base, Settings: s, laplace: t.laplace}
+	in := &Preparation{Space: sp, Base: t.base, Settings: s, laplace: t.laplace}
 	if t.prop, err = s.Proposal.Prepare(ctx, in); err != nil {
-		return nil, fmt.Errorf("trj: preparing the %v proposals: %w", s.Proposal, err)
+		return nil, fmt.Errorf("selection: preparing the %v proposals: %w", s.Proposal, err)
 	}
 	if t.prop == nil {
-		return nil, fmt.Errorf("trj: the %v proposals prepared nothing", s.Proposal)
+		return nil, fmt.Errorf("selection: the %v proposals prepared nothing", s.Proposal)
 	}
 	if s.Informed && !t.prop.Laplace() {
-		return nil, fmt.Errorf("trj: Informed weighs neighbours by their Laplace evidences, which the %v proposals do not fit (use SelectLaplace)", s.Proposal)
+		return nil, fmt.Errorf("selection: Informed weighs neighbours by their Laplace evidences, which the %v proposals do not fit (use Laplace)", s.Proposal)
 	}
 	return t, nil
 }
@@ -428,7 +423,7 @@ func (t *selShared) laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace, erro
 		// origin before giving up.
 		clear(x0)
 		if lap, err = flows.FitLaplace(m.LogDensityGrad, x0, nil); err != nil {
-			return nil, nil, fmt.Errorf("trj: model %v: %w", tm, err)
+			return nil, nil, fmt.Errorf("selection: model %v: %w", tm, err)
 		}
 	}
 	if !lap.Converged || lap.Regularised {
@@ -449,7 +444,7 @@ func (t *selShared) build(e *sharedEntry) error {
 	}
 	e.jump, e.within, err = t.prop.Model(e.terms, e.proto, e.lap)
 	if err != nil {
-		return fmt.Errorf("trj: model %v: %w", e.terms, err)
+		return fmt.Errorf("selection: model %v: %w", e.terms, err)
 	}
 	return nil
 }
@@ -542,7 +537,7 @@ type selectCSV struct {
 	diag []float64
 }
 
-func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *SelectSettings, chain int) (*selectCSV, error) {
+func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *Settings, chain int) (*selectCSV, error) {
 	P, A, S := sp.P(), sp.Always(), sp.Shared()
 	var names []string
 	for _, n := range sp.Names() {
@@ -559,7 +554,7 @@ func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *SelectSettings, chain i
 	}
 	f, err := os.Create(filepath.Join(dir, "select-"+strconv.Itoa(chain)+".csv"))
 	if err != nil {
-		return nil, fmt.Errorf("trj: draws: %w", err)
+		return nil, fmt.Errorf("selection: draws: %w", err)
 	}
 	w, err := draws.NewCSVWriter(f, draws.Layout{Diagnostics: []string{"lp__", "accept_stat__", "size__"}, Params: names}, []draws.Setting{
 		{Key: "method", Value: "select"}, {Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},

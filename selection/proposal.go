@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"context"
@@ -6,51 +6,52 @@ import (
 	"strings"
 
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 )
 
-// SelectProposal is a family of proposals for Select: the transports that
+// Proposal is a family of proposals for Select: the transports that
 // carry the parameters across a jump between models, and the within-model
-// proposals (SelectSettings.Proposal). The families of this package are
-// SelectFullConditional (the default: one Laplace fit of the full model,
-// conditioned for each model on its missing terms being 0), SelectLaplace
+// proposals (Settings.Proposal). The families of this package are
+// FullConditional (the default: one Laplace fit of the full model,
+// conditioned for each model on its missing terms being 0), Laplace
 // (a Laplace fit of each model on its first visit; the default when
-// Informed), SelectGlobal and SelectIdentity (baselines), SelectAmortised
+// Informed), Global and Identity (baselines), Amortised
 // (one conditional flow over the saturated space, trained on the draws of
-// a short first pass) and SelectCTRJ (the same flow trained on NUTS pilots
+// a short first pass) and CTRJ (the same flow trained on NUTS pilots
 // of a few models). bench/README.md compares them. A family of one's own implements this interface in a file
 // of its own.
-type SelectProposal interface {
-	// String names the family (SelectResult.Proposal).
+type Proposal interface {
+	// String names the family (Result.Proposal).
 	String() string
 	// Prepare readies the family for one run of Select, before its chains
 	// start; what it learns is fixed for the whole run, so the chains stay
 	// exact. ctx cancels it.
-	Prepare(ctx context.Context, in *SelectPrepare) (SelectProposer, error)
+	Prepare(ctx context.Context, in *Preparation) (Proposer, error)
 }
 
-// SelectProposals returns the built-in families of SelectProposal, the
-// default first: what ParseSelectProposal looks names up in.
-func SelectProposals() []SelectProposal {
-	return []SelectProposal{SelectFullConditional{}, SelectLaplace{}, SelectGlobal{}, SelectIdentity{}, SelectAmortised{}, SelectCTRJ{}}
+// Proposals returns the built-in families of Proposal, the
+// default first: what ParseProposal looks names up in.
+func Proposals() []Proposal {
+	return []Proposal{FullConditional{}, Laplace{}, Global{}, Identity{}, Amortised{}, CTRJ{}}
 }
 
-// ParseSelectProposal returns the built-in family whose String is name
+// ParseProposal returns the built-in family whose String is name
 // (with its default fields), for flags and configuration files.
-func ParseSelectProposal(name string) (SelectProposal, error) {
+func ParseProposal(name string) (Proposal, error) {
 	var names []string
-	for _, p := range SelectProposals() {
+	for _, p := range Proposals() {
 		if p.String() == name {
 			return p, nil
 		}
 		names = append(names, p.String())
 	}
-	return nil, fmt.Errorf("trj: unknown selection proposal %q (want one of %s)", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("selection: unknown selection proposal %q (want one of %s)", name, strings.Join(names, ", "))
 }
 
-// SelectProposer is a family prepared for one run.
-type SelectProposer interface {
+// Proposer is a family prepared for one run.
+type Proposer interface {
 	// Laplace reports whether Select fits each model's Laplace
 	// approximation on its first visit and passes it to Model (it also
 	// gives the reported evidences and the Informed choice's weights).
@@ -68,8 +69,8 @@ type SelectProposer interface {
 	Model(tm ppl.Terms, m *ppl.GraphModel, lap *flows.Laplace) (jump, within kernels.Transport, err error)
 }
 
-// SelectPrepare is what a family may use to prepare itself.
-type SelectPrepare struct {
+// Preparation is what a family may use to prepare itself.
+type Preparation struct {
 	// Space is the selection space (a clone: the family may build models
 	// of it).
 	Space *ppl.SelectionSpace
@@ -77,7 +78,7 @@ type SelectPrepare struct {
 	// shared coordinates.
 	Base []float64
 	// Settings are the run's settings, defaults applied.
-	Settings *SelectSettings
+	Settings *Settings
 
 	laplace func(ppl.Terms) (*ppl.GraphModel, *flows.Laplace, error)
 }
@@ -85,12 +86,12 @@ type SelectPrepare struct {
 // Laplace builds model tm and fits its Laplace approximation as Select
 // does for the models it visits (mode by damped Newton from Base, Hessian
 // by finite differences of the compiled gradient).
-func (in *SelectPrepare) Laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace, error) {
+func (in *Preparation) Laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace, error) {
 	return in.laplace(tm)
 }
 
 // FullLaplace fits the Laplace approximation of the model with every term.
-func (in *SelectPrepare) FullLaplace() (*flows.Laplace, error) {
+func (in *Preparation) FullLaplace() (*flows.Laplace, error) {
 	all := make([]int, in.Space.P())
 	for i := range all {
 		all[i] = i
@@ -103,6 +104,6 @@ func (in *SelectPrepare) FullLaplace() (*flows.Laplace, error) {
 // Seed returns the seed of part i of the named stage of the preparation,
 // derived from the run's seed: the same for the same run, distinct for
 // distinct (stage, i).
-func (in *SelectPrepare) Seed(stage string, i int) uint64 {
-	return subSeed(in.Settings.Seed, "select/"+stage, i)
+func (in *Preparation) Seed(stage string, i int) uint64 {
+	return runs.SubSeed(in.Settings.Seed, "select/"+stage, i)
 }

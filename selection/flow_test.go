@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"context"
@@ -26,8 +26,8 @@ func TestSelectFlowExactNIG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, prop := range []SelectProposal{SelectAmortised{}, SelectCTRJ{}} {
-		res, err := Select(context.Background(), sp, &SelectSettings{Seed: 2, Steps: 10000, Warmup: 500, Proposal: prop})
+	for _, prop := range []Proposal{Amortised{}, CTRJ{}} {
+		res, err := Run(context.Background(), sp, &Settings{Seed: 2, Steps: 10000, Warmup: 500, Proposal: prop})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestSelectFlowExactNIG(t *testing.T) {
 		for j, e := range res.PIP {
 			z := (e.P - want[j]) / e.MCSE
 			t.Logf("%v %s: PIP %.4f ± %.4f, exact %.4f, z %.2f", prop, res.Names[j], e.P, e.MCSE, want[j], z)
-			if e.Constant {
+			if !e.Mixed {
 				if math.Abs(e.P-want[j]) > 1e-3 {
 					t.Errorf("%v %s: constant PIP %v, exact %.5f", prop, res.Names[j], e.P, want[j])
 				}
@@ -51,7 +51,7 @@ func TestSelectFlowExactNIG(t *testing.T) {
 }
 
 // TestSelectFullConditionalExactNIG is TestSelectExactNIG for
-// SelectFullConditional, whose transports come from the full model's
+// FullConditional, whose transports come from the full model's
 // Laplace fit alone.
 func TestSelectFullConditionalExactNIG(t *testing.T) {
 	X, y := selectData(80, 12, 1)
@@ -60,12 +60,12 @@ func TestSelectFullConditionalExactNIG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Select(context.Background(), sp, &SelectSettings{Seed: 3, Steps: 5000, Warmup: 500, Proposal: SelectFullConditional{}})
+	res, err := Run(context.Background(), sp, &Settings{Seed: 3, Steps: 5000, Warmup: 500, Proposal: FullConditional{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for j, e := range res.PIP {
-		if e.Constant {
+		if !e.Mixed {
 			if math.Abs(e.P-want[j]) > 1e-3 {
 				t.Errorf("%s: constant PIP %v, exact %.5f", res.Names[j], e.P, want[j])
 			}

@@ -1,4 +1,4 @@
-package trj
+package selection
 
 import (
 	"context"
@@ -10,17 +10,17 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// SelectGlobal is a baseline SelectProposal: one Laplace approximation of
+// Global is a baseline Proposal: one Laplace approximation of
 // the full model, fitted before the chains start, whose marginal over a
 // model's coordinates is that model's jump transport (like CTRJ with an
 // affine flow fitted once). The within-model moves use each model's own
 // Laplace fit.
-type SelectGlobal struct{}
+type Global struct{}
 
-func (SelectGlobal) String() string { return "global" }
+func (Global) String() string { return "global" }
 
 // Prepare fits the full model's Laplace approximation.
-func (SelectGlobal) Prepare(_ context.Context, in *SelectPrepare) (SelectProposer, error) {
+func (Global) Prepare(_ context.Context, in *Preparation) (Proposer, error) {
 	sp := in.Space
 	lap, err := in.FullLaplace()
 	if err != nil {
