@@ -1,6 +1,7 @@
 package selection
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -43,4 +44,64 @@ func (r *Result) WriteFigure(path string, ref ...float64) error {
 	}
 	title := fmt.Sprintf("Posterior inclusion probabilities ± 2 MCSE (%d kept steps)", r.Steps)
 	return figures.Intervals(path, title, rows, figures.WithXLabel("posterior inclusion probability"))
+}
+
+// RunningPIP returns term j's inclusion probability after each kept step
+// of every chain pooled step by step (the mean over chains of the running
+// means), for a running-estimate figure.
+func (r *Result) RunningPIP(j int) []float64 {
+	if j < 0 || j >= len(r.Names) || len(r.runs) == 0 {
+		return nil
+	}
+	n := len(r.runs[0].ids)
+	out := make([]float64, n)
+	var sum float64
+	for t := range n {
+		for _, c := range r.runs {
+			sum += b2f(c.models[c.ids[t]].Has(j))
+		}
+		out[t] = sum / float64((t+1)*len(r.runs))
+	}
+	return out
+}
+
+// WriteRunningFigure draws each chain's running inclusion probability of
+// the given terms (default: the six whose PIP is nearest ½, the hardest to
+// estimate), one panel per term, to path (".png" or ".svg"). It needs the
+// chains of this run (a result read back from JSON has none).
+func (r *Result) WriteRunningFigure(path string, terms ...int) error {
+	if len(r.runs) == 0 {
+		return errors.New("selection: no chains to draw")
+	}
+	if len(terms) == 0 {
+		order := make([]int, len(r.PIP))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool {
+			return math.Abs(r.PIP[order[a]].P-0.5) < math.Abs(r.PIP[order[b]].P-0.5)
+		})
+		terms = order[:min(6, len(order))]
+	}
+	series := map[string][][]float64{}
+	var names []string
+	for _, j := range terms {
+		if j < 0 || j >= len(r.Names) {
+			return fmt.Errorf("selection: term %d out of range [0, %d)", j, len(r.Names))
+		}
+		name := fmt.Sprintf("%s (PIP %.3f ± %.3f)", r.Names[j], r.PIP[j].P, r.PIP[j].MCSE)
+		names = append(names, name)
+		for _, c := range r.runs {
+			run := make([]float64, len(c.ids))
+			var n float64
+			for i, id := range c.ids {
+				n += b2f(c.models[id].Has(j))
+				run[i] = n / float64(i+1)
+			}
+			series[name] = append(series[name], run)
+		}
+	}
+	_, err := figures.RunningEstimates(path, "Running inclusion probabilities", series, math.NaN(),
+		figures.WithOrder(names...), figures.WithYLabel("running PIP"), figures.WithXLabel("kept step"))
+	return err
 }

@@ -16,7 +16,7 @@ import (
 // Amortised is a Proposal that needs no fit per model: one
 // conditional RQMA flow on the saturated space (always-in, every term,
 // shared coordinates), whose context is the model's 0/1 inclusion vector,
-// is trained on the draws of a short first pass (a Select run with
+// is trained on the draws of a short first pass (a Run with
 // FullConditional by default, discarded), then frozen for the whole
 // run. Every model,
 // including the many the first pass never visited, jumps through it as in
@@ -215,7 +215,7 @@ func (d *passDraws) dropRare(sp *ppl.SelectionSpace, minCount int) {
 	}
 }
 
-// firstPass runs Select under settings pass and keeps
+// firstPass runs Run under settings pass and keeps
 // at most maxDraws of its kept steps, evenly thinned.
 func firstPass(ctx context.Context, in *Preparation, pass Settings, maxDraws int) (*passDraws, error) {
 	sp := in.Space

@@ -11,7 +11,7 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// Proposal is a family of proposals for Select: the transports that
+// Proposal is a family of proposals for Run: the transports that
 // carry the parameters across a jump between models, and the within-model
 // proposals (Settings.Proposal). The families of this package are
 // FullConditional (the default: one Laplace fit of the full model,
@@ -25,7 +25,7 @@ import (
 type Proposal interface {
 	// String names the family (Result.Proposal).
 	String() string
-	// Prepare readies the family for one run of Select, before its chains
+	// Prepare readies the family for one run of Run, before its chains
 	// start; what it learns is fixed for the whole run, so the chains stay
 	// exact. ctx cancels it.
 	Prepare(ctx context.Context, in *Preparation) (Proposer, error)
@@ -52,7 +52,7 @@ func ParseProposal(name string) (Proposal, error) {
 
 // Proposer is a family prepared for one run.
 type Proposer interface {
-	// Laplace reports whether Select fits each model's Laplace
+	// Laplace reports whether Run fits each model's Laplace
 	// approximation on its first visit and passes it to Model (it also
 	// gives the reported evidences and the Informed choice's weights).
 	Laplace() bool
@@ -83,7 +83,7 @@ type Preparation struct {
 	laplace func(ppl.Terms) (*ppl.GraphModel, *flows.Laplace, error)
 }
 
-// Laplace builds model tm and fits its Laplace approximation as Select
+// Laplace builds model tm and fits its Laplace approximation as Run
 // does for the models it visits (mode by damped Newton from Base, Hessian
 // by finite differences of the compiled gradient).
 func (in *Preparation) Laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace, error) {

@@ -1,0 +1,125 @@
+package selection
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/trjgo/trj/ppl"
+)
+
+// String returns the table WriteTable writes.
+func (r *Result) String() string {
+	var b strings.Builder
+	r.WriteTable(&b)
+	return b.String()
+}
+
+// WriteTable writes the result as text: the run, the inclusion
+// probabilities sorted from the largest, the expected model size and the
+// top models.
+func (r *Result) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Variable selection over %d terms: %d chain(s) × %d kept steps (%d warm-up), %s transports%s, %.1f s\n",
+		len(r.Names), len(r.Chains), r.StepsPerChain, r.Warmup, r.Proposal, map[bool]string{true: ", informed", false: ""}[r.Informed], r.Seconds)
+	fmt.Fprintf(&b, "Visited %d distinct models; built %d", r.Visited, r.Built)
+	if r.Flagged > 0 {
+		fmt.Fprintf(&b, " (%d Laplace fits flagged)", r.Flagged)
+	}
+	b.WriteString("\nJumps accepted:")
+	for _, m := range r.Moves {
+		fmt.Fprintf(&b, " %s %s", m.Move, pct(m.Accepted, m.Proposed))
+	}
+	fmt.Fprintf(&b, "; within-model %s\n", pct(r.Within.Accepted, r.Within.Proposed))
+	if r.Steps == 0 {
+		b.WriteString("No kept steps.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	order := make([]int, len(r.PIP))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, c int) bool { return r.PIP[order[a]].P > r.PIP[order[c]].P })
+	width := 4
+	for _, n := range r.Names {
+		width = max(width, len(n))
+	}
+	fmt.Fprintf(&b, "\nPosterior inclusion probabilities (largest first):\n%-*s  %7s  %7s  %6s  %7s\n", width, "term", "PIP", "MCSE", "R̂", "ESS")
+	for _, j := range order {
+		e := r.PIP[j]
+		if !e.Mixed {
+			what := "never included"
+			if e.P == 1 {
+				what = "never dropped"
+			}
+			fmt.Fprintf(&b, "%-*s  %7.4f  (%s in %d kept steps: MCSE not estimable)\n", width, r.Names[j], e.P, what, r.Steps)
+			continue
+		}
+		fmt.Fprintf(&b, "%-*s  %7.4f  %7.4f  %6s  %7.0f\n", width, r.Names[j], e.P, e.MCSE, rhatString(e.Rhat), e.ESS)
+	}
+	fmt.Fprintf(&b, "\nExpected model size: %.3f ± %.3f (MCSE)\n", r.Size.P, r.Size.MCSE)
+	fmt.Fprintf(&b, "\nTop %d of %d visited models (by visits):\n%4s  %7s  %7s  %9s  %4s  %s\n", len(r.Top), r.Visited, "rank", "P", "MCSE", "Laplace", "size", "terms")
+	for i, m := range r.Top {
+		lap := "—"
+		if m.Renormalised > 0 {
+			lap = fmt.Sprintf("%.4f", m.Renormalised)
+		}
+		label := m.Label
+		if label == "" {
+			label = "(none)"
+		}
+		mcse := fmt.Sprintf("%7.4f", m.Estimate.MCSE)
+		if !m.Estimate.Mixed {
+			mcse = "      —"
+		}
+		fmt.Fprintf(&b, "%4d  %7.4f  %s  %9s  %4d  %s\n", i+1, m.Estimate.P, mcse, lap, len(m.Indices), label)
+	}
+	if r.LaplaceWarning != "" {
+		b.WriteString("\nNote: " + r.LaplaceWarning + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func pct(a, n int) string {
+	if n == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(n))
+}
+
+func rhatString(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// WriteJSON writes the result as indented JSON; its size grows with the
+// number of terms and reported models, not with the space.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ReadResult reads a result written by WriteJSON (without the
+// chains: WriteRunningFigure needs the run itself).
+func ReadResult(rd io.Reader) (*Result, error) {
+	var r Result
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("selection: reading a selection result: %w", err)
+	}
+	for i := range r.Top {
+		t, err := ppl.NewTerms(len(r.Names), r.Top[i].Indices...)
+		if err != nil {
+			return nil, fmt.Errorf("selection: reading a selection result: top model %d: %w", i, err)
+		}
+		r.Top[i].Terms = t
+	}
+	return &r, nil
+}
