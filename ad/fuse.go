@@ -110,18 +110,19 @@ type fop struct {
 type fdispatch uint8
 
 const (
-	dFields      fdispatch = iota // decide from the op's fields
-	dScalar                       // an arithmetic op on two numbers
-	dVV                           // an arithmetic op on two vectors
-	dVS                           // an arithmetic op, vector and scalar
-	dSV                           // an arithmetic op, scalar and vector
-	dUnary                        // op.un of a vector (neg and square too)
-	dSquareSum                    // a square and its sum
-	dMulFused                     // a product with its scale or sum
-	dAddSubSum                    // a sum or difference and its sum
-	dSum                          // the sum of a vector
-	dCopy                         // a copy of a vector
-	dPairedExact                  // a paired square with one exact multiplier
+	dFields        fdispatch = iota // decide from the op's fields
+	dScalar                         // an unchecked arithmetic op on two numbers
+	dScalarChecked                  // the same, writing a gradient (checked)
+	dVV                             // an arithmetic op on two vectors
+	dVS                             // an arithmetic op, vector and scalar
+	dSV                             // an arithmetic op, scalar and vector
+	dUnary                          // op.un of a vector (neg and square too)
+	dSquareSum                      // a square and its sum
+	dMulFused                       // a product with its scale or sum
+	dAddSubSum                      // a sum or difference and its sum
+	dSum                            // the sum of a vector
+	dCopy                           // a copy of a vector
+	dPairedExact                    // a paired square with one exact multiplier
 )
 
 // setDispatch decides the dispatch of every fused op of list, which must
@@ -156,8 +157,12 @@ func dispatchOf(op *fop) fdispatch {
 	arith := op.code >= fAdd && op.code <= fDiv
 	plain := op.sum < 0 && !op.scaled
 	switch {
-	case arith && plain && op.n == 1:
+	case arith && plain && op.n == 1 && !op.check:
 		return dScalar
+	case arith && plain && op.n == 1:
+		// Kept off the unchecked fast path of runFused: a scalar
+		// gradient (√x at 0, say) can be infinite at a finite value.
+		return dScalarChecked
 	case arith && plain && op.a.scalar && op.b.scalar:
 		return dFields // a broadcast result: rare
 	case arith && plain && op.a.scalar:
@@ -212,6 +217,8 @@ func runFused(s [][]float64, ops []fop, chk int) {
 		}
 		n := op.n
 		switch op.run {
+		case dScalarChecked:
+			s[op.out][0] = arith(op.code, s[op.a.slot][op.a.off], s[op.b.slot][op.b.off])
 		case dVV:
 			arithVV(op.code, s[op.out][:n], s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off:op.b.off+n])
 		case dVS:

@@ -418,6 +418,34 @@ func TestFusedGradientCheck(t *testing.T) {
 	}
 }
 
+// TestScalarGradientCheck covers a gradient written by a scalar
+// arithmetic op, the dispatch small models run most: √x at 0 has the
+// finite value 0 and the gradient +Inf, which LogDensityGrad must refuse
+// with ErrNonFinite, fused or not, and a good point after it evaluates
+// normally.
+func TestScalarGradientCheck(t *testing.T) {
+	build := func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		x := scalar(g, "x")
+		return G.Must(G.Sqrt(x)), []*G.Node{x}
+	}
+	for _, opts := range [][]Option{nil, {withoutFusion()}} {
+		p := compileFunc(t, build, opts...)
+		g := make([]float64, 1)
+		for _, x := range []float64{0, 4, 0, 1} {
+			v, err := p.LogDensityGrad([]float64{x}, g)
+			if x == 0 {
+				if !errors.Is(err, ErrNonFinite) {
+					t.Fatalf("fused=%v x=0: value %v, gradient %v, error %v; want ErrNonFinite", opts == nil, v, g, err)
+				}
+				continue
+			}
+			if err != nil || v != math.Sqrt(x) || g[0] != 0.5/math.Sqrt(x) {
+				t.Fatalf("fused=%v x=%v: value %v, gradient %v, error %v", opts == nil, x, v, g, err)
+			}
+		}
+	}
+}
+
 // TestMulScalarChecked checks the in-loop test of a scaled product against
 // math.IsNaN and math.IsInf, at overflow, NaN and the largest finite values.
 func TestMulScalarChecked(t *testing.T) {
