@@ -106,6 +106,16 @@ func TestBadInputsKernels(t *testing.T) {
 			k.MaxTreeDepth = -3
 			return k.Validate()
 		}, "tree depth -3"},
+		{"a Method whose NewChain returns no chain and no error", func() error {
+			g := newGaussian(t, []float64{0}, diagCov([]float64{1}))
+			_, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{Method: nilChainMethod{}, Chains: 2, Warmup: 10, Draws: 10})
+			return err
+		}, "kernels.nilChainMethod.NewChain returned a nil chain"},
+		{"a Method whose chain steps to a point of the wrong length", func() error {
+			g := newGaussian(t, []float64{0, 0}, diagCov([]float64{1, 1}))
+			_, err := Sample(context.Background(), gaussianFactory(g), &SampleSettings{Method: shortStepMethod{}, Chains: 1, Warmup: 10, Draws: 10})
+			return err
+		}, "position of length 1, want 2"},
 		{"warm-up of math.MaxInt iterations", func() error {
 			g := newGaussian(t, []float64{0}, diagCov([]float64{1}))
 			k, err := NewNUTS(g, 0.5, nil)
@@ -126,3 +136,26 @@ func TestBadInputsKernels(t *testing.T) {
 		}
 	}
 }
+
+// nilChainMethod is a user Method whose NewChain returns (nil, nil).
+type nilChainMethod struct{}
+
+func (nilChainMethod) DiagnosticColumns() []string { return nil }
+func (nilChainMethod) NewChain(Target, []float64, int) (MethodChain, error) {
+	return nil, nil
+}
+
+// shortStepMethod is a user Method whose chain returns a position one
+// element short of the target's dimension.
+type shortStepMethod struct{}
+
+func (shortStepMethod) DiagnosticColumns() []string { return nil }
+func (shortStepMethod) NewChain(t Target, x0 []float64, _ int) (MethodChain, error) {
+	return shortChain{x0[:len(x0)-1]}, nil
+}
+
+type shortChain struct{ x []float64 }
+
+func (c shortChain) Step(*rand.Rand, int) ([]float64, DrawInfo, error) { return c.x, DrawInfo{}, nil }
+func (shortChain) Adapted(*Chain)                                      {}
+func (shortChain) GradEvals() int                                      { return 0 }

@@ -276,6 +276,9 @@ func (r *sampleRun) runChain(ctx context.Context, k int, out *Chain) (err error)
 	if err != nil {
 		return fmt.Errorf("kernels: chain %d: %w", c, err)
 	}
+	if mc == nil {
+		return fmt.Errorf("kernels: chain %d: %T.NewChain returned a nil chain and no error: the method must return a chain or an error", c, r.set.Method)
+	}
 	rec.alloc(t.Dim())
 	return rec.run(ctx, mc, rng)
 }
@@ -398,6 +401,10 @@ func (r *recorder) run(ctx context.Context, mc MethodChain, rng *rand.Rand) erro
 		x, d, err := mc.Step(rng, it)
 		if err != nil {
 			return fmt.Errorf("kernels: chain %d: %w", r.c, err)
+		}
+		if len(x) != out.Dim {
+			// A user method's bug would otherwise shift every later draw.
+			return fmt.Errorf("kernels: chain %d: %T.Step returned a position of length %d, want %d (the target's dimension)", r.c, mc, len(x), out.Dim)
 		}
 		if err := r.record(it, x, d); err != nil {
 			return err
