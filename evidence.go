@@ -141,9 +141,12 @@ func thin(groups [][][]float64, n int) [][][]float64 {
 // exact log evidences), as bridgesampling's post_prob does. prior holds
 // the prior model probabilities, normalised here (nil: uniform). Since
 // ∂p_k/∂log Z_j = p_k(δ_kj − p_j), SE(p_k)/p_k stays the size of the log Z
-// errors however small p_k is. It fails on empty or mismatched inputs, a
-// log evidence that is NaN or +Inf, a negative or non-finite standard
-// error and a prior that is not positive and finite.
+// errors however small p_k is. The SE is finite for every finite logZSE
+// (at most half the largest); since no estimate confined to [0, 1] has a
+// standard deviation above ½, an SE that large says only that the
+// linearisation fails and p_k is unknown. It fails on empty or mismatched
+// inputs, a log evidence that is NaN or +Inf, a negative or non-finite
+// standard error and a prior that is not positive and finite.
 func PosteriorProbabilities(logZ, logZSE, prior []float64) (p, se []float64, err error) {
 	K := len(logZ)
 	if K == 0 {
@@ -209,8 +212,39 @@ func logZProbabilities(prior, logZ, se []float64) (p, pse []float64) {
 			v += d * d * se[j] * se[j]
 		}
 		pse[k] = math.Sqrt(v)
+		if math.IsInf(v, 1) {
+			pse[k] = deltaSEScaled(k, p, se)
+		}
 	}
 	return p, pse
+}
+
+// deltaSEScaled is the delta-method SE of p_k, √(Σ_j (∂p_k/∂log Z_j·se_j)²),
+// with each term divided by the largest before it is squared, for standard
+// errors whose squares overflow (the direct sum is kept otherwise: same
+// bits as before). It is finite for finite se: Σ_j |∂p_k/∂log Z_j| =
+// 2p_k(1 − p_k) ≤ ½ bounds it by half the largest se_j.
+func deltaSEScaled(k int, p, se []float64) float64 {
+	term := func(j int) float64 {
+		d := -p[k] * p[j]
+		if j == k {
+			d += p[k]
+		}
+		return math.Abs(d * se[j])
+	}
+	var top float64
+	for j := range p {
+		top = max(top, term(j))
+	}
+	if top == 0 {
+		return 0
+	}
+	var v float64
+	for j := range p {
+		r := term(j) / top
+		v += r * r
+	}
+	return top * math.Sqrt(v)
 }
 
 // evidence is Run's stage that estimates every model's log evidence from

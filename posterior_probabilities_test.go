@@ -83,3 +83,30 @@ func ExamplePosteriorProbabilities() {
 	// model 0: 0.895 ± 0.011
 	// model 1: 0.105 ± 0.011
 }
+
+// TestPosteriorProbabilitiesHugeSE checks that standard errors whose
+// squares overflow (1e200) still give the finite delta-method SE, computed
+// scaled: SE(p_k) = √(Σ_j (p_k(δ_kj − p_j)·se_j)²), here for two equal
+// models p = ½, so each term is ¼·se_j.
+func TestPosteriorProbabilitiesHugeSE(t *testing.T) {
+	for _, tc := range []struct{ se, want float64 }{
+		{1e200, 0.25 * math.Sqrt2 * 1e200},
+		{math.MaxFloat64, 0.25 * math.Sqrt2 * math.MaxFloat64},
+	} {
+		for _, se := range [][]float64{{tc.se, tc.se}, {tc.se, 0}} {
+			want := tc.want
+			if se[1] == 0 {
+				want = 0.25 * tc.se
+			}
+			p, pse, err := trj.PosteriorProbabilities([]float64{0, 0}, se, nil)
+			if err != nil {
+				t.Fatalf("se %v: %v", se, err)
+			}
+			for k := range p {
+				if p[k] != 0.5 || !(math.Abs(pse[k]-want) <= 1e-12*want) {
+					t.Errorf("se %v: p[%d] = %v ± %v, want 0.5 ± %g", se, k, p[k], pse[k], want)
+				}
+			}
+		}
+	}
+}
