@@ -9,7 +9,9 @@ import (
 
 // ModelProbability is one model's posterior probability as Result.Read
 // takes it: P ± SE from the estimate named by From ("chains", "per-model",
-// "evidence" or "bridge").
+// "evidence" or "bridge"), or From "none", with P and SE NaN, when the
+// result holds no estimate of the model (a run stopped before its chains
+// and evidences finished).
 type ModelProbability struct {
 	P, SE float64
 	From  string
@@ -23,7 +25,9 @@ type ModelProbability struct {
 // errors (a pilot that missed a mode of a multimodal posterior biases
 // them, and their standard errors cannot show it; the chains, which move
 // between modes, can). A model with none of these takes the bridge's
-// reported estimate, or else the chains' fraction with its (zero) MCSE.
+// reported estimate, or else the chains' fraction with its (zero) MCSE,
+// or else none (From "none", P and SE NaN: no stage that estimates it
+// finished, as when the run was cancelled during its pilots).
 //
 // The chains' error is absolute and the evidences' relative, so the chains
 // are read for well-visited models and the per-model evidence for rare
@@ -62,11 +66,27 @@ func (r *Result) Read() []ModelProbability {
 				best = ModelProbability{P: p[k], SE: se[k], From: "bridge"}
 			} else if k < len(r.Chain) {
 				best = ModelProbability{P: r.Chain[k].P, SE: r.Chain[k].MCSE, From: "chains"}
+			} else {
+				best = ModelProbability{P: math.NaN(), SE: math.NaN(), From: readNone}
 			}
 		}
 		out[k] = best
 	}
 	return out
+}
+
+// readNone is Read's source of a model with no estimate.
+const readNone = "none"
+
+// readNoneNote is the table's note on the models Read has no estimate of,
+// "" when it has one of every model.
+func readNoneNote(read []ModelProbability) string {
+	for _, rd := range read {
+		if rd.From == readNone {
+			return "— read: no estimate of the model (the run stopped before its chains and evidences finished)"
+		}
+	}
+	return ""
 }
 
 // CheckModelEvidence compares, for every model the chains entered and

@@ -284,7 +284,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		} else {
 			row = append(row, "—")
 		}
-		if rd := read[k]; rd.From != "" {
+		if rd := read[k]; rd.From != "" && rd.From != readNone {
 			row = append(row, perModelCell(rd.P, rd.SE)+" "+rd.From)
 		} else {
 			row = append(row, "—")
@@ -311,6 +311,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w, readNote)
+	if note := readNoneNote(read); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	if r.ModelEvidence != nil {
 		fmt.Fprintln(w, perModelNote)
 		if err := r.CheckModelEvidence(); err != nil {
