@@ -141,7 +141,7 @@ func parseRunFlags(args []string, stderr io.Writer) (string, *runOptions, error)
 			return "", nil, errors.New("-json applies to a whole run; a shard writes its partial file (-o), and trj merge -json the result")
 		}
 		if o.partial == "" {
-			o.partial = filepath.Join("trj-out", name, fmt.Sprintf("shard_%d_of_%d.json", o.sh.Index, o.sh.Count))
+			o.partial = defaultPartial(name, o)
 		}
 	} else if o.partial != "" {
 		return "", nil, errors.New("-o is the partial result file of a shard and needs -shard i/n; for a whole run give -json")

@@ -57,9 +57,11 @@ func (o *runOptions) checkStage(name, arg string) error {
 	return nil
 }
 
-// defaultPartial is a shard's partial result file when -o is not given.
+// defaultPartial is a shard's partial result file when -o is not given,
+// "" for a run without -shard. A shard of one (-shard 1/1) has one too:
+// it is a shard like any other (see parseRunFlags).
 func defaultPartial(name string, o *runOptions) string {
-	if !o.sh.Split() {
+	if !o.sharded {
 		return ""
 	}
 	return filepath.Join("trj-out", name, fmt.Sprintf("shard_%d_of_%d.json", o.sh.Index, o.sh.Count))

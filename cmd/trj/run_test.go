@@ -318,3 +318,27 @@ func TestRunSASStaged(t *testing.T) {
 		t.Errorf("pilot stage in 3 shards of 2 models: code %d, %s", code, stderr)
 	}
 }
+
+// TestRunSASStageShardOfOne: "-shard 1/1" (a batch array of one task) is a
+// shard like any other: the pilot stage runs every model's pilots and the
+// fit stage runs once, instead of being refused for an -o that was not
+// given; an -o that was given is still refused by name.
+func TestRunSASStageShardOfOne(t *testing.T) {
+	dir := t.TempDir()
+	stages := filepath.Join(dir, "stages")
+	for _, stage := range []string{"pilot", "fit"} {
+		args := append(slices.Clone(tinySASRun), "-stages", stages, "-stage", stage, "-shard", "1/1")
+		if code, _, stderr := runArgs(args...); code != exitOK {
+			t.Fatalf("-stage %s -shard 1/1: code %d, %s", stage, code, stderr)
+		}
+	}
+	for _, f := range []string{"exact/pilots_1-2.trjstage", "rqma/pilots_1-2.trjstage", "rqma/fit.trjstage"} {
+		if _, err := os.Stat(filepath.Join(stages, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	args := []string{"run", "sas", "-stage", "pilot", "-shard", "1/1", "-o", filepath.Join(dir, "x.json")}
+	if code, _, stderr := runArgs(args...); code != exitUsage || !strings.Contains(stderr, "-o is the partial result of a chains shard") {
+		t.Errorf("%v: code %d, %s", args, code, stderr)
+	}
+}
