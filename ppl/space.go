@@ -178,9 +178,11 @@ func WithSaturatedDim(n int) SpaceOption {
 // (WithIndicators) and position maps then describe only the models' own
 // coordinates. Every model must have dimension at least n, and the shared
 // parameters must be the same in every model: where the models name their
-// coordinates (models built by Builder), NewSpace refuses models whose last
-// n coordinates have different names, which would carry one model's
-// parameter into another's.
+// coordinates (models built by Builder, and the models of a masked
+// selection space), NewSpace refuses models whose last n coordinates have
+// different names, which would carry one model's parameter into
+// another's. Models of other types are not checked: their ParamNames name
+// constrained values, which need not be their coordinates.
 func WithShared(n int) SpaceOption {
 	return func(s *Space) error {
 		if n < 0 {
@@ -356,13 +358,26 @@ func (s *Space) checkSharedNames() error {
 }
 
 // unconstrainedNames names model m's unconstrained coordinates when it can
-// (a GraphModel of its own parameters; nil otherwise): a parameter whose
-// transform keeps its size gives its flat names (beta.1, sigma), another
-// its name and the coordinate's index (p#1, p#2).
+// (a GraphModel: built by a Builder, or a view of a masked selection
+// space's saturated model, named as the saturated model names the view's
+// coordinates; nil otherwise): a parameter whose transform keeps its size
+// gives its flat names (beta.1, sigma), another its name and the
+// coordinate's index (p#1, p#2).
 func unconstrainedNames(m Model) []string {
 	g, ok := m.(*GraphModel)
-	if !ok || g.shared.view != nil {
+	if !ok {
 		return nil
+	}
+	if v := g.shared.view; v != nil {
+		sat := unconstrainedNames(v.sat.proto)
+		names := make([]string, len(v.idx))
+		for j, i := range v.idx {
+			if i >= len(sat) {
+				return nil
+			}
+			names[j] = sat[i]
+		}
+		return names
 	}
 	var names []string
 	for _, p := range g.shared.params {
