@@ -64,7 +64,9 @@ func TestContinuousDistributionErrors(t *testing.T) {
 		{"weibull-zero-shape", func(b *Builder) { b.Sample(Weibull{Alpha: 0.0, Sigma: b.Real("s")}, b.Data("x", []float64{1})) }},
 		{"weibull-negative-scale", func(b *Builder) { b.Sample(Weibull{Alpha: b.Real("a"), Sigma: -1.0}, b.Data("x", []float64{1})) }},
 		{"laplace-zero-scale", func(b *Builder) { b.Sample(Laplace{Mu: b.Real("m"), Sigma: 0.0}, b.Data("x", []float64{1})) }},
-		{"logistic-negative-scale", func(b *Builder) { b.Sample(Logistic{Mu: b.Real("m"), Sigma: []float64{1, -2}}, b.Data("x", []float64{1, 2})) }},
+		{"logistic-negative-scale", func(b *Builder) {
+			b.Sample(Logistic{Mu: b.Real("m"), Sigma: []float64{1, -2}}, b.Data("x", []float64{1, 2}))
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkBuildFails(t, c.build) })
 	}
