@@ -47,9 +47,14 @@ func (e *expr) finiteResult(dist string, o operand) (*gorgonia.Node, error) {
 	}
 	if v, ok := constValues(n); ok {
 		for i, x := range v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("ppl: %s: the log-density of observation %d is %v under the given constant parameters", dist, i, x)
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				continue
 			}
+			what := "the log-density"
+			if len(v) > 1 {
+				what = fmt.Sprintf("the log-density of observation %d", i)
+			}
+			return nil, fmt.Errorf("ppl: %s: %s is %v under the given constant parameters: an observation impossible under them", dist, what, x)
 		}
 	}
 	return n, nil
