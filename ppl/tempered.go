@@ -176,7 +176,7 @@ func mvNormalSampler(d MvNormal) (sampler, bool) {
 		draw: func(rng *rand.Rand, args [][]float64, x, _ []float64) error {
 			n := len(args[1])
 			n = int(math.Round(math.Sqrt(float64(n))))
-			l, err := constFactor(which, args[1], n)
+			l, err := constFactor("MvNormal", which, args[1], n)
 			if err != nil {
 				return err
 			}
