@@ -5,6 +5,9 @@ import (
 	"math"
 
 	"gorgonia.org/gorgonia"
+
+	"github.com/trjgo/trj/ad/ops"
+	"github.com/trjgo/trj/internal/scalar"
 )
 
 // domain is the set of valid values of a distribution's parameter or
@@ -18,6 +21,7 @@ type domain struct {
 var (
 	anyReal   = domain{}
 	positiveD = domain{positive, "> 0"}
+	nonNegD   = domain{nonNegative, "≥ 0"}
 )
 
 // checkedLogProbs is logProbs with the constant observations checked
@@ -93,6 +97,34 @@ func (d Logistic) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
 		// −z − 2 log(1 + e^{−z}), with softplus finite in both tails.
 		return e.Sub(e.Sub(e.Neg(z), e.Scale(2, e.Softplus(e.Neg(z)))), e.Log(o[2]))
 	})
+}
+
+// VonMises is the von Mises distribution on the circle with location Mu
+// and concentration Kappa ≥ 0 (Stan's von_mises), density
+// exp(κ cos(x − μ)) / 2π I₀(κ). It is periodic in x and normalised over
+// any interval of length 2π, such as [−π, π].
+type VonMises struct{ Mu, Kappa Operand }
+
+// LogProb returns the summed log-density of x.
+func (d VonMises) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return total(d.LogProbs(x)) }
+
+// LogProbs returns the log-density of each element of x.
+func (d VonMises) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
+	return checkedLogProbs("VonMises", x, anyReal, []string{"Mu", "Kappa"}, []Operand{d.Mu, d.Kappa}, []domain{anyReal, nonNegD}, func(e *expr, o []operand) operand {
+		k := o[2]
+		// κ(cos(x − μ) − 1) − (log I₀(κ) − κ): both terms stay small for
+		// a large κ.
+		c := e.Mul(k, e.Sub(e.Cos(e.Sub(o[0], o[1])), cst(1)))
+		return e.Sub(e.Sub(c, e.Sub(e.LogBesselI0(k), k)), cst(math.Log(2*math.Pi)))
+	})
+}
+
+// Cos is cos a elementwise.
+func (e *expr) Cos(a operand) operand { return e.o1(a, math.Cos, gorgonia.Cos) }
+
+// LogBesselI0 is log I₀(a) elementwise.
+func (e *expr) LogBesselI0(a operand) operand {
+	return e.o1(a, scalar.LogBesselI0, ops.LogBesselI0)
 }
 
 // Abs is |a| elementwise.
