@@ -37,6 +37,8 @@
 //	Simplex              x = softmax(u₁, …, u_{K−1}, 0)  (additive log-ratio)
 //	CholeskyFactorCov    lower-triangular, diagonal exp(u), zeros above
 //	UnitLowerTriangular  lower-triangular, unit diagonal
+//	CholeskyFactorCorr   Cholesky factor of a correlation matrix: partial
+//	                     correlations tanh(u), rows of unit length
 //
 // Bounds may be nodes of earlier parameters (beta in (0, 1 − alpha)). The
 // unconstrained vector is the parameters' coordinates in declaration order.
@@ -71,7 +73,8 @@
 //	categories        Categorical, CategoricalLogit, Multinomial,
 //	                  MultinomialLogit (categories numbered from one)
 //	multivariate      MvNormal, MvStudentT (multi_student_t), Dirichlet
-//	                  (on a Simplex parameter or data rows)
+//	                  (on a Simplex parameter or data rows), LKJCholesky
+//	                  (lkj_corr_cholesky, on a CholeskyFactorCorr parameter)
 //	mixtures          Mixture
 //
 // The discrete distributions need data observations; Bernoulli and
