@@ -576,9 +576,10 @@ func mulFused(out []float64, s [][]float64, op *fop) {
 			s0 += v
 		}
 	default:
-		a, x := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off]
+		// One side is a scalar, whose slot may hold fewer than n values:
+		// slice only the vector side.
 		if op.a.scalar {
-			a, x = s[op.b.slot][op.b.off:op.b.off+n], s[op.a.slot][op.a.off]
+			a, x := s[op.b.slot][op.b.off:op.b.off+n], s[op.a.slot][op.a.off]
 			if scaled {
 				// x·a[i] then ·c: the scalar is the left factor.
 				for i, v := range a {
@@ -589,13 +590,16 @@ func mulFused(out []float64, s [][]float64, op *fop) {
 					out[i] = x * v
 				}
 			}
-		} else if scaled {
-			for i, v := range a {
-				out[i] = v * x * c
-			}
 		} else {
-			for i, v := range a {
-				out[i] = v * x
+			a, x := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off]
+			if scaled {
+				for i, v := range a {
+					out[i] = v * x * c
+				}
+			} else {
+				for i, v := range a {
+					out[i] = v * x
+				}
 			}
 		}
 		if op.sum >= 0 {

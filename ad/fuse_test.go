@@ -68,6 +68,18 @@ var fuseCases = []struct {
 		m := G.Must(G.Square(G.Must(G.Mean(G.Must(G.HadamardProd(q, x))))))
 		return sumAll(G.Must(G.Sum(G.Must(G.Square(q)))), G.Must(G.Sum(p)), t, m), []*G.Node{x}
 	}, normals},
+	// A constant scalar times a vector computed after a matrix product,
+	// the scalar on the left: its one-value slot must not be sliced to
+	// the vector's length (Σ ½ log x of a simplex x panicked).
+	{"scalar-left-product", func(g *G.ExprGraph) (*G.Node, []*G.Node) {
+		y := vec(g, "y", 2)
+		lse := G.Must(G.Log1p(G.Must(G.Sum(G.Must(G.Exp(y))))))
+		embed := G.NewConstant(tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 0, 0, 1, 0, 0})))
+		head := G.Must(G.Mul(embed, G.Must(G.Exp(G.Must(G.Sub(y, lse))))))
+		last := G.NewConstant(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{0, 0, 1})))
+		x := G.Must(G.Add(head, G.Must(G.HadamardProd(G.Must(G.Exp(G.Must(G.Neg(lse)))), last))))
+		return G.Must(G.Sum(G.Must(G.HadamardProd(G.NewConstant(0.5), G.Must(G.Log(x)))))), []*G.Node{y}
+	}, normals},
 	// Products chained with scalars that are computed between them: the
 	// merged product must not read the scalar before it exists.
 	{"scale-after-scalar", func(g *G.ExprGraph) (*G.Node, []*G.Node) {

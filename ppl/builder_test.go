@@ -451,6 +451,7 @@ func seq(lo, hi int) []int {
 func transformCases() []transformCase {
 	chol := func() []int { d, o := triangularLayout(4, 2); return append(d, o...) }()
 	_, unit := triangularLayout(3, 3)
+	_, corr4 := triangularLayout(4, 4)
 	return []transformCase{
 		{"real", func(b *Builder) { b.Real("x", 2, 2) }, seq(0, 4)},
 		{"positive", func(b *Builder) { b.Positive("x", 3) }, seq(0, 3)},
@@ -464,6 +465,8 @@ func transformCases() []transformCase {
 		{"simplex", func(b *Builder) { b.Simplex("x", 4) }, seq(0, 3)},
 		{"cholesky-factor-cov", func(b *Builder) { b.CholeskyFactorCov("x", 4, 2) }, chol},
 		{"unit-lower-triangular", func(b *Builder) { b.UnitLowerTriangular("x", 3, 3) }, unit},
+		{"cholesky-factor-corr-2", func(b *Builder) { b.CholeskyFactorCorr("x", 2) }, []int{2}},
+		{"cholesky-factor-corr-4", func(b *Builder) { b.CholeskyFactorCorr("x", 4) }, corr4},
 		{"dependent-interval", func(b *Builder) {
 			// GARCH-style stationarity: alpha in (0, 1), beta in (0, 1 − alpha).
 			alpha := b.Interval("alpha", 0.0, 1.0)

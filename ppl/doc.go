@@ -37,6 +37,8 @@
 //	Simplex              x = softmax(u₁, …, u_{K−1}, 0)  (additive log-ratio)
 //	CholeskyFactorCov    lower-triangular, diagonal exp(u), zeros above
 //	UnitLowerTriangular  lower-triangular, unit diagonal
+//	CholeskyFactorCorr   Cholesky factor of a correlation matrix: partial
+//	                     correlations tanh(u), rows of unit length
 //
 // Bounds may be nodes of earlier parameters (beta in (0, 1 − alpha)). The
 // unconstrained vector is the parameters' coordinates in declaration order.
@@ -55,6 +57,29 @@
 // parameter (data, constants, lgamma of a fixed shape) are computed once in
 // Go and kept, since model comparison needs them. LogProbs gives one value
 // per observation, which Mixture combines with a stable log-sum-exp.
+// Constant parameters are checked against their domain when the graph is
+// built, so that a bad value is an error naming it, not a NaN at run time.
+//
+// The distributions, with Stan's names:
+//
+//	continuous        Normal, HalfNormal, LogNormal, StudentT, Cauchy,
+//	                  HalfCauchy, Exponential, Gamma, InverseGamma, Beta,
+//	                  Uniform, Weibull, Laplace (double_exponential),
+//	                  Logistic, VonMises
+//	counts            BernoulliProb (bernoulli), BernoulliLogit, Binomial,
+//	                  BinomialLogit, Poisson, PoissonLog, NegBinomial2
+//	                  (neg_binomial_2), NegBinomial2Log, NegBinomial
+//	                  (neg_binomial), BetaBinomialCounts (beta_binomial)
+//	categories        Categorical, CategoricalLogit, Multinomial,
+//	                  MultinomialLogit (categories numbered from one)
+//	multivariate      MvNormal, MvStudentT (multi_student_t), Dirichlet
+//	                  (on a Simplex parameter or data rows), LKJCholesky
+//	                  (lkj_corr_cholesky, on a CholeskyFactorCorr parameter)
+//	mixtures          Mixture
+//
+// The discrete distributions need data observations; Bernoulli and
+// BetaBinomial are the model priors of a SelectionSpace, hence the
+// names BernoulliProb and BetaBinomialCounts.
 //
 // Diag, StrictlyLower and DiagMatrix take structured parameters apart and
 // put covariances together, e.g. separate priors on the diagonal and the

@@ -40,36 +40,42 @@ type mvnFactor struct {
 }
 
 func (d MvNormal) factor(e *expr, n int) (*mvnFactor, error) {
-	if (d.Sigma == nil) == (d.L == nil) {
-		return nil, errors.New("ppl: MvNormal: set exactly one of Sigma and L")
+	return newMvFactor(e, "MvNormal", d.Mu, d.Sigma, d.L, n)
+}
+
+// newMvFactor resolves the location mu and the scale matrix sigma or its
+// Cholesky factor l of the multivariate distribution dist in n dimensions.
+func newMvFactor(e *expr, dist string, muOp, sigma, lOp Operand, n int) (*mvnFactor, error) {
+	if (sigma == nil) == (lOp == nil) {
+		return nil, fmt.Errorf("ppl: %s: set exactly one of Sigma and L", dist)
 	}
-	mu, err := resolve("MvNormal.Mu", d.Mu)
+	mu, err := resolve(dist+".Mu", muOp)
 	if err != nil {
 		return nil, err
 	}
 	if !mu.isScalar() && !mu.shape.Eq(tensor.Shape{n}) {
-		return nil, fmt.Errorf("ppl: MvNormal: Mu has shape %v, want (%d)", mu.shape, n)
+		return nil, fmt.Errorf("ppl: %s: Mu has shape %v, want (%d)", dist, mu.shape, n)
 	}
-	which, cov := "L", d.L
-	if d.Sigma != nil {
-		which, cov = "Sigma", d.Sigma
+	which, cov := "L", lOp
+	if sigma != nil {
+		which, cov = "Sigma", sigma
 	}
-	c, err := resolve("MvNormal."+which, cov)
+	c, err := resolve(dist+"."+which, cov)
 	if err != nil {
 		return nil, err
 	}
 	if !c.shape.Eq(tensor.Shape{n, n}) {
-		return nil, fmt.Errorf("ppl: MvNormal: %s has shape %v, want (%d, %d)", which, c.shape, n, n)
+		return nil, fmt.Errorf("ppl: %s: %s has shape %v, want (%d, %d)", dist, which, c.shape, n, n)
 	}
 	f := &mvnFactor{n: n, mu: mu}
 	if c.isConst() {
-		l, err := constFactor(which, c.val, n)
+		l, err := constFactor(dist, which, c.val, n)
 		if err != nil {
 			return nil, err
 		}
 		var inv mat.TriDense
 		if err := inv.InverseTri(l); err != nil {
-			return nil, fmt.Errorf("ppl: MvNormal: %w", err)
+			return nil, fmt.Errorf("ppl: %s: %w", dist, err)
 		}
 		hl := 0.0
 		for i := range n {
@@ -216,7 +222,15 @@ func (d MvNormal) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	mu := f.mu
+	quad := f.quadratic(e, x, xs)
+	lp := e.Sub(e.Scale(-0.5, quad), e.Add(f.halfLogDet, cst(float64(n)*logSqrt2Pi)))
+	return e.result(lp)
+}
+
+// quadratic returns (x − μ)ᵀΣ⁻¹(x − μ) for a vector x, or the vector of
+// them over the rows of a matrix x of shape xs.
+func (f *mvnFactor) quadratic(e *expr, x *gorgonia.Node, xs tensor.Shape) operand {
+	mu, n := f.mu, f.n
 	// Residuals d = x − μ, broadcasting μ over rows.
 	resid := x
 	switch {
@@ -234,14 +248,10 @@ func (d MvNormal) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
 			return gorgonia.BroadcastSub(a, b, nil, []byte{0})
 		}, x, mu.node)
 	}
-	var quad operand
 	if len(xs) == 1 {
-		quad = f.quadVec(e, resid)
-	} else {
-		quad = f.quadRows(e, resid)
+		return f.quadVec(e, resid)
 	}
-	lp := e.Sub(e.Scale(-0.5, quad), e.Add(f.halfLogDet, cst(float64(n)*logSqrt2Pi)))
-	return e.result(lp)
+	return f.quadRows(e, resid)
 }
 
 func solveLower(l, b *gorgonia.Node) (*gorgonia.Node, error) { return ops.SolveTriangular(l, b, true) }
@@ -250,20 +260,20 @@ func transpose(a *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Trans
 
 // constFactor returns the lower Cholesky factor of a constant covariance,
 // or checks a given constant factor.
-func constFactor(which string, v []float64, n int) (*mat.TriDense, error) {
+func constFactor(dist, which string, v []float64, n int) (*mat.TriDense, error) {
 	if which == "Sigma" {
 		sym := mat.NewSymDense(n, nil)
 		for i := range n {
 			for j := i; j < n; j++ {
 				if v[i*n+j] != v[j*n+i] {
-					return nil, fmt.Errorf("ppl: MvNormal: Sigma is not symmetric at (%d, %d)", i, j)
+					return nil, fmt.Errorf("ppl: %s: Sigma is not symmetric at (%d, %d)", dist, i, j)
 				}
 				sym.SetSym(i, j, v[i*n+j])
 			}
 		}
 		var ch mat.Cholesky
 		if !ch.Factorize(sym) {
-			return nil, errors.New("ppl: MvNormal: Sigma is not positive definite")
+			return nil, fmt.Errorf("ppl: %s: Sigma is not positive definite", dist)
 		}
 		var l mat.TriDense
 		ch.LTo(&l)
@@ -274,9 +284,9 @@ func constFactor(which string, v []float64, n int) (*mat.TriDense, error) {
 		for j := range n {
 			switch {
 			case j > i && v[i*n+j] != 0:
-				return nil, fmt.Errorf("ppl: MvNormal: L is not lower-triangular at (%d, %d)", i, j)
+				return nil, fmt.Errorf("ppl: %s: L is not lower-triangular at (%d, %d)", dist, i, j)
 			case j == i && !(v[i*n+j] > 0):
-				return nil, fmt.Errorf("ppl: MvNormal: L has a non-positive diagonal at %d", i)
+				return nil, fmt.Errorf("ppl: %s: L has a non-positive diagonal at %d", dist, i)
 			case j <= i:
 				l.SetTri(i, j, v[i*n+j])
 			}

@@ -28,11 +28,13 @@ import (
 //   - The prior form. Every parameter has exactly one Sample statement on
 //     itself (its prior) whose distribution can be sampled (Normal,
 //     HalfNormal, LogNormal, StudentT, Cauchy, HalfCauchy, Exponential,
-//     Gamma, InverseGamma, Beta, Uniform, MvNormal) and whose support is
-//     the parameter's (Real for Normal, StudentT, Cauchy and MvNormal, the
-//     latter on a vector or on each row of a matrix; Positive for the
-//     positive ones; Interval(0, 1) for Beta; Interval(a, b) for Uniform(a,
-//     b)); the prior's arguments may depend on other parameters if there is
+//     Gamma, InverseGamma, Beta, Uniform, Weibull, Laplace, Logistic,
+//     MvNormal, Dirichlet, LKJCholesky) and whose support is the
+//     parameter's (Real for Normal, StudentT, Cauchy, Laplace, Logistic
+//     and MvNormal, the latter on a vector or on each row of a matrix;
+//     Positive for the positive ones; Interval(0, 1) for Beta; Interval(a,
+//     b) for Uniform(a, b); Simplex for Dirichlet; CholeskyFactorCorr for
+//     LKJCholesky); the prior's arguments may depend on other parameters if there is
 //     no cycle (hierarchical priors are drawn ancestrally). The prior part
 //     is then the sum of those statements and of every log-Jacobian, drawn
 //     exactly by SamplePrior; the likelihood part is everything else:
@@ -99,10 +101,12 @@ type priorDraw struct {
 type support int
 
 const (
-	onReal     support = iota
-	onPositive         // (0, ∞)
-	onUnit             // (0, 1)
-	onArgs             // (args[0], args[1]): Uniform
+	onReal         support = iota
+	onPositive             // (0, ∞)
+	onUnit                 // (0, 1)
+	onArgs                 // (args[0], args[1]): Uniform
+	onSimplex              // a Simplex parameter: Dirichlet
+	onCorrCholesky         // a CholeskyFactorCorr parameter: LKJCholesky
 )
 
 // sampler is a prior distribution SamplePrior can draw from.
@@ -176,7 +180,7 @@ func mvNormalSampler(d MvNormal) (sampler, bool) {
 		draw: func(rng *rand.Rand, args [][]float64, x, _ []float64) error {
 			n := len(args[1])
 			n = int(math.Round(math.Sqrt(float64(n))))
-			l, err := constFactor(which, args[1], n)
+			l, err := constFactor("MvNormal", which, args[1], n)
 			if err != nil {
 				return err
 			}
@@ -199,8 +203,13 @@ func mvNormalSampler(d MvNormal) (sampler, bool) {
 
 // samplerOf returns the sampler of d, if there is one.
 func samplerOf(d Distribution) (sampler, bool) {
-	if mv, ok := d.(MvNormal); ok {
-		return mvNormalSampler(mv)
+	switch d := d.(type) {
+	case MvNormal:
+		return mvNormalSampler(d)
+	case Dirichlet:
+		return dirichletSampler(d), true
+	case LKJCholesky:
+		return lkjSampler(d), true
 	}
 	u, ok := univariateOf(d)
 	if !ok {
@@ -254,6 +263,20 @@ func univariateOf(d Distribution) (univariate, bool) {
 	case Uniform:
 		return univariate{"Uniform", []Operand{d.Min, d.Max}, onArgs, func(r *rand.Rand, a []float64) float64 {
 			return distuv.Uniform{Min: a[0], Max: a[1], Src: r}.Rand()
+		}}, true
+	case Weibull:
+		return univariate{"Weibull", []Operand{d.Alpha, d.Sigma}, onPositive, func(r *rand.Rand, a []float64) float64 {
+			return distuv.Weibull{K: a[0], Lambda: a[1], Src: r}.Rand()
+		}}, true
+	case Laplace:
+		return univariate{"Laplace", []Operand{d.Mu, d.Sigma}, onReal, func(r *rand.Rand, a []float64) float64 {
+			return distuv.Laplace{Mu: a[0], Scale: a[1], Src: r}.Rand()
+		}}, true
+	case Logistic:
+		// By inversion: gonum's Logistic (v0.17) ignores Mu and S.
+		return univariate{"Logistic", []Operand{d.Mu, d.Sigma}, onReal, func(r *rand.Rand, a []float64) float64 {
+			u := r.Float64()
+			return a[0] + a[1]*(math.Log(u)-math.Log1p(-u))
 		}}, true
 	}
 	return univariate{}, false
@@ -609,6 +632,10 @@ func priorDrawOf(p *param, d Distribution) (*priorDraw, string) {
 		fits = p.kind == lowerBounded && constBound(p.lo, 0)
 	case onUnit:
 		fits = p.kind == interval && constBound(p.lo, 0) && constBound(p.hi, 1)
+	case onSimplex:
+		fits = p.kind == simplex
+	case onCorrCholesky:
+		fits = p.kind == choleskyFactorCorr
 	case onArgs:
 		lo, hi := dr.args[0], dr.args[1]
 		fits = p.kind == interval && p.lo.node == nil && p.hi.node == nil && lo.node == nil && hi.node == nil
@@ -678,4 +705,60 @@ func resetDerivatives(g *gorgonia.ExprGraph) error {
 		*(**gorgonia.Node)(unsafe.Add(unsafe.Pointer(n), off)) = nil
 	}
 	return nil
+}
+
+// dirichletSampler draws a Simplex parameter from Dirichlet: independent
+// Gamma(α_k, 1) draws, normalised.
+func dirichletSampler(d Dirichlet) sampler {
+	return sampler{name: "Dirichlet", args: []Operand{d.Alpha}, support: onSimplex,
+		check: func(p *param, args []operand) string {
+			if args[0].size() != 1 && args[0].size() != p.size() {
+				return fmt.Sprintf("Dirichlet prior argument of %d values for %d", args[0].size(), p.size())
+			}
+			return ""
+		},
+		draw: func(rng *rand.Rand, args [][]float64, x, _ []float64) error {
+			s := 0.0
+			for i := range x {
+				x[i] = distuv.Gamma{Alpha: boundAt(args[0], i), Beta: 1, Src: rng}.Rand()
+				s += x[i]
+			}
+			for i := range x {
+				x[i] /= s // a sum that underflows to 0 gives NaNs, drawn again
+			}
+			return nil
+		}}
+}
+
+// lkjSampler draws a CholeskyFactorCorr parameter from LKJCholesky. In the
+// coordinates of the transform (see corr.go) the density factorises: the
+// partial correlation z_il of row i, column l (from zero) has density
+// ∝ (1 − z²)^{b−1} on (−1, 1), b = η + (K − l − 2)/2, so z = 2B − 1 with
+// B ~ Beta(b, b), and the factor follows row by row.
+func lkjSampler(d LKJCholesky) sampler {
+	return sampler{name: "LKJCholesky", args: []Operand{d.Eta}, support: onCorrCholesky,
+		check: func(p *param, args []operand) string {
+			if args[0].size() != 1 {
+				return fmt.Sprintf("LKJCholesky prior argument of %d values", args[0].size())
+			}
+			return ""
+		},
+		draw: func(rng *rand.Rand, args [][]float64, x, _ []float64) error {
+			eta := args[0][0]
+			k := int(math.Round(math.Sqrt(float64(len(x)))))
+			clear(x)
+			x[0] = 1
+			for i := 1; i < k; i++ {
+				rest := 1.0 // 1 − Σ_{l<j} L_il²
+				for l := range i {
+					b := eta + float64(k-l-2)/2
+					z := 2*distuv.Beta{Alpha: b, Beta: b, Src: rng}.Rand() - 1
+					v := z * math.Sqrt(rest)
+					x[i*k+l] = v
+					rest -= v * v
+				}
+				x[i*k+i] = math.Sqrt(rest)
+			}
+			return nil
+		}}
 }

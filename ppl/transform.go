@@ -22,6 +22,7 @@ const (
 	simplex
 	choleskyFactorCov
 	unitLowerTriangular
+	choleskyFactorCorr
 )
 
 func (c constraint) String() string {
@@ -44,6 +45,8 @@ func (c constraint) String() string {
 		return "Cholesky-factor (lower-triangular, positive diagonal)"
 	case unitLowerTriangular:
 		return "unit-lower-triangular"
+	case choleskyFactorCorr:
+		return "Cholesky-factor-of-correlation (lower-triangular, unit rows, positive diagonal)"
 	}
 	return "unknown"
 }
@@ -157,6 +160,8 @@ func (p *param) build(g *gorgonia.ExprGraph) error {
 			return fmt.Errorf("ppl: parameter %q: a 1×1 unit-lower-triangular matrix has no free entries", p.name)
 		}
 		p.value = e.reshape(acc, tensor.Shape{rows, cols})
+	case choleskyFactorCorr:
+		p.buildCholeskyCorr(g, e)
 	default:
 		return fmt.Errorf("ppl: parameter %q: unknown constraint", p.name)
 	}
@@ -316,6 +321,8 @@ func (p *param) unconstrain(x, lo, hi, u []float64) error {
 		for i := range len(x) - 1 {
 			u[i] = math.Log(x[i]) - last
 		}
+	case choleskyFactorCorr:
+		return p.unconstrainCholeskyCorr(x, u, bad)
 	case choleskyFactorCov, unitLowerTriangular:
 		rows, cols := p.shape[0], p.shape[1]
 		k := 0

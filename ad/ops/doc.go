@@ -25,7 +25,7 @@
 // backward pass, the transposed solve, ...), not from long chains of gorgonia
 // primitives, so a compiled gradient costs a handful of kernel calls.
 // Elementwise ops are differentiable twice (Lgamma, Asinh, Atanh, Softplus,
-// LogSigmoid; Sinh indefinitely; Digamma once).
+// LogSigmoid, LogBesselI0; Sinh indefinitely; Digamma once).
 //
 // Matrix ops treat their input as symmetric by using its symmetric part
 // (A+Aᵀ)/2. This makes the function, and so its gradient, well defined for

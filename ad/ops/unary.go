@@ -37,6 +37,9 @@ const (
 	kindLogSigmoid
 	kindSigmoidNeg
 	kindSigmoidNegD1
+	kindLogBesselI0
+	kindBesselRatio
+	kindBesselRatioD1
 	numKinds
 )
 
@@ -52,23 +55,26 @@ type unaryFunc struct {
 }
 
 var unaryFuncs = [numKinds]unaryFunc{
-	kindLgamma:       {"lgamma", lgamma, notPole, kindDigamma},
-	kindDigamma:      {"digamma", mathext.Digamma, notPole, kindTrigamma},
-	kindTrigamma:     {"trigamma", trigamma, notPole, noDeriv},
-	kindAsinh:        {"asinh", math.Asinh, nil, kindAsinhD1},
-	kindAsinhD1:      {"asinh'", asinhD1, nil, kindAsinhD2},
-	kindAsinhD2:      {"asinh''", asinhD2, nil, noDeriv},
-	kindSinh:         {"sinh", math.Sinh, nil, kindCosh},
-	kindCosh:         {"cosh", math.Cosh, nil, kindSinh},
-	kindAtanh:        {"atanh", math.Atanh, insideUnit, kindAtanhD1},
-	kindAtanhD1:      {"atanh'", atanhD1, insideUnit, kindAtanhD2},
-	kindAtanhD2:      {"atanh''", atanhD2, insideUnit, noDeriv},
-	kindSoftplus:     {"softplus", scalar.Softplus, nil, kindSigmoid},
-	kindSigmoid:      {"sigmoid", scalar.Sigmoid, nil, kindSigmoidD1},
-	kindSigmoidD1:    {"sigmoid'", sigmoidD1, nil, noDeriv},
-	kindLogSigmoid:   {"logsigmoid", logSigmoid, nil, kindSigmoidNeg},
-	kindSigmoidNeg:   {"sigmoid(-x)", sigmoidNeg, nil, kindSigmoidNegD1},
-	kindSigmoidNegD1: {"-sigmoid'", sigmoidNegD1, nil, noDeriv},
+	kindLgamma:        {"lgamma", lgamma, notPole, kindDigamma},
+	kindDigamma:       {"digamma", mathext.Digamma, notPole, kindTrigamma},
+	kindTrigamma:      {"trigamma", trigamma, notPole, noDeriv},
+	kindAsinh:         {"asinh", math.Asinh, nil, kindAsinhD1},
+	kindAsinhD1:       {"asinh'", asinhD1, nil, kindAsinhD2},
+	kindAsinhD2:       {"asinh''", asinhD2, nil, noDeriv},
+	kindSinh:          {"sinh", math.Sinh, nil, kindCosh},
+	kindCosh:          {"cosh", math.Cosh, nil, kindSinh},
+	kindAtanh:         {"atanh", math.Atanh, insideUnit, kindAtanhD1},
+	kindAtanhD1:       {"atanh'", atanhD1, insideUnit, kindAtanhD2},
+	kindAtanhD2:       {"atanh''", atanhD2, insideUnit, noDeriv},
+	kindSoftplus:      {"softplus", scalar.Softplus, nil, kindSigmoid},
+	kindSigmoid:       {"sigmoid", scalar.Sigmoid, nil, kindSigmoidD1},
+	kindSigmoidD1:     {"sigmoid'", sigmoidD1, nil, noDeriv},
+	kindLogSigmoid:    {"logsigmoid", logSigmoid, nil, kindSigmoidNeg},
+	kindSigmoidNeg:    {"sigmoid(-x)", sigmoidNeg, nil, kindSigmoidNegD1},
+	kindSigmoidNegD1:  {"-sigmoid'", sigmoidNegD1, nil, noDeriv},
+	kindLogBesselI0:   {"logI0", scalar.LogBesselI0, nil, kindBesselRatio},
+	kindBesselRatio:   {"I1/I0", scalar.BesselI1OverI0, nil, kindBesselRatioD1},
+	kindBesselRatioD1: {"(I1/I0)'", scalar.BesselI1OverI0Deriv, nil, noDeriv},
 }
 
 func lgamma(x float64) float64 { y, _ := math.Lgamma(x); return y }
@@ -129,6 +135,14 @@ func Softplus(x *gorgonia.Node) (*gorgonia.Node, error) {
 // overflow.
 func LogSigmoid(x *gorgonia.Node) (*gorgonia.Node, error) {
 	return applyUnary("LogSigmoid", kindLogSigmoid, x)
+}
+
+// LogBesselI0 returns log I₀(x) elementwise, the logarithm of the modified
+// Bessel function of the first kind of order zero (the normaliser of the
+// von Mises distribution), finite for every finite x. Its gradient is
+// I₁(x)/I₀(x).
+func LogBesselI0(x *gorgonia.Node) (*gorgonia.Node, error) {
+	return applyUnary("LogBesselI0", kindLogBesselI0, x)
 }
 
 // elemMul multiplies two nodes of equal shape elementwise.

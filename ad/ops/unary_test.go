@@ -29,6 +29,19 @@ var unaryCases = []struct {
 	{"Atanh", Atanh, kindAtanh, math.Atanh, []float64{-0.99, -0.5, 0, 0.3, 0.9, 0.999}},
 	{"Softplus", Softplus, kindSoftplus, func(x float64) float64 { return math.Log(1 + math.Exp(x)) }, []float64{-30, -2, 0, 0.5, 3, 30}},
 	{"LogSigmoid", LogSigmoid, kindLogSigmoid, func(x float64) float64 { return -math.Log(1 + math.Exp(-x)) }, []float64{-30, -2, 0, 0.5, 3, 30}},
+	// The reference integrates e^{x cos θ} over (0, π) (DLMF 10.32.1).
+	{"LogBesselI0", LogBesselI0, kindLogBesselI0, logI0Quadrature, []float64{-3, 0, 0.5, 4, 24, 40}},
+}
+
+// logI0Quadrature is log I₀(x) = log((1/π)∫₀^π e^{x cos θ} dθ) by the
+// trapezoidal rule, exact to rounding for this periodic integrand.
+func logI0Quadrature(x float64) float64 {
+	const n = 400
+	s := 0.0
+	for i := range n {
+		s += math.Exp(x * (math.Cos(math.Pi*(float64(i)+0.5)/n) - 1))
+	}
+	return x + math.Log(s/n)
 }
 
 func TestUnaryValues(t *testing.T) {
