@@ -94,6 +94,23 @@ func appendChains(a, b *kernels.RJSampleResult) *kernels.RJSampleResult {
 	return a
 }
 
+// indicators returns model k's indicator series, one per chain, with
+// every kept step of every chain: the chains of an interrupted run keep
+// every finished step (the interrupt rule, runs.Series), where
+// rj.Indicators cuts them to the shortest.
+func indicators(rj *kernels.RJSampleResult, k int) [][]float64 {
+	lens := make([]int, len(rj.Chains))
+	for c, ch := range rj.Chains {
+		lens[c] = len(ch.Models)
+	}
+	return runs.Series(nil, lens, func(c, t int) float64 {
+		if rj.Chains[c].Models[t] == k {
+			return 1
+		}
+		return 0
+	})
+}
+
 // mixed reports whether every model indicator of the chains has mixed:
 // R̂ ≤ mixedRhat and bulk ESS ≥ mixedESSPerChain per chain. A model never
 // visited, or visited by every step, has nothing to mix.

@@ -175,19 +175,14 @@ func (w *drawWriter) write(c, _ int, k int, theta []float64, _ kernels.RJInfo) e
 }
 
 // close closes every stream, marking them interrupted when the chains
-// stopped early (err non-nil).
+// stopped early (err non-nil): the interrupt rule, runs.CloseDraws.
 func (w *drawWriter) close(err error) error {
 	var first error
 	for _, st := range w.streams {
 		if st == nil {
 			continue
 		}
-		if err != nil {
-			if merr := st.MarkInterrupted(err.Error()); merr != nil && first == nil {
-				first = merr
-			}
-		}
-		if cerr := st.Close(); cerr != nil && first == nil {
+		if cerr := runs.CloseDraws(st, err, st.Close); cerr != nil && first == nil {
 			first = cerr
 		}
 	}

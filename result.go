@@ -1,6 +1,7 @@
 package trj
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,8 +28,11 @@ type Result struct {
 	Transport string
 	Algorithm string
 	// Complete is false when the run stopped early (cancelled or failed);
-	// the fields of the stages that finished are filled in.
+	// the fields of the stages that finished are filled in, and Stopped
+	// says why. Chains stopped early keep every finished step (the
+	// interrupt rule of both workflows): Chain and Steps count them all.
 	Complete bool
+	Stopped  string `json:",omitempty"`
 	// Chain[k] is π(k | y) from the chains' visit frequencies.
 	Chain []pipeline.Estimate `json:",omitempty"`
 	// NumChains is the number of chains of the whole run (a shard runs
@@ -161,7 +165,7 @@ func (r *Result) setChains(rj *kernels.RJSampleResult) {
 		r.Steps += len(c.Models)
 	}
 	for k := range K {
-		r.Chain[k] = pipeline.EstimateMean(rj.Indicators(k))
+		r.Chain[k] = pipeline.EstimateMean(indicators(rj, k))
 	}
 	r.Jumps = r.Jumps[:0]
 	for from := range K {
@@ -326,7 +330,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	status := ""
 	if !r.Complete {
-		status = " (incomplete)"
+		status = " (partial: " + cmp.Or(r.Stopped, "stopped early") + ")"
 	}
 	_, err := fmt.Fprintf(w, "%s, %s pilots, %s transports, %d kept steps%s; %s\n",
 		r.Algorithm, r.Pilot, r.Transport, r.Steps, status, strings.Join(parts, ", "))

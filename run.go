@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trjgo/trj/internal/parallel"
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
@@ -22,7 +23,10 @@ import (
 //
 // Stages that run per model (pilots, transports) or per chain run in
 // parallel. Cancelling ctx stops the run: the result holds the stages that
-// finished (Result.Complete is false) and the error is ctx's.
+// finished (Result.Complete is false, Result.Stopped the reason) and the
+// error is ctx's. Chains stopped by it keep every finished step, and their
+// draws files in OutputDir are marked "# interrupted = reason" (the
+// interrupt rule of both workflows, as in selection.Run).
 func Run(ctx context.Context, space *ppl.Space, settings *Settings) (*Result, error) {
 	res, _, err := RunFitted(ctx, space, settings)
 	return res, err
@@ -73,6 +77,9 @@ func runFitted(ctx context.Context, space *ppl.Space, settings *Settings, plan *
 		}
 	}
 	err := r.run()
+	if err != nil {
+		r.res.Stopped = runs.Reason(err)
+	}
 	if r.out != nil {
 		if werr := r.out.finish(r.res); werr != nil && err == nil {
 			err = werr

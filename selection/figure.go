@@ -48,19 +48,28 @@ func (r *Result) WriteFigure(path string, ref ...float64) error {
 
 // RunningPIP returns term j's inclusion probability after each kept step
 // of every chain pooled step by step (the mean over chains of the running
-// means), for a running-estimate figure.
+// means), for a running-estimate figure. Chains of an interrupted run may
+// have different lengths: after step t, the steps of every chain up to t
+// (or its end) are pooled, so the last value is PIP[j].P.
 func (r *Result) RunningPIP(j int) []float64 {
 	if j < 0 || j >= len(r.Names) || len(r.runs) == 0 {
 		return nil
 	}
-	n := len(r.runs[0].ids)
+	n := 0
+	for _, c := range r.runs {
+		n = max(n, len(c.ids))
+	}
 	out := make([]float64, n)
 	var sum float64
+	steps := 0
 	for t := range n {
 		for _, c := range r.runs {
-			sum += b2f(c.models[c.ids[t]].Has(j))
+			if t < len(c.ids) {
+				sum += b2f(c.models[c.ids[t]].Has(j))
+				steps++
+			}
 		}
-		out[t] = sum / float64((t+1)*len(r.runs))
+		out[t] = sum / float64(steps)
 	}
 	return out
 }

@@ -1,10 +1,12 @@
 package selection
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/trjgo/trj/pipeline"
 )
@@ -14,7 +16,10 @@ import (
 // of the parts' and its MCSE the root of the weighted squared MCSEs (the
 // chains are independent); R̂ is the largest of the parts' (the chains of
 // different shards are not compared). Top models merge the parts' top
-// lists, so a model outside every part's list is missing.
+// lists, so a model outside every part's list is missing. A partial part
+// (an interrupted shard) is merged like a whole one, and makes the merged
+// result partial (the interrupt rule): Stopped then names the parts that
+// stopped and why.
 func Merge(parts ...*Result) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("selection: Merge: no results")
@@ -42,7 +47,8 @@ func Merge(parts ...*Result) (*Result, error) {
 		out.Within.Proposed += r.Within.Proposed
 		out.Within.Accepted += r.Within.Accepted
 	}
-	sort.Ints(out.Chains)
+	out.Chains, out.ChainSteps = mergedChains(parts)
+	out.Complete, out.Stopped = mergedStatus(parts)
 	N := float64(out.Steps)
 	if N == 0 {
 		return out, nil
@@ -114,4 +120,40 @@ func Merge(parts ...*Result) (*Result, error) {
 	out.Visited = len(models)
 	out.setFlagged(out.Flagged)
 	return out, nil
+}
+
+// mergedStatus is the interrupt rule of a merge: the merged result is
+// complete when every part is; otherwise Stopped names each partial part
+// (from 1) and why it stopped.
+func mergedStatus(parts []*Result) (bool, string) {
+	var why []string
+	for i, r := range parts {
+		if !r.Complete {
+			why = append(why, fmt.Sprintf("part %d: %s", i+1, cmp.Or(r.Stopped, "interrupted")))
+		}
+	}
+	return len(why) == 0, strings.Join(why, "; ")
+}
+
+// mergedChains returns the parts' chains in order with each one's kept
+// steps (a part read from a file without them kept Steps over its chains
+// in equal shares).
+func mergedChains(parts []*Result) ([]int, []int) {
+	type chain struct{ c, steps int }
+	var all []chain
+	for _, r := range parts {
+		for i, c := range r.Chains {
+			n := r.Steps / len(r.Chains)
+			if len(r.ChainSteps) == len(r.Chains) {
+				n = r.ChainSteps[i]
+			}
+			all = append(all, chain{c, n})
+		}
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a].c < all[b].c })
+	chains, steps := make([]int, len(all)), make([]int, len(all))
+	for i, c := range all {
+		chains[i], steps[i] = c.c, c.steps
+	}
+	return chains, steps
 }

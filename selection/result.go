@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
@@ -61,9 +62,12 @@ type Result struct {
 	// within-model steps.
 	Moves  []MoveStat `json:"moves"`
 	Within MoveStat   `json:"within"`
-	// Chains lists the chains run, Steps the kept steps over all of them.
+	// Chains lists the chains run, Steps the kept steps over all of them
+	// and ChainSteps each chain's (in the order of Chains; StepsPerChain
+	// each unless the run was interrupted).
 	Chains         []int   `json:"chains"`
 	Steps          int     `json:"steps"`
+	ChainSteps     []int   `json:"chain_steps"`
 	StepsPerChain  int     `json:"steps_per_chain"`
 	Warmup         int     `json:"warmup"`
 	Seed           uint64  `json:"seed"`
@@ -71,25 +75,33 @@ type Result struct {
 	Informed       bool    `json:"informed,omitempty"`
 	Seconds        float64 `json:"seconds"`
 	LaplaceWarning string  `json:"laplace_warning,omitempty"`
+	// Complete is false for a partial result: the run was interrupted, and
+	// the estimates count every step its chains finished (the interrupt
+	// rule: chains of different lengths, none cut). Stopped says why. A
+	// partial result reads, merges and prints like a whole one.
+	Complete bool   `json:"complete"`
+	Stopped  string `json:"stopped,omitempty"`
 
 	runs []*selChain
 }
 
-func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, runs []*selChain) *Result {
+func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*selChain) *Result {
 	r := &Result{Names: append([]string(nil), sp.Names()...), Chains: chains, StepsPerChain: s.Steps, Warmup: s.Warmup,
 		Seed: s.Seed, Proposal: s.Proposal.String(), Informed: s.Informed}
 	var done []*selChain
-	for _, c := range runs {
+	for _, c := range ran {
 		if c != nil && len(c.ids) > 0 {
 			done = append(done, c)
 		}
 	}
 	r.runs = done
-	// Chains stopped early are cut to the shortest, so that the series
-	// have one length.
-	n := math.MaxInt
-	for _, c := range done {
-		n = min(n, len(c.ids))
+	// The interrupt rule: chains stopped early keep every finished step,
+	// so the series may have different lengths.
+	lens := make([]int, len(done))
+	for i, c := range done {
+		lens[i] = len(c.ids)
+		r.Steps += lens[i]
+		r.ChainSteps = append(r.ChainSteps, lens[i])
 	}
 	mv := [4]string{"none", "add", "drop", "swap"}
 	for m := 1; m < 4; m++ {
@@ -108,30 +120,15 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, runs []*
 	if len(done) == 0 {
 		return r
 	}
-	for _, c := range done {
-		c.ids = c.ids[:n]
-	}
-	r.Steps = n * len(done)
 	P := sp.P()
-	x := make([][]float64, len(done))
-	for i := range x {
-		x[i] = make([]float64, n)
-	}
+	var x [][]float64
 	// PIPs, one term at a time (memory: one series per chain).
 	r.PIP = make([]pipeline.Estimate, P)
 	for j := range P {
-		for ci, c := range done {
-			for t, id := range c.ids {
-				x[ci][t] = b2f(c.models[id].Has(j))
-			}
-		}
+		x = runs.Series(x, lens, func(c, t int) float64 { return b2f(done[c].models[done[c].ids[t]].Has(j)) })
 		r.PIP[j] = pipeline.EstimateMean(x)
 	}
-	for ci, c := range done {
-		for t, id := range c.ids {
-			x[ci][t] = float64(c.models[id].Count())
-		}
-	}
+	x = runs.Series(x, lens, func(c, t int) float64 { return float64(done[c].models[done[c].ids[t]].Count()) })
 	r.Size = pipeline.EstimateMean(x)
 	// Models: global visit counts.
 	type agg struct {
@@ -169,11 +166,7 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, runs []*
 	allEv := true
 	for i, k := range top {
 		a := all[k]
-		for ci, c := range done {
-			for t, id := range c.ids {
-				x[ci][t] = b2f(c.models[id].Key() == k)
-			}
-		}
+		x = runs.Series(x, lens, func(c, t int) float64 { return b2f(done[c].models[done[c].ids[t]].Key() == k) })
 		m := Model{Terms: a.terms, Indices: a.terms.Indices(), Visits: a.visits, Estimate: pipeline.EstimateMean(x), LogEvidence: pipeline.Float(math.NaN())}
 		names := make([]string, len(m.Indices))
 		for q, j := range m.Indices {

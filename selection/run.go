@@ -24,8 +24,12 @@ import (
 // posterior inclusion probability ± MCSE and R̂, the most visited models
 // and the expected model size.
 //
-// When ctx is cancelled, Run returns the result of the steps made so
-// far with ctx's error.
+// When ctx is cancelled, Run follows the interrupt rule of both
+// workflows: it returns, with ctx's error, the result of every finished
+// kept step of every chain (the chains are not cut to the shortest),
+// marked partial (Result.Complete false, Result.Stopped the reason), and
+// each chain's file in DrawsDir is marked "# interrupted = reason" after
+// its last row. It returns nil when no chain had kept a step.
 func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Result, error) {
 	if sp == nil {
 		return nil, errors.New("selection: Run: nil selection space")
@@ -52,28 +56,30 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	runs := make([]*selChain, len(chains))
+	done := make([]*selChain, len(chains))
 	var progMu sync.Mutex
 	err = parallel.For(ctx, len(chains), func(ctx context.Context, i int) error {
 		r, err := runSelectChain(ctx, sh, &s, chains[i], start, &progMu)
-		runs[i] = r
+		done[i] = r
 		return err
 	})
 	if !sh.prop.Laplace() && ctx.Err() == nil {
-		if err2 := sh.topEvidence(runs, s.Top); err2 != nil && err == nil {
+		if err2 := sh.topEvidence(done, s.Top); err2 != nil && err == nil {
 			err = err2
 		}
 	}
-	res := newSelectResult(sp, &s, chains, runs)
+	res := newSelectResult(sp, &s, chains, done)
 	res.Built = sh.sp.Builds()
 	res.setFlagged(int(sh.flagged.Load()))
 	res.Seconds = time.Since(start).Seconds()
 	if err != nil {
 		if ctx.Err() != nil && res.Steps > 0 {
+			res.Stopped = runs.Reason(ctx.Err())
 			return res, ctx.Err()
 		}
 		return nil, err
 	}
+	res.Complete = true
 	return res, nil
 }
 
@@ -88,7 +94,7 @@ type selChain struct {
 	within   struct{ proposed, accepted int }
 }
 
-func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, t0 time.Time, progMu *sync.Mutex) (*selChain, error) {
+func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, t0 time.Time, progMu *sync.Mutex) (_ *selChain, err error) {
 	sp := sh.sp
 	rng := runs.Stream(s.Seed, "select", chain)
 	tg := newSelTarget(sh)
@@ -116,7 +122,12 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 		if csv, err = newSelectCSV(s.DrawsDir, sp, s, chain); err != nil {
 			return out, err
 		}
-		defer csv.close()
+		// The interrupt rule: a chain stopped early marks its file.
+		defer func() {
+			if cerr := runs.CloseDraws(csv.w, err, csv.close); err == nil {
+				err = cerr
+			}
+		}()
 	}
 	total := s.Warmup + s.Steps
 	every := max(1, total/100)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/trjgo/trj/ppl"
@@ -25,6 +26,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Variable selection over %d terms: %d chain(s) × %d kept steps (%d warm-up), %s transports%s, %.1f s\n",
 		len(r.Names), len(r.Chains), r.StepsPerChain, r.Warmup, r.Proposal, map[bool]string{true: ", informed", false: ""}[r.Informed], r.Seconds)
+	if !r.Complete {
+		b.WriteString(r.partialLine())
+	}
 	fmt.Fprintf(&b, "Visited %d distinct models; built %d", r.Visited, r.Built)
 	if r.Flagged > 0 {
 		fmt.Fprintf(&b, " (%d Laplace fits flagged)", r.Flagged)
@@ -85,6 +89,23 @@ func (r *Result) WriteTable(w io.Writer) error {
 	return err
 }
 
+// partialLine says that r is partial, why, and what each chain kept.
+func (r *Result) partialLine() string {
+	why := r.Stopped
+	if why == "" {
+		why = "reason not recorded"
+	}
+	kept := make([]string, len(r.ChainSteps))
+	for i, n := range r.ChainSteps {
+		kept[i] = strconv.Itoa(n)
+	}
+	of := ""
+	if len(kept) > 0 {
+		of = fmt.Sprintf("; the chains kept %s of %d steps each, every finished step counted", strings.Join(kept, ", "), r.StepsPerChain)
+	}
+	return fmt.Sprintf("PARTIAL RESULT: the run was interrupted (%s)%s\n", why, of)
+}
+
 func pct(a, n int) string {
 	if n == 0 {
 		return "—"
@@ -108,11 +129,25 @@ func (r *Result) WriteJSON(w io.Writer) error {
 }
 
 // ReadResult reads a result written by WriteJSON (without the
-// chains: WriteRunningFigure needs the run itself).
+// chains: WriteRunningFigure needs the run itself). A partial result
+// reads as it was written; a result written before results carried
+// "complete" is complete when every chain kept StepsPerChain steps.
 func ReadResult(rd io.Reader) (*Result, error) {
 	var r Result
-	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+	var mark struct {
+		Complete *bool `json:"complete"`
+	}
+	b, err := io.ReadAll(rd)
+	if err == nil {
+		if err = json.Unmarshal(b, &r); err == nil {
+			err = json.Unmarshal(b, &mark)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("selection: reading a selection result: %w", err)
+	}
+	if mark.Complete == nil {
+		r.Complete = r.Steps == len(r.Chains)*r.StepsPerChain
 	}
 	for i := range r.Top {
 		t, err := ppl.NewTerms(len(r.Names), r.Top[i].Indices...)

@@ -265,15 +265,14 @@ func selectSpace(f *selectFlags, d *selectData) (*ppl.SelectionSpace, error) {
 }
 
 // selectJSON is the JSON "trj select" writes: the run's data, family and
-// prior, then the result; an interrupted run's is marked incomplete.
+// prior, then the result; an interrupted run's is partial (the result's
+// "complete" false, "stopped" saying why).
 type selectJSON struct {
-	Data       string             `json:"data"`
-	Response   string             `json:"response"`
-	Family     string             `json:"family"`
-	Prior      map[string]float64 `json:"prior"`
-	Shard      string             `json:"shard,omitempty"`
-	Incomplete bool               `json:"incomplete,omitempty"`
-	Stopped    string             `json:"stopped,omitempty"`
+	Data     string             `json:"data"`
+	Response string             `json:"response"`
+	Family   string             `json:"family"`
+	Prior    map[string]float64 `json:"prior"`
+	Shard    string             `json:"shard,omitempty"`
 	*selection.Result
 }
 
@@ -286,8 +285,9 @@ func (f *selectFlags) prior() map[string]float64 {
 
 // runSelect is "trj select": variable selection over the CSV's columns.
 // The outputs are checked writable first; when ctx is cancelled (SIGINT,
-// SIGTERM) it prints and writes the result of the steps made so far, the
-// JSON marked incomplete, and returns exitInterrupted.
+// SIGTERM) it prints and writes the partial result of every step the
+// chains finished (the JSON's "complete" false), and the figures, and
+// returns exitInterrupted.
 func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f, err := parseSelectFlags(args, stderr)
 	if code, stop := flagsExit(stderr, "select", err); stop {
@@ -344,7 +344,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintln(stderr, "trj select: interrupted before any kept step; nothing to report")
 			return exitInterrupted
 		}
-		fmt.Fprintln(stderr, "interrupted: the result below is of the steps made so far")
+		fmt.Fprintln(stderr, "interrupted: the partial result below counts every step the chains finished")
 	}
 	if err := res.WriteTable(stdout); err != nil {
 		return fail(err)
@@ -354,9 +354,6 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		out := selectJSON{Data: f.data, Response: f.y, Family: f.family, Prior: f.prior(), Result: res}
 		if f.sh.Split() {
 			out.Shard = f.sh.String()
-		}
-		if interrupted {
-			out.Incomplete, out.Stopped = true, "interrupted"
 		}
 		b, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
@@ -439,9 +436,6 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 		var h selectJSON
 		if err := json.Unmarshal(b, &h); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
-		}
-		if h.Incomplete {
-			return fmt.Errorf("%s is the result of an interrupted shard; run it again", path)
 		}
 		if i == 0 {
 			head = h

@@ -120,6 +120,15 @@ func (r *checkedRows) write(transdimensional bool, k int, params, diagnostics []
 // Flush writes any buffered data to the underlying io.Writer.
 func (cw *CSVWriter) Flush() error { return cw.w.Flush() }
 
+// MarkInterrupted writes the comment line "# interrupted = reason" (reason
+// "true" if empty) after the rows written so far, as
+// Stream.MarkInterrupted does: the rows are valid, but the chain stopped
+// before its end. ReadCSV returns it as a Setting.
+func (cw *CSVWriter) MarkInterrupted(reason string) error {
+	_, err := cw.w.WriteString(interruptedLine(reason))
+	return err
+}
+
 func (cw *CSVWriter) writeRow(params, diagnostics []float64, k int) error {
 	cw.buf = appendRow(cw.buf[:0], cw.layout.Transdimensional, params, diagnostics, k)
 	_, err := cw.w.Write(cw.buf)

@@ -267,11 +267,17 @@ func (s *Stream) WriteSettings(settings []Setting) error {
 // "true" if empty), telling readers that the run stopped before its end:
 // the draws before it are valid, but the chain is shorter than configured.
 func (s *Stream) MarkInterrupted(reason string) error {
+	return s.addComment([]byte(interruptedLine(reason)))
+}
+
+// interruptedLine is the comment line "# interrupted = reason" of
+// MarkInterrupted, reason on one line ("true" if empty).
+func interruptedLine(reason string) string {
 	reason = strings.TrimSpace(strings.NewReplacer("\n", " ", "\r", " ").Replace(reason))
 	if reason == "" {
 		reason = "true"
 	}
-	return s.addComment([]byte("# " + Interrupted + " = " + reason + "\n"))
+	return "# " + Interrupted + " = " + reason + "\n"
 }
 
 // SetElapsed records the wall-clock durations of the warm-up and sampling
