@@ -101,7 +101,12 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 	for i, c := range done {
 		lens[i] = len(c.ids)
 		r.Steps += lens[i]
-		r.ChainSteps = append(r.ChainSteps, lens[i])
+	}
+	r.ChainSteps = make([]int, len(chains))
+	for i, c := range ran {
+		if c != nil {
+			r.ChainSteps[i] = len(c.ids)
+		}
 	}
 	mv := [4]string{"none", "add", "drop", "swap"}
 	for m := 1; m < 4; m++ {

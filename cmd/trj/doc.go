@@ -59,7 +59,11 @@
 // and the most visited models, and writes them as JSON to -json and the
 // kept steps as CmdStan CSV (an indicator column per predictor) into -o.
 // -data embedded:select/linear_p20.csv reads a data set built into trj.
-// Interrupted, it prints and writes the result of the steps made so far.
+// Interrupted, it prints and writes (-json, the figures) the partial
+// result of every step the chains finished, none cut to the shortest (the
+// JSON's "complete" false and "stopped" the reason), and marks the -o
+// files "# interrupted = reason"; a partial shard merges, into a partial
+// result.
 //
 // With -shard i/n, sample runs only the i-th of n contiguous blocks of the
 // chains, each chain seeded as in the whole run, and writes their files

@@ -194,8 +194,6 @@ func (w *cancelWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// TestSelectInterrupted: a run stopped by a signal prints and writes what
-// it has, the JSON marked incomplete, and exits with 130.
 // TestSelectProposalFlag: -proposal picks the family, and the table names
 // it.
 func TestSelectProposalFlag(t *testing.T) {
@@ -213,15 +211,19 @@ func TestSelectProposalFlag(t *testing.T) {
 	}
 }
 
+// TestSelectInterrupted: a run stopped by a signal prints and writes the
+// partial result of every step its chains finished (the JSON's "complete"
+// false, "stopped" the reason; the table saying so), the figures and the
+// chain files marked interrupted, and exits with 130.
 func TestSelectInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	data := selectCSV(t, dir, "gaussian")
-	js := filepath.Join(dir, "r.json")
+	js, outDir := filepath.Join(dir, "r.json"), filepath.Join(dir, "out")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errw := &cancelWriter{cancel: cancel}
 	var out bytes.Buffer
-	code := run(ctx, []string{"select", "-data", data, "-y", "resp", "-chains", "1", "-warmup", "10", "-steps", "100000", "-json", js}, &out, errw, backend{})
+	code := run(ctx, []string{"select", "-data", data, "-y", "resp", "-chains", "2", "-warmup", "10", "-steps", "100000", "-json", js, "-o", outDir}, &out, errw, backend{})
 	if code != exitInterrupted || !strings.Contains(errw.buf.String(), "interrupted") {
 		t.Fatalf("exit %d, stderr %q", code, errw.buf.String())
 	}
@@ -230,17 +232,46 @@ func TestSelectInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res struct {
-		Incomplete bool
-		Steps      int
+		Complete   *bool  `json:"complete"`
+		Stopped    string `json:"stopped"`
+		Steps      int    `json:"steps"`
+		Chains     []int  `json:"chains"`
+		ChainSteps []int  `json:"chain_steps"`
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
-	if !res.Incomplete || res.Steps == 0 || res.Steps >= 100000 {
-		t.Errorf("JSON: incomplete %v, %d steps", res.Incomplete, res.Steps)
+	if res.Complete == nil || *res.Complete || res.Stopped == "" || res.Steps == 0 || res.Steps >= 200000 || len(res.ChainSteps) != len(res.Chains) || sum(res.ChainSteps) != res.Steps {
+		t.Errorf("JSON: complete %v, stopped %q, %d steps, chains %v", res.Complete, res.Stopped, res.Steps, res.ChainSteps)
 	}
-	if !strings.Contains(out.String(), "Posterior inclusion probabilities") {
-		t.Errorf("no table: %q", out.String())
+	if !strings.Contains(out.String(), "Posterior inclusion probabilities") || !strings.Contains(out.String(), "PARTIAL RESULT") {
+		t.Errorf("table: %q", out.String())
+	}
+	for _, f := range []string{"pips.png", "running_pips.png"} {
+		if _, err := os.Stat(filepath.Join(outDir, f)); err != nil {
+			t.Errorf("figure: %v", err)
+		}
+	}
+	// With one processor chain 1 has not started when the signal comes:
+	// it kept no step and has no file.
+	for i, n := range res.ChainSteps {
+		c := res.Chains[i]
+		if n == 0 {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(outDir, fmt.Sprintf("select-%d.csv", c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for _, l := range strings.Split(string(raw), "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				rows++
+			}
+		}
+		if rows-1 != n || !strings.Contains(string(raw), "\n# interrupted = ") {
+			t.Errorf("chain %d: %d rows for %d kept steps, marked interrupted %v", c, rows-1, n, strings.Contains(string(raw), "# interrupted"))
+		}
 	}
 }
 
@@ -304,4 +335,12 @@ func TestSelectHelpAndEmbedded(t *testing.T) {
 	if code != exitOK || !strings.Contains(out.String(), "x15") {
 		t.Errorf("embedded data: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
+}
+
+func sum(x []int) int {
+	s := 0
+	for _, v := range x {
+		s += v
+	}
+	return s
 }

@@ -223,3 +223,31 @@ func TestReadCSVByteOrderMark(t *testing.T) {
 		t.Errorf("layout with a byte-order mark: %+v", l)
 	}
 }
+
+// TestCSVWriterMarkInterrupted: a CSVWriter marks its file interrupted as
+// a Stream does, after the rows written, which stay valid.
+func TestCSVWriterMarkInterrupted(t *testing.T) {
+	var b strings.Builder
+	w, err := NewCSVWriter(&b, Layout{Diagnostics: []string{"lp__"}, Params: []string{"a"}}, []Setting{{"method", "select"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := w.Write([]float64{float64(i)}, []float64{-1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.MarkInterrupted("context canceled\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(b.String(), "2,-1\n# interrupted = context canceled\n") && !strings.HasSuffix(b.String(), "-1,2\n# interrupted = context canceled\n") {
+		t.Errorf("file:\n%s", b.String())
+	}
+	d, cfg, err := ReadCSV(strings.NewReader(b.String()))
+	if err != nil || d.Len(0) != 3 || !slices.Contains(cfg, Setting{Interrupted, "context canceled"}) {
+		t.Errorf("read back: %v, %d rows, settings %v", err, d.Len(0), cfg)
+	}
+}
