@@ -65,7 +65,7 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 		{"other warm-up", []*Result{a, shardOf(t, sp, with(func(s *Settings) { s.Warmup = 20 }), 1)}, "Warmup = 10 vs 20"},
 		{"other chains", []*Result{a, shardOf(t, sp, with(func(s *Settings) { s.Chains = 3 }), 1, 2)}, "Chains = 2 vs 3"},
 		{"other data", []*Result{a, shardOf(t, smallSpace(t, 3), base, 1)}, "the data"},
-		{"missing shard", []*Result{a}, "chain(s) 2 are in no part"},
+		{"missing shard", []*Result{a}, "missing chain(s) 2"},
 		{"repeated shard", []*Result{a, a, b}, "chain 1 is in both part 1 and part 2"},
 		{"nil part", []*Result{a, nil}, "part 2 is nil"},
 		{"nil first part", []*Result{nil, b}, "part 1 is nil"},

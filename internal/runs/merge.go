@@ -57,7 +57,7 @@ func CheckParts(parts []Part, numChains int) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("the run has %d chains and chain(s) %s are in no part: merge every shard", numChains, strings.Join(missing, ", "))
+		return fmt.Errorf("the run has %d chains; missing chain(s) %s: merge every shard", numChains, strings.Join(missing, ", "))
 	}
 	return nil
 }
