@@ -2,7 +2,6 @@ package runs
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -72,14 +71,4 @@ func differs(a, b Part) string {
 		return "the setting " + d
 	}
 	return fmt.Sprintf("the data (or the models) differ: every setting agrees, but not the models' values at fixed points (fingerprints %s and %s)", a.Fingerprint, b.Fingerprint)
-}
-
-// SortedChains returns the chains of parts in order.
-func SortedChains(parts []Part) []int {
-	var out []int
-	for _, p := range parts {
-		out = append(out, p.Chains...)
-	}
-	slices.Sort(out)
-	return out
 }
