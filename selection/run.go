@@ -26,6 +26,11 @@ import (
 //
 // When ctx is cancelled, Run returns the result of the steps made so
 // far with ctx's error.
+//
+// Settings.DrawsDir is refused, before any work, when it holds chain files
+// (select-N.csv) of another run: each file carries its run's fingerprint
+// (Result.Fingerprint), and a folder never mixes two runs' files; shards
+// of one run may share it.
 func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Result, error) {
 	if sp == nil {
 		return nil, errors.New("selection: Run: nil selection space")
