@@ -68,6 +68,9 @@ type Result struct {
 	// the family of proposals...); functions, which cannot, are named by
 	// Settings.Tag.
 	Fingerprint string
+	// Settings lists the run's settings by path (Chains.Warmup), for Merge
+	// to name the one in which two runs differ.
+	Settings map[string]string `json:",omitempty"`
 }
 
 // Evidence is the SMC estimate of each model's log evidence log p(y | k)

@@ -28,6 +28,8 @@ type selShared struct {
 	order   *list.List // of *sharedEntry, most recent first
 	items   map[string]*list.Element
 	flagged atomic.Int64
+	// fingerprint is the run's, written in its chain files.
+	fingerprint string
 }
 
 // sharedEntry is one model: a prototype, never evaluated after its fit

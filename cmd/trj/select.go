@@ -3,20 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/glmselect"
 	"github.com/trjgo/trj/pipeline"
@@ -267,7 +272,10 @@ func selectSpace(f *selectFlags, d *selectData) (*ppl.SelectionSpace, error) {
 // selectJSON is the JSON "trj select" writes: the run's data, family and
 // prior, then the result; an interrupted run's is marked incomplete.
 type selectJSON struct {
-	Data       string             `json:"data"`
+	Data string `json:"data"`
+	// DataSHA256 is the SHA-256 of the data file's bytes: what merges
+	// compare, not the path.
+	DataSHA256 string             `json:"data_sha256"`
 	Response   string             `json:"response"`
 	Family     string             `json:"family"`
 	Prior      map[string]float64 `json:"prior"`
@@ -317,6 +325,10 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
+	dataSum, err := dataSHA256(f.data)
+	if err != nil {
+		return fail(err)
+	}
 	sp, err := selectSpace(f, d)
 	if err != nil {
 		return fail(err)
@@ -351,7 +363,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var files []string
 	if f.jsonPath != "" {
-		out := selectJSON{Data: f.data, Response: f.y, Family: f.family, Prior: f.prior(), Result: res}
+		out := selectJSON{Data: f.data, DataSHA256: dataSum, Response: f.y, Family: f.family, Prior: f.prior(), Result: res}
 		if f.sh.Split() {
 			out.Shard = f.sh.String()
 		}
@@ -421,8 +433,66 @@ func selectProgress(stderr io.Writer, chains int) func(pipeline.Progress) {
 	}
 }
 
+// dataSHA256 returns the hex SHA-256 of the bytes of the data file path
+// (or of the embedded data set embedded:NAME).
+func dataSHA256(path string) (string, error) {
+	var b []byte
+	var err error
+	if name, ok := strings.CutPrefix(path, embeddedPrefix); ok {
+		b, err = datasets.ReadFile(name)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// sameSelectRun returns nil when the results a and b (read from the files
+// pa and pb) are of the same data, response, family and prior, or an
+// error naming the first that differs. The data are compared by their
+// bytes' SHA-256, not by path.
+func sameSelectRun(pa string, a *selectJSON, pb string, b *selectJSON) error {
+	differ := func(what string, va, vb any) error {
+		return fmt.Errorf("%s is of another run than %s: %s %v vs %v", pb, pa, what, va, vb)
+	}
+	switch {
+	case a.DataSHA256 == "" || b.DataSHA256 == "":
+		p := pa
+		if b.DataSHA256 == "" {
+			p = pb
+		}
+		return fmt.Errorf("%s has no data_sha256 (written by an older trj select): run that shard again", p)
+	case a.DataSHA256 != b.DataSHA256:
+		return fmt.Errorf("%s is of another run than %s: the data differ (SHA-256 of %s's bytes %s vs %s's %s)", pb, pa, a.Data, a.DataSHA256, b.Data, b.DataSHA256)
+	case a.Response != b.Response:
+		return differ("response", strconv.Quote(a.Response), strconv.Quote(b.Response))
+	case a.Family != b.Family:
+		return differ("family", a.Family, b.Family)
+	}
+	keys := slices.Sorted(maps.Keys(a.Prior))
+	for k := range b.Prior {
+		if _, ok := a.Prior[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		va, oka := a.Prior[k]
+		vb, okb := b.Prior[k]
+		if va != vb || oka != okb {
+			return differ("prior "+k, va, vb)
+		}
+	}
+	return nil
+}
+
 // mergeSelect combines the -json results of a run's shards (selection.Merge)
-// and prints and writes the whole run's result.
+// and prints and writes the whole run's result. The shards must be of one
+// run (the same data bytes, response, family and prior, and the same
+// fingerprint: runs.CheckParts names the setting that differs) and hold
+// every chain once.
 func mergeSelect(f *selectFlags, stdout io.Writer) error {
 	if f.jsonPath != "" {
 		if err := checkWritable(f.jsonPath); err != nil {
@@ -430,6 +500,7 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 		}
 	}
 	var parts []*selection.Result
+	var rp []runs.Part
 	var head selectJSON
 	for i, path := range f.parts {
 		b, err := os.ReadFile(path)
@@ -445,14 +516,18 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 		}
 		if i == 0 {
 			head = h
-		} else if h.Data != head.Data || h.Response != head.Response || h.Family != head.Family || fmt.Sprint(h.Prior) != fmt.Sprint(head.Prior) {
-			return fmt.Errorf("%s is of another run (data %s, response %q, family %s, prior %v) than %s", path, h.Data, h.Response, h.Family, h.Prior, f.parts[0])
+		} else if err := sameSelectRun(f.parts[0], &head, path, &h); err != nil {
+			return err
 		}
 		r, err := selection.ReadResult(bytes.NewReader(b))
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		parts = append(parts, r)
+		rp = append(rp, runs.Part{Name: path, Fingerprint: r.Fingerprint, Settings: r.Settings, Chains: r.Chains})
+	}
+	if err := runs.CheckParts(rp, parts[0].NumChains); err != nil {
+		return err
 	}
 	res, err := selection.Merge(parts...)
 	if err != nil {
@@ -464,7 +539,7 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 	if f.jsonPath == "" {
 		return nil
 	}
-	out := selectJSON{Data: head.Data, Response: head.Response, Family: head.Family, Prior: head.Prior, Result: res}
+	out := selectJSON{Data: head.Data, DataSHA256: head.DataSHA256, Response: head.Response, Family: head.Family, Prior: head.Prior, Result: res}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
