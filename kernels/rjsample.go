@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/trjgo/trj/internal/runs"
 )
 
 // RJKernel is what every transdimensional kernel (TRJ, CTRJ and
@@ -310,7 +312,7 @@ func rjKernels(factory func(int) (RJKernel, error), idx []int) ([]RJKernel, int,
 
 // rjMaxChains bounds the chains of one run: each needs a goroutine and a
 // kernel, so a mistyped count fails at once instead of exhausting memory.
-const rjMaxChains = 1 << 16
+const rjMaxChains = runs.MaxChains
 
 // runRJChain runs chain c into out.
 func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Rand) (int, []float64, error), s *RJSampleSettings, out *RJChainResult) (err error) {

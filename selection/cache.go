@@ -198,7 +198,7 @@ func (t *selTarget) LogModelPrior(active []int) (float64, error) {
 	if err := t.terms.SetIndices(active...); err != nil {
 		return math.Inf(-1), err
 	}
-	return t.sp.LogPrior(t.terms)
+	return logModelPrior(t.sp, t.terms)
 }
 
 // Model returns model active from the chain's cache or the shared one.

@@ -103,7 +103,6 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		}
 		return nil
 	}
-	lengthsErr := checkLengths(f.chains, f.warmup, f.steps, "steps", "steps")
 	switch {
 	case f.data == "":
 		return nil, errors.New("-data is required: a CSV file with a header row")
@@ -111,10 +110,13 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		return nil, errors.New("-y is required: the name of the response column")
 	case !slices.Contains(selectFamilies(), f.family):
 		return nil, fmt.Errorf("-family %q: want one of %s", f.family, strings.Join(selectFamilies(), ", "))
-	case lengthsErr != nil:
-		return nil, lengthsErr
-	case f.top < 1:
-		return nil, fmt.Errorf("-top %d: need at least 1", f.top)
+	case f.chains == 0:
+		// Zero is the library's default; a flag of 0 asks for none.
+		return nil, errors.New("-chains 0: need at least 1 chain")
+	case f.steps == 0:
+		return nil, errors.New("-steps 0: need at least 1 kept step per chain")
+	case f.top == 0:
+		return nil, errors.New("-top 0: need at least 1 model")
 	case f.family != "gaussian" && (set["g"] || set["a"] || set["b"]):
 		return nil, fmt.Errorf("-g, -a and -b are the gaussian family's prior; -family %s takes -prior-sd and -intercept-sd", f.family)
 	case f.family == "gaussian" && (set["prior-sd"] || set["intercept-sd"]):
@@ -127,6 +129,11 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		if err := positive(p.name, p.v); err != nil {
 			return nil, err
 		}
+	}
+	// The library's bounds (counts, shard, -top, memory), before the data
+	// are read.
+	if err := f.settings().Validate(); err != nil {
+		return nil, flagError(err)
 	}
 	if f.proposal != "" {
 		if _, err := selection.ParseProposal(f.proposal); err != nil {
@@ -142,6 +149,31 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		}
 	}
 	return &f, nil
+}
+
+// selectFlagNames maps selection.Settings' fields to the flags that set
+// them, for the library's errors.
+var selectFlagNames = map[string]string{"Chains": "chains", "Warmup": "warmup", "Steps": "steps", "Top": "top", "Shard": "shard"}
+
+// flagError names a setting out of bounds in err by its flag.
+func flagError(err error) error {
+	var se *runs.SettingError
+	if errors.As(err, &se) {
+		return se.WithFlags(selectFlagNames)
+	}
+	return err
+}
+
+// settings are the run's selection.Settings of the flags. A shard's
+// chains are listed only once they can be (-chains within bounds and the
+// shard within -chains): otherwise Validate refuses -chains, or
+// parseSelectFlags the shard.
+func (f *selectFlags) settings() *selection.Settings {
+	s := &selection.Settings{Seed: f.seed, Chains: f.chains, Warmup: f.warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
+	if f.sh.Split() && f.chains >= 1 && f.chains <= runs.MaxChains && f.sh.Check(f.chains, "chains") == nil {
+		s.Shard = f.sh.Indices(f.chains)
+	}
+	return s
 }
 
 // selectData is a CSV read for "trj select": the response and the
@@ -171,6 +203,11 @@ func readSelectCSV(path, yName, family string) (*selectData, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseSelectCSV(path, b, yName, family)
+}
+
+// parseSelectCSV parses b, the CSV read from path, as readSelectCSV does.
+func parseSelectCSV(path string, b []byte, yName, family string) (*selectData, error) {
 	t, err := datasets.ReadCSV(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -333,13 +370,10 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
-	settings := &selection.Settings{Seed: f.seed, Chains: f.chains, Warmup: f.warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
+	settings := f.settings()
 	if f.proposal != "" {
 		// Checked in parseSelectFlags.
 		settings.Proposal, _ = selection.ParseProposal(f.proposal)
-	}
-	if f.sh.Split() {
-		settings.Shard = f.sh.Indices(f.chains)
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "trj select: %s regression of %q on %d candidate predictors (%d observations): %d chain(s) × (%d warm-up + %d kept) steps\n",
@@ -348,6 +382,13 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	res, err := selection.Run(ctx, sp, settings)
 	interrupted := err != nil && ctx.Err() != nil
+	var bad *runs.SettingError
+	if errors.As(err, &bad) {
+		// A flag out of bounds for these data (the memory of their
+		// models): a usage error, as in parseSelectFlags.
+		fmt.Fprintf(stderr, "trj select: %v\n", flagError(err))
+		return exitUsage
+	}
 	if err != nil && !interrupted {
 		return fail(err)
 	}
