@@ -25,9 +25,10 @@ const (
 type Settings struct {
 	// Seed seeds every random stream (one per chain).
 	Seed uint64
-	// Chains is the number of chains (default 4), Warmup the steps each
-	// discards first (default 1000) and Steps the kept steps of each
-	// (default 40000).
+	// Chains is the number of chains (default 4, at most 65536), Warmup
+	// the steps each discards first (default 1000) and Steps the kept
+	// steps of each (default 40000); Run refuses a run whose kept steps
+	// cannot fit in memory (see Validate).
 	Chains, Warmup, Steps int
 	// Shard, when non-nil, runs only the chains listed (indices in
 	// [0, Chains)), for a run split over processes.
@@ -44,7 +45,8 @@ type Settings struct {
 	Kernel *kernels.SelectionSettings
 	// Start is the model the chains start in (default: no terms).
 	Start *ppl.Terms
-	// Top is the number of most visited models reported (default 20).
+	// Top is the number of most visited models reported (default 20, at
+	// most 65536).
 	Top int
 	// DrawsDir, when set, receives one CmdStan CSV file per chain
 	// (select-<chain>.csv) with the kept steps: lp__, accept_stat__,
@@ -82,17 +84,16 @@ func (s *Settings) withDefaults() Settings {
 // names names Settings' fields in errors.
 var names = runs.Names{Pkg: "selection", Path: "Settings."}
 
-// MaxTop bounds Settings.Top: the top models are each fitted (for
+// maxTop bounds Settings.Top: the top models are each fitted (for
 // proposals without a fit per model) and printed, and their list is
 // allocated at Top's size.
-const MaxTop = 1 << 16
+const maxTop = 1 << 16
 
 // Validate checks settings (nil: the defaults) as Run does before it
 // reads its space: the chains' counts and shard, Top, and whether the
-// chains' kept steps fit in memory (counting one visited model of one
-// term per chain: Run counts again with its space's terms). Its errors
-// name the setting; their type is internal, and a command may rename the
-// settings by its flags.
+// chains' kept steps fit in memory (counting the models of a space of one
+// term: Run counts again with its space's). Its errors name the setting
+// (a command may rename the settings by its flags).
 func (s *Settings) Validate() error {
 	d := s.withDefaults()
 	return d.checkCounts(0)
@@ -105,9 +106,9 @@ func (s *Settings) checkCounts(p int) error {
 	if err := c.Check(names); err != nil {
 		return err
 	}
-	if s.Top < 1 || s.Top > MaxTop {
+	if s.Top < 1 || s.Top > maxTop {
 		return names.Error("Top", nil, func(n runs.Names) string {
-			return fmt.Sprintf("%s: need 1 to %d most visited models", n.Is("Top", s.Top), MaxTop)
+			return fmt.Sprintf("%s: need 1 to %d most visited models (each is fitted and printed)", n.Is("Top", s.Top), maxTop)
 		})
 	}
 	return c.CheckMemory(names, keptMemory(s.Steps, p)...)
