@@ -47,7 +47,6 @@ func TestSettingsBounds(t *testing.T) {
 		{name: "warm-up MaxInt", s: Settings{Warmup: math.MaxInt}, want: "Settings.Warmup = 9223372036854775807 + Settings.Steps = 40000 overflow"},
 		{name: "negative chains", s: Settings{Chains: -1}, want: "Settings.Chains = -1: need at least 1"},
 		{name: "negative steps", s: Settings{Steps: -1}, want: "Settings.Steps = -1"},
-		{name: "negative warm-up", s: Settings{Warmup: -1}, want: "Settings.Warmup = -1"},
 		{name: "negative top", s: Settings{Top: -1}, want: "Settings.Top = -1"},
 		{name: "shard out of range", s: Settings{Chains: 2, Shard: []int{2}}, want: "Settings.Shard holds chain 2"},
 		{name: "shard negative", s: Settings{Chains: 2, Shard: []int{-1}}, want: "Settings.Shard holds chain -1"},
@@ -132,5 +131,19 @@ func TestNaNModelPrior(t *testing.T) {
 				t.Errorf("a prior of −Inf for models of size 2: %v", err)
 			}
 		}
+	}
+}
+
+// TestNoWarmup checks the warm-up rule of every trj settings struct: 0 is
+// the default and a negative Warmup asks for none (trj select -warmup 0
+// sends -1), which the result records as 0.
+func TestNoWarmup(t *testing.T) {
+	sp := tinySpace(t, 3, nil)
+	res, err := Run(context.Background(), sp, &Settings{Seed: 1, Chains: 1, Warmup: -1, Steps: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Warmup != 0 || res.Steps != 20 {
+		t.Errorf("Warmup -1: result has warm-up %d and %d kept steps, want 0 and 20", res.Warmup, res.Steps)
 	}
 }

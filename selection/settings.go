@@ -26,7 +26,8 @@ type Settings struct {
 	// Seed seeds every random stream (one per chain).
 	Seed uint64
 	// Chains is the number of chains (default 4, at most 65536), Warmup
-	// the steps each discards first (default 1000) and Steps the kept
+	// the steps each discards first (default 1000; negative: none, the
+	// rule of trj.ChainSettings.Warmup) and Steps the kept
 	// steps of each (default 40000); Run refuses a run whose kept steps
 	// cannot fit in memory (see Validate).
 	Chains, Warmup, Steps int
@@ -70,6 +71,7 @@ func (s *Settings) withDefaults() Settings {
 	}
 	runs.OrDefault(&o.Chains, DefaultChains)
 	runs.OrDefault(&o.Warmup, DefaultWarmup)
+	o.Warmup = max(o.Warmup, 0)
 	runs.OrDefault(&o.Steps, DefaultSteps)
 	runs.OrDefault(&o.Top, DefaultTop)
 	if o.Proposal == nil {

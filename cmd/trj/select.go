@@ -75,7 +75,7 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.Float64Var(&f.interceptSD, "intercept-sd", glmselect.DefaultInterceptSD, "logistic, poisson: the intercept ~ N(0, intercept-sd²)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; chains derive their streams from it")
 	fs.IntVar(&f.chains, "chains", selection.DefaultChains, "number of chains")
-	fs.IntVar(&f.warmup, "warmup", selection.DefaultWarmup, "warm-up steps per chain, not kept")
+	fs.IntVar(&f.warmup, "warmup", selection.DefaultWarmup, "warm-up steps per chain, not kept (0: none)")
 	fs.IntVar(&f.steps, "steps", selection.DefaultSteps, "kept steps per chain")
 	fs.IntVar(&f.top, "top", selection.DefaultTop, "number of most visited models reported")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
@@ -117,6 +117,8 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		return nil, errors.New("-steps 0: need at least 1 kept step per chain")
 	case f.top == 0:
 		return nil, errors.New("-top 0: need at least 1 model")
+	case f.warmup < 0:
+		return nil, fmt.Errorf("-warmup %d: need 0 or more warm-up steps (0: none)", f.warmup)
 	case f.family != "gaussian" && (set["g"] || set["a"] || set["b"]):
 		return nil, fmt.Errorf("-g, -a and -b are the gaussian family's prior; -family %s takes -prior-sd and -intercept-sd", f.family)
 	case f.family == "gaussian" && (set["prior-sd"] || set["intercept-sd"]):
@@ -169,7 +171,11 @@ func flagError(err error) error {
 // shard within -chains): otherwise Validate refuses -chains, or
 // parseSelectFlags the shard.
 func (f *selectFlags) settings() *selection.Settings {
-	s := &selection.Settings{Seed: f.seed, Chains: f.chains, Warmup: f.warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
+	warmup := f.warmup
+	if warmup == 0 {
+		warmup = -1 // no warm-up: the library reads 0 as its default
+	}
+	s := &selection.Settings{Seed: f.seed, Chains: f.chains, Warmup: warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
 	if f.sh.Split() && f.chains >= 1 && f.chains <= runs.MaxChains && f.sh.Check(f.chains, "chains") == nil {
 		s.Shard = f.sh.Indices(f.chains)
 	}
