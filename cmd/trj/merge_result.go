@@ -22,8 +22,9 @@ func isTRJResult(b []byte) bool {
 		return false
 	}
 	_, format := head["format"]
-	_, fp := head["Fingerprint"]
-	return fp && !format
+	_, fp := head["fingerprint"]
+	_, old := head["Fingerprint"] // written before trj's keys were snake_case
+	return (fp || old) && !format
 }
 
 // mergeTRJResults merges shards of one trj.Run (trj.Merge, which refuses
