@@ -150,8 +150,10 @@ func TestReadResultBeforeSnakeCase(t *testing.T) {
 			MinFrom, MinTo          int
 		}
 		Evidence, ModelEvidence struct{ LogZ, LogZSE []float64 }
-		Transports              []struct{ Quality struct{ HeldOutLogLik, HeldOutSE, ESSFraction float64 } }
-		Chains                  struct{ NumModels int }
+		Transports              []struct {
+			Quality struct{ HeldOutLogLik, HeldOutSE, ESSFraction float64 }
+		}
+		Chains struct{ NumModels int }
 	}
 	if err := json.Unmarshal(b, &old); err != nil {
 		t.Fatal(err)
