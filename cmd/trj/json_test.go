@@ -22,7 +22,7 @@ var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 var dataMaps = map[string]bool{
 	"runs": true, "bridge": true, "proposed": true, "proposals": true, "model_probabilities": true,
 	"stderr": true, "mcse": true, "seconds": true, "truth": true, "tried": true, "running": true,
-	"raw": true, "normalized": true, "prior": true,
+	"raw": true, "normalized": true, "prior": true, "settings": true,
 }
 
 // checkSnakeKeys reports every key of the JSON value v, at any depth,
@@ -114,6 +114,7 @@ func TestIsTRJResult(t *testing.T) {
 		{string(b), true},
 		{`{"Labels": ["a"], "Fingerprint": "f"}`, true},
 		{`{"format": "trj-partial/1", "fingerprint": "f"}`, false},
+		{`{"names": ["x1"], "fingerprint": "f", "pip": []}`, false},
 		{`[1]`, false},
 	} {
 		if got := isTRJResult([]byte(c.doc)); got != c.want {

@@ -23,8 +23,9 @@ func isTRJResult(b []byte) bool {
 	}
 	_, format := head["format"]
 	_, fp := head["fingerprint"]
+	_, labels := head["labels"]   // a selection result has names instead
 	_, old := head["Fingerprint"] // written before trj's keys were snake_case
-	return (fp || old) && !format
+	return (fp && labels || old) && !format
 }
 
 // mergeTRJResults merges shards of one trj.Run (trj.Merge, which refuses
