@@ -158,20 +158,21 @@ func (f RJDrawFunc) Close(*RJChainResult, error) error { return nil }
 // RJChainResult is one chain of SampleRJ.
 type RJChainResult struct {
 	// Chain is the chain's index (its seed stream).
-	Chain int
+	Chain int `json:"chain"`
 	// Models[i] is the model after kept step i.
-	Models []int
+	Models []int `json:"models"`
 	// Draws holds θ after each kept step, concatenated: draw i is
 	// Draws[Offsets[i]:Offsets[i+1]]. Empty unless KeepDraws.
-	Draws   []float64 `json:",omitempty"`
-	Offsets []int     `json:",omitempty"`
+	Draws   []float64 `json:"draws,omitempty"`
+	Offsets []int     `json:"offsets,omitempty"`
 	// Proposed[k][k'] and Accepted[k][k'] count the jump proposals k → k'
 	// made in kept steps and those accepted.
-	Proposed, Accepted [][]int
+	Proposed [][]int `json:"proposed"`
+	Accepted [][]int `json:"accepted"`
 	// Elapsed is zero: SampleRJ does not time its chains, so that results
 	// written as JSON are the same for the same seed (wall times belong in
 	// the caller's own timings).
-	Elapsed time.Duration
+	Elapsed time.Duration `json:"elapsed"`
 }
 
 // Draw returns θ after kept step i (KeepDraws only).
@@ -180,9 +181,9 @@ func (c *RJChainResult) Draw(i int) []float64 { return c.Draws[c.Offsets[i]:c.Of
 // RJSampleResult is the output of SampleRJ.
 type RJSampleResult struct {
 	// NumModels is K.
-	NumModels int
+	NumModels int `json:"num_models"`
 	// Chains are the chains run, in the order of their indices.
-	Chains []RJChainResult
+	Chains []RJChainResult `json:"chains"`
 }
 
 // Indicators returns, for model k, one series per chain of 1 where the chain

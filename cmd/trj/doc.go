@@ -102,5 +102,7 @@
 //
 // A standard error that cannot be computed (chains that never jumped, or
 // too short) is printed "n/a" with a note under the table saying why, and
-// is null in the JSON beside "stderr_note".
+// is "NaN" in the JSON beside "stderr_note". Every JSON file trj writes
+// has snake_case keys and writes a value that is not finite as the string
+// "NaN", "+Inf" or "-Inf".
 package main
