@@ -17,7 +17,8 @@ import (
 type Bridge struct {
 	// Raw[k] is the paper's π̂(k) (reference model k, not renormalised) and
 	// Normalized[k] is Raw divided by its sum.
-	Raw, Normalized []float64
+	Raw        []float64 `json:"raw"`
+	Normalized []float64 `json:"normalized"`
 	// RawSE and NormalizedSE are delete-one-group jackknife standard
 	// errors over Groups independent groups of evaluation draws. Each group
 	// holds different pilot draws (independent batches of the evaluation
@@ -25,10 +26,11 @@ type Bridge struct {
 	// covers the pilot's error as well as the proposals'; the transports are
 	// fitted to independent training draws, and the estimator is consistent
 	// for any fixed transport.
-	RawSE, NormalizedSE []float64
-	Groups              int
+	RawSE        []float64 `json:"raw_se"`
+	NormalizedSE []float64 `json:"normalized_se"`
+	Groups       int       `json:"groups"`
 	// Proposals is the number of proposals made from each evaluation draw.
-	Proposals int
+	Proposals int `json:"proposals"`
 	// Estimate is the full estimate (odds, Bayes factors, counts).
 	Estimate kernels.BridgeEstimate `json:"-"`
 	// PerGroup[g] is the estimate from group g's draws alone (its spread,
@@ -44,17 +46,18 @@ type Bridge struct {
 	// AcceptESS^(−1/2), and when it is small the estimate rests on a few
 	// accepted proposals: it is skewed, and its jackknife SE is too small
 	// in most runs.
-	AcceptESS [][]float64
+	AcceptESS [][]float64 `json:"accept_ess"`
 	// MinAcceptESS is the smallest off-diagonal AcceptESS (every estimate
 	// uses every pair), from model MinFrom to model MinTo.
-	MinAcceptESS   float64
-	MinFrom, MinTo int
+	MinAcceptESS float64 `json:"min_accept_ess"`
+	MinFrom      int     `json:"min_from"`
+	MinTo        int     `json:"min_to"`
 	// Unreliable reports MinAcceptESS < ReliableAcceptESS, the bridge's
 	// analogue of a Pareto k̂ above 0.7 in PSIS: Raw and Normalized are
 	// kept, but their standard errors understate their error, and the
 	// table reports the balance estimate in their place (see Reported;
 	// "!" marks them when there is none).
-	Unreliable bool `json:",omitempty"`
+	Unreliable bool `json:"unreliable,omitempty"`
 	// Balance is a second estimate of the model probabilities from the same
 	// proposals: the stationary distribution of the model-to-model matrix
 	// P[k][k'] = j_k(k')·ᾱ_{k→k'} (uniform jumps j), which the RJ kernel's
@@ -77,7 +80,8 @@ type Bridge struct {
 	// Seeds 1–20: indep-aux 1.08 against 1.69, error 0.024 against 0.086.
 	// The table shows it where Normalized is Unreliable (Reported); the
 	// chains' jump probabilities use Normalized.
-	Balance, BalanceSE []float64 `json:",omitempty"`
+	Balance   []float64 `json:"balance,omitempty"`
+	BalanceSE []float64 `json:"balance_se,omitempty"`
 }
 
 // Reported returns the estimate of the model probabilities that Run's

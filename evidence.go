@@ -32,10 +32,12 @@ import (
 // estimates with the chains'.
 type ModelEvidence struct {
 	// LogZ[k] estimates log p(y | k) and LogZSE is its standard error.
-	LogZ, LogZSE []float64
+	LogZ   []float64 `json:"log_z"`
+	LogZSE []float64 `json:"log_z_se"`
 	// P[k] = p(k)·Z_k / Σ_j p(j)·Z_j, the posterior model probabilities,
 	// and SE their delta-method standard errors.
-	P, SE []float64
+	P  []float64 `json:"p"`
+	SE []float64 `json:"se"`
 	// Estimates are the full per-model estimates (counts, leave-one-out
 	// values).
 	Estimates []kernels.EvidenceEstimate `json:"-"`

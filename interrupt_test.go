@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl/draws"
 )
@@ -88,5 +90,35 @@ func TestRunInterruptedKeepsEveryStep(t *testing.T) {
 		if d.Len(0) < lens[c] {
 			t.Errorf("chain %d's file holds %d kept steps, the chain %d", c, d.Len(0), lens[c])
 		}
+	}
+}
+
+// TestMergePartialShard: a shard interrupted during its chains merges like
+// a whole one, every finished step counted, into a partial result naming
+// it; a shard stopped before its chains is refused, saying so.
+func TestMergePartialShard(t *testing.T) {
+	counts := func() [][]int { return [][]int{{0, 0}, {0, 0}} }
+	part := func(chain int, models []int, complete bool) *trj.Result {
+		r := &trj.Result{Labels: []string{"a", "b"}, Fingerprint: "f", NumChains: 2, Complete: complete,
+			Chains: &kernels.RJSampleResult{NumModels: 2, Chains: []kernels.RJChainResult{{Chain: chain, Models: models, Proposed: counts(), Accepted: counts()}}}}
+		if !complete {
+			r.Stopped = context.Canceled.Error()
+		}
+		return r
+	}
+	m, err := trj.Merge(part(0, []int{0, 1, 1, 0}, true), part(1, []int{1, 1}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Complete || m.Stopped != "part 2: context canceled" || m.Steps != 6 || m.Chain[1].Steps != 6 || m.Chain[1].P != 4.0/6 {
+		t.Errorf("merged: complete %v, stopped %q, %d steps, P(b) %+v", m.Complete, m.Stopped, m.Steps, m.Chain[1])
+	}
+	whole, err := trj.Merge(part(0, []int{0, 1}, true), part(1, []int{1, 1}, true))
+	if err != nil || !whole.Complete || whole.Stopped != "" {
+		t.Errorf("merge of whole shards: %v, complete %v, stopped %q", err, whole != nil && whole.Complete, whole.Stopped)
+	}
+	early := &trj.Result{Labels: []string{"a", "b"}, Fingerprint: "f", NumChains: 2, Stopped: "context canceled"}
+	if _, err := trj.Merge(part(0, []int{0}, true), early); err == nil || !strings.Contains(err.Error(), "stopped before its chains (context canceled)") {
+		t.Errorf("merge of a shard stopped before its chains: %v", err)
 	}
 }

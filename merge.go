@@ -1,10 +1,12 @@
 package trj
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 )
 
@@ -15,51 +17,52 @@ import (
 // from different runs (other models, data, seed or settings) or with
 // overlapping chains are refused. Shards never extend their chains
 // (ChainSettings.MaxSteps), so the merge equals the whole run when that run
-// did not extend them either; set MaxSteps to Steps to make sure.
+// did not extend them either; set MaxSteps to Steps to make sure. A
+// partial part (a shard interrupted during its chains) merges like a whole
+// one, every finished step of its chains counted, and makes the merged
+// result partial: Stopped names the parts that stopped and why (the
+// interrupt rule of both workflows).
 func Merge(parts ...*Result) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("trj: nothing to merge")
 	}
-	first := parts[0]
-	if first == nil || first.Chains == nil {
-		return nil, errors.New("trj: merge: part 1 has no chains")
-	}
-	seen := map[int]int{}
-	all := &kernels.RJSampleResult{NumModels: first.Chains.NumModels}
+	rp := make([]runs.Part, len(parts))
 	for i, p := range parts {
+		rp[i].Name = fmt.Sprintf("part %d", i+1)
 		switch {
-		case p == nil || p.Chains == nil:
+		case p == nil:
+			return nil, fmt.Errorf("trj: merge: part %d is nil", i+1)
+		case p.Chains == nil && !p.Complete:
+			return nil, fmt.Errorf("trj: merge: part %d stopped before its chains (%s): run that shard again", i+1, cmp.Or(p.Stopped, "stopped early"))
+		case p.Chains == nil:
 			return nil, fmt.Errorf("trj: merge: part %d has no chains", i+1)
-		case p.Fingerprint != first.Fingerprint:
-			return nil, fmt.Errorf("trj: merge: part %d is from a different run (fingerprint %s, part 1 has %s): models, data, seed or settings differ", i+1, p.Fingerprint, first.Fingerprint)
-		case !p.Complete:
-			return nil, fmt.Errorf("trj: merge: part %d is incomplete", i+1)
 		}
-		if err := checkChains(p.Chains, len(first.Labels)); err != nil {
+		if err := checkChains(p.Chains, len(parts[0].Labels)); err != nil {
 			return nil, fmt.Errorf("trj: merge: part %d: %w", i+1, err)
 		}
+		rp[i].Fingerprint, rp[i].Settings = p.Fingerprint, p.Settings
 		for _, c := range p.Chains.Chains {
-			if j, dup := seen[c.Chain]; dup {
-				return nil, fmt.Errorf("trj: merge: chain %d is in parts %d and %d", c.Chain+1, j+1, i+1)
-			}
-			seen[c.Chain] = i
-			all.Chains = append(all.Chains, c)
+			rp[i].Chains = append(rp[i].Chains, c.Chain)
 		}
 	}
-	if n := first.NumChains; n > 0 && len(all.Chains) != n {
-		var missing []int
-		for c := range n {
-			if _, ok := seen[c]; !ok {
-				missing = append(missing, c+1)
-			}
-		}
-		return nil, fmt.Errorf("trj: merge: the run has %d chains, the parts hold %d; missing chains %v", n, len(all.Chains), missing)
+	first := parts[0]
+	if err := runs.CheckParts(rp, first.NumChains); err != nil {
+		return nil, fmt.Errorf("trj: merge: %w", err)
+	}
+	all := &kernels.RJSampleResult{NumModels: first.Chains.NumModels}
+	for _, p := range parts {
+		all.Chains = append(all.Chains, p.Chains.Chains...)
 	}
 	slices.SortFunc(all.Chains, func(a, b kernels.RJChainResult) int { return a.Chain - b.Chain })
 	out := *first
 	out.Timings = slices.Clone(first.Timings)
 	out.Jumps = nil
 	out.setChains(all)
+	st := make([]runs.Status, len(parts))
+	for i, p := range parts {
+		st[i] = runs.Status{Name: rp[i].Name, Complete: p.Complete, Stopped: p.Stopped}
+	}
+	out.Complete, out.Stopped = runs.MergeStatus(st)
 	return &out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -18,15 +19,21 @@ import (
 
 // output writes a run's files into one folder.
 type output struct {
-	dir string
+	dir         string
+	fingerprint string
 }
 
-func newOutput(dir string) (*output, error) {
-	if err := runs.CheckDir(dir); err != nil {
-		err = fmt.Errorf("trj: %w", err)
-		return nil, err
+// drawsFile matches the names of the chain files of Settings.OutputDir,
+// which the output-folder rule checks (runs.ClaimDir).
+var drawsFile = regexp.MustCompile(`^draws_[0-9]+\.csv$`)
+
+// newOutput claims dir for the run of fingerprint fp: it refuses a folder
+// holding another run's chain files.
+func newOutput(dir, fp string) (*output, error) {
+	if err := runs.ClaimDir(dir, drawsFile, fp); err != nil {
+		return nil, fmt.Errorf("trj: %w", err)
 	}
-	return &output{dir: dir}, nil
+	return &output{dir: dir, fingerprint: fp}, nil
 }
 
 // finish writes the JSON summary and the running-estimate figure of what
@@ -123,6 +130,7 @@ func (o *output) drawWriter(space *ppl.Space, s *Settings, algorithm string) (*d
 		{Key: "num_samples", Value: strconv.Itoa(s.Chains.Steps)},
 		{Key: "num_warmup", Value: strconv.Itoa(s.Chains.Warmup)},
 		{Key: "num_chains", Value: strconv.Itoa(s.Chains.Chains)},
+		{Key: runs.FingerprintKey, Value: o.fingerprint},
 	}
 	for k := range K {
 		config = append(config, draws.Setting{Key: fmt.Sprintf("model__ %d", k), Value: space.ModelLabel(k)})

@@ -145,12 +145,12 @@ func (f *Fitted) Conditional() *flows.ConditionalRQMA {
 type TransportReport struct {
 	// Kind is "affine", "RQMA", "conditional RQMA", "identity", "user",
 	// "loaded" or "independence" (or a family of one's own's).
-	Kind string
+	Kind string `json:"kind"`
 	// Quality is the chosen transport's held-out log-likelihood and
 	// importance ESS on the model's evaluation draws (zero for user
 	// transports without a density and for families that fit nothing).
-	Quality flows.Quality
+	Quality flows.Quality `json:"quality"`
 	// Tried lists the other transports fitted and their quality, for
 	// AutoTransports.
-	Tried map[string]flows.Quality `json:",omitempty"`
+	Tried map[string]flows.Quality `json:"tried,omitempty"`
 }

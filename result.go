@@ -19,59 +19,62 @@ import (
 type Result struct {
 	// Labels, Dims and Prior describe the models: label, dimension and
 	// prior probability.
-	Labels []string
-	Dims   []int
-	Prior  []float64
+	Labels []string  `json:"labels"`
+	Dims   []int     `json:"dims"`
+	Prior  []float64 `json:"prior"`
 	// Seed, Pilot, Transport and Algorithm record the run's main settings.
-	Seed      uint64
-	Pilot     string
-	Transport string
-	Algorithm string
+	Seed      uint64 `json:"seed"`
+	Pilot     string `json:"pilot"`
+	Transport string `json:"transport"`
+	Algorithm string `json:"algorithm"`
 	// Complete is false when the run stopped early (cancelled or failed);
 	// the fields of the stages that finished are filled in, and Stopped
 	// says why. Chains stopped early keep every finished step (the
 	// interrupt rule of both workflows): Chain and Steps count them all.
-	Complete bool
-	Stopped  string `json:",omitempty"`
+	Complete bool   `json:"complete"`
+	Stopped  string `json:"stopped,omitempty"`
 	// Chain[k] is π(k | y) from the chains' visit frequencies.
-	Chain []pipeline.Estimate `json:",omitempty"`
+	Chain []pipeline.Estimate `json:"chain,omitempty"`
 	// NumChains is the number of chains of the whole run (a shard runs
 	// some of them).
-	NumChains int `json:",omitempty"`
+	NumChains int `json:"num_chains,omitempty"`
 	// Steps is the number of kept steps over all chains.
-	Steps int `json:",omitempty"`
+	Steps int `json:"steps,omitempty"`
 	// Bridge is the bridge estimate from the pilot's evaluation draws; nil
 	// when it could not be made (BridgeError says why).
-	Bridge *Bridge `json:",omitempty"`
+	Bridge *Bridge `json:"bridge,omitempty"`
 	// BridgeError is why there is no bridge estimate (some model pair had
 	// no accepted proposal, for instance); the chains then ran with
 	// uniform jump probabilities from uniformly drawn models.
-	BridgeError string `json:",omitempty"`
+	BridgeError string `json:"bridge_error,omitempty"`
 	// Evidence holds the SMC evidence estimates (SMC pilots only).
-	Evidence *Evidence `json:",omitempty"`
+	Evidence *Evidence `json:"evidence,omitempty"`
 	// ModelEvidence is every model's log evidence from its transport (per-
 	// model transport families only); ModelEvidenceError says why there is
 	// none when it failed.
-	ModelEvidence      *ModelEvidence `json:",omitempty"`
-	ModelEvidenceError string         `json:",omitempty"`
+	ModelEvidence      *ModelEvidence `json:"model_evidence,omitempty"`
+	ModelEvidenceError string         `json:"model_evidence_error,omitempty"`
 	// Jumps lists, per model pair, the jump proposals of the chains and
 	// their acceptance.
-	Jumps []JumpStat `json:",omitempty"`
+	Jumps []JumpStat `json:"jumps,omitempty"`
 	// Jump is the jump matrix j_k(k') of the chains.
-	Jump [][]float64 `json:",omitempty"`
+	Jump [][]float64 `json:"jump,omitempty"`
 	// Transports says which transport each model got and how it fits.
-	Transports []TransportReport
+	Transports []TransportReport `json:"transports"`
 	// Timings are the wall-clock seconds of each stage, in order.
-	Timings []StageTime
+	Timings []StageTime `json:"timings"`
 	// Chains holds the chains' model paths and jump counts (what Merge
 	// combines).
-	Chains *kernels.RJSampleResult `json:",omitempty"`
+	Chains *kernels.RJSampleResult `json:"chains,omitempty"`
 	// Fingerprint identifies the models, data and settings (but not the
 	// shard) of the run: shards of one run share it. Every setting enters
 	// by value (the given pilot draws, a loaded set's bytes, each field of
 	// the family of proposals...); functions, which cannot, are named by
 	// Settings.Tag.
-	Fingerprint string
+	Fingerprint string `json:"fingerprint"`
+	// Settings lists the run's settings by path (Chains.Warmup), for Merge
+	// to name the one in which two runs differ.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // Evidence is the SMC estimate of each model's log evidence log p(y | k)
@@ -79,21 +82,25 @@ type Result struct {
 type Evidence struct {
 	// LogZ[k] is the log of the mean evidence over the independent runs
 	// and LogZSE its delta-method standard error.
-	LogZ, LogZSE []float64
+	LogZ   []float64 `json:"log_z"`
+	LogZSE []float64 `json:"log_z_se"`
 	// P[k] ∝ p(k)·exp(LogZ[k]) and SE its delta-method standard error.
-	P, SE []float64
+	P  []float64 `json:"p"`
+	SE []float64 `json:"se"`
 }
 
 // JumpStat counts the chains' jump proposals from one model to another.
 type JumpStat struct {
-	From, To           int
-	Proposed, Accepted int
+	From     int `json:"from"`
+	To       int `json:"to"`
+	Proposed int `json:"proposed"`
+	Accepted int `json:"accepted"`
 }
 
 // StageTime is one stage's wall-clock time.
 type StageTime struct {
-	Stage   string
-	Seconds float64
+	Stage   string  `json:"stage"`
+	Seconds float64 `json:"seconds"`
 }
 
 func newResult(space *ppl.Space, s *Settings) *Result {
@@ -337,7 +344,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 	return err
 }
 
-// WriteJSON writes the result as indented JSON.
+// WriteJSON writes the result as indented JSON in trj's convention:
+// snake_case keys, and a value that is not finite (an R̂ of +Inf, a log
+// evidence of -Inf, a NaN standard error) written as the string "NaN",
+// "+Inf" or "-Inf" (pipeline.Float), so that no value fails the write.
 func (r *Result) WriteJSON(w io.Writer) error {
 	if r == nil {
 		return errors.New("trj: nil result")
@@ -347,7 +357,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// ReadResult reads a result written by WriteJSON (a shard's, for Merge).
+// ReadResult reads a result written by WriteJSON (a shard's, for Merge),
+// also one written before trj's JSON keys were snake_case.
 func ReadResult(r io.Reader) (*Result, error) {
 	var res Result
 	dec := json.NewDecoder(r)

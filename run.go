@@ -67,12 +67,13 @@ func runFitted(ctx context.Context, space *ppl.Space, settings *Settings, plan *
 	r := &runner{ctx: ctx, space: space, s: &s, res: newResult(space, &s), plan: plan}
 	var unnamed []string
 	r.res.Fingerprint, unnamed = fingerprint(space, &s)
+	r.res.Settings = describeSettings(&s)
 	if (s.Chains.Shard != nil || plan != nil) && len(unnamed) > 0 {
 		return nil, nil, fmt.Errorf("trj: a shard's or stage's settings hold functions the fingerprint cannot hash (%v): set Settings.Tag to name them, so that Merge can tell this run's shards from another's", unnamed)
 	}
 	if s.OutputDir != "" {
 		var err error
-		if r.out, err = newOutput(s.OutputDir); err != nil {
+		if r.out, err = newOutput(s.OutputDir, r.res.Fingerprint); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -82,10 +82,10 @@ func TestShardsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trj.Merge(parts[1], other); err == nil || !strings.Contains(err.Error(), "different run") {
+	if _, err := trj.Merge(parts[1], other); err == nil || !strings.Contains(err.Error(), "different run") || !strings.Contains(err.Error(), "Seed = 3 vs 4") {
 		t.Errorf("merging shards of different seeds: err = %v", err)
 	}
-	if _, err := trj.Merge(parts[0], parts[1]); err == nil || !strings.Contains(err.Error(), "missing chains [4]") {
+	if _, err := trj.Merge(parts[0], parts[1]); err == nil || !strings.Contains(err.Error(), "missing chain(s) 4") {
 		t.Errorf("merging without the last shard: err = %v", err)
 	}
 	if _, err := trj.Merge(parts[0], parts[0]); err == nil {

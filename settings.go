@@ -30,7 +30,9 @@ type Settings struct {
 	Chains ChainSettings
 	// OutputDir, when set, receives the draws as CmdStan CSV files (one per
 	// chain, written as they are made), the JSON summary and the
-	// running-estimate figure. It is checked before any computation.
+	// running-estimate figure. It is checked before any computation, and
+	// refused when it holds chain files (draws_N.csv) of another run (each
+	// carries its run's fingerprint): a folder never mixes two runs' files.
 	OutputDir string
 	// Progress, when non-nil, is called as stages advance. Calls may come
 	// from several goroutines at once.

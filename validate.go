@@ -1,7 +1,6 @@
 package trj
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -12,9 +11,12 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// maxChains bounds Chains.Chains as kernels.SampleRJ does: each chain needs
-// a goroutine and a kernel.
-const maxChains = 1 << 16
+// runNames names the chains' settings in the errors of runs.Counts.
+var runNames = runs.Names{Pkg: "trj", Path: "Chains."}
+
+// minSteps is the fewest kept steps of a chain, as Settings.validate
+// also requires.
+const minSteps = 4
 
 // validateRun checks, before the first pilot, what the settings ask of the
 // later stages on this space, so that a run that cannot succeed fails at
@@ -28,23 +30,9 @@ func (s *Settings) validateRun(space *ppl.Space) error {
 		return err
 	}
 	c := &s.Chains
-	switch {
-	case c.Chains > maxChains:
-		return fmt.Errorf("trj: Chains.Chains = %d: at most %d chains", c.Chains, maxChains)
-	case c.Warmup > math.MaxInt-c.Steps:
-		return fmt.Errorf("trj: Chains.Warmup %d + Steps %d overflow an int", c.Warmup, c.Steps)
-	case c.Shard != nil && len(c.Shard) == 0:
-		return errors.New("trj: Chains.Shard is empty: list the chains to run (nil runs them all)")
-	}
-	seen := make(map[int]bool, len(c.Shard))
-	for _, ch := range c.Shard {
-		switch {
-		case ch < 0 || ch >= c.Chains:
-			return fmt.Errorf("trj: Chains.Shard holds chain %d: chains are numbered 0 to %d (Chains.Chains = %d)", ch, c.Chains-1, c.Chains)
-		case seen[ch]:
-			return fmt.Errorf("trj: Chains.Shard holds chain %d twice", ch)
-		}
-		seen[ch] = true
+	counts := runs.Counts{Chains: c.Chains, Warmup: c.Warmup, Steps: c.Steps, MinSteps: minSteps, Shard: c.Shard}
+	if err := counts.Check(runNames); err != nil {
+		return err
 	}
 	// Every round of a run that extends its chains keeps its steps.
 	rj := kernels.RJSampleSettings{Chains: c.Chains, Shard: c.Shard, Steps: c.MaxSteps}
@@ -92,8 +80,8 @@ func (s *Settings) validatePilotSize(space *ppl.Space) error {
 	switch {
 	case p.Warmup > math.MaxInt-p.Draws:
 		return fmt.Errorf("trj: NUTSPilots.Warmup %d + Draws %d overflow an int", p.Warmup, p.Draws)
-	case p.Chains > maxChains:
-		return fmt.Errorf("trj: NUTSPilots.Chains = %d: at most %d chains per model", p.Chains, maxChains)
+	case p.Chains > runs.MaxChains:
+		return fmt.Errorf("trj: NUTSPilots.Chains = %d: at most %d chains per model", p.Chains, runs.MaxChains)
 	}
 	// Every model's pilot is kept: K·Chains chains of Draws draws, of the
 	// models' mean dimension (rounded up).

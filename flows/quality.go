@@ -1,12 +1,15 @@
 package flows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/floats"
+
+	"github.com/trjgo/trj/internal/jsonfloat"
 )
 
 // Density is a transport with a tractable density: what Assess needs.
@@ -160,4 +163,30 @@ func AssessConditional(f *ConditionalRQMA, k int, heldOut [][]float64, weights [
 		}
 	}
 	return Assess(conditionalDensity{f, k}, heldOut, weights, aug, draws, seed)
+}
+
+// qualityJSON is Quality's JSON form.
+type qualityJSON struct {
+	HeldOutLogLik jsonfloat.Float `json:"held_out_log_lik"`
+	HeldOutSE     jsonfloat.Float `json:"held_out_se"`
+	ESS           jsonfloat.Float `json:"ess"`
+	ESSFraction   jsonfloat.Float `json:"ess_fraction"`
+	Draws         int             `json:"draws"`
+}
+
+// MarshalJSON writes q with snake_case names; a value that is not finite
+// (ESS is NaN without a target) is written as the string "NaN", "+Inf" or
+// "-Inf" (pipeline.Float).
+func (q Quality) MarshalJSON() ([]byte, error) {
+	return json.Marshal(qualityJSON{jsonfloat.Float(q.HeldOutLogLik), jsonfloat.Float(q.HeldOutSE), jsonfloat.Float(q.ESS), jsonfloat.Float(q.ESSFraction), q.Draws})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (q *Quality) UnmarshalJSON(b []byte) error {
+	var j qualityJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*q = Quality{float64(j.HeldOutLogLik), float64(j.HeldOutSE), float64(j.ESS), float64(j.ESSFraction), j.Draws}
+	return nil
 }

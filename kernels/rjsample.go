@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/trjgo/trj/internal/runs"
 )
 
 // RJKernel is what every transdimensional kernel (TRJ, CTRJ and
@@ -156,20 +158,21 @@ func (f RJDrawFunc) Close(*RJChainResult, error) error { return nil }
 // RJChainResult is one chain of SampleRJ.
 type RJChainResult struct {
 	// Chain is the chain's index (its seed stream).
-	Chain int
+	Chain int `json:"chain"`
 	// Models[i] is the model after kept step i.
-	Models []int
+	Models []int `json:"models"`
 	// Draws holds θ after each kept step, concatenated: draw i is
 	// Draws[Offsets[i]:Offsets[i+1]]. Empty unless KeepDraws.
-	Draws   []float64 `json:",omitempty"`
-	Offsets []int     `json:",omitempty"`
+	Draws   []float64 `json:"draws,omitempty"`
+	Offsets []int     `json:"offsets,omitempty"`
 	// Proposed[k][k'] and Accepted[k][k'] count the jump proposals k → k'
 	// made in kept steps and those accepted.
-	Proposed, Accepted [][]int
+	Proposed [][]int `json:"proposed"`
+	Accepted [][]int `json:"accepted"`
 	// Elapsed is zero: SampleRJ does not time its chains, so that results
 	// written as JSON are the same for the same seed (wall times belong in
 	// the caller's own timings).
-	Elapsed time.Duration
+	Elapsed time.Duration `json:"elapsed"`
 }
 
 // Draw returns θ after kept step i (KeepDraws only).
@@ -178,9 +181,9 @@ func (c *RJChainResult) Draw(i int) []float64 { return c.Draws[c.Offsets[i]:c.Of
 // RJSampleResult is the output of SampleRJ.
 type RJSampleResult struct {
 	// NumModels is K.
-	NumModels int
+	NumModels int `json:"num_models"`
 	// Chains are the chains run, in the order of their indices.
-	Chains []RJChainResult
+	Chains []RJChainResult `json:"chains"`
 }
 
 // Indicators returns, for model k, one series per chain of 1 where the chain
@@ -310,7 +313,7 @@ func rjKernels(factory func(int) (RJKernel, error), idx []int) ([]RJKernel, int,
 
 // rjMaxChains bounds the chains of one run: each needs a goroutine and a
 // kernel, so a mistyped count fails at once instead of exhausting memory.
-const rjMaxChains = 1 << 16
+const rjMaxChains = runs.MaxChains
 
 // runRJChain runs chain c into out.
 func runRJChain(ctx context.Context, c int, k RJKernel, start func(int, *rand.Rand) (int, []float64, error), s *RJSampleSettings, out *RJChainResult) (err error) {

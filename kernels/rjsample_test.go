@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/trjgo/trj/internal/runs"
 )
 
 // coinRJ is a two-model RJKernel whose chains propose the other model at
@@ -126,7 +128,7 @@ func TestRunsRefuseWhatCannotRun(t *testing.T) {
 		{name: "NaN step size", set: &SampleSettings{Method: NUTSMethod{StepSize: math.NaN()}}, want: "step size"},
 	}
 	for _, c := range cases {
-		if c.limit && memoryLimit() == 0 {
+		if c.limit && runs.MemoryLimit() == 0 {
 			continue
 		}
 		var calls atomic.Int64

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
-	"runtime/debug"
+
+	"github.com/trjgo/trj/internal/runs"
 )
 
 // What Sample and SampleRJ share: the checks before a run starts, which
@@ -50,61 +50,18 @@ func planRun(warmup, kept int, what string, checkMemory func(dim int) error, sha
 
 // ErrTooLarge is returned (wrapped) for runs whose draws cannot fit in
 // memory; the message says how much they would need.
-var ErrTooLarge = errors.New("kernels: run too large")
-
-// chainOverheadBytes is a lower bound on the memory of a chain besides its
-// draws: a goroutine, its kernel's scratch and its target.
-const chainOverheadBytes = 16 << 10
+var ErrTooLarge = runs.ErrTooLarge
 
 // checkMemory refuses chains chains that each store kept draws of perDraw
 // bytes when they need more bytes than an int holds, or than the machine's
-// memory (or the Go memory limit) when it is known. what describes a draw
-// for the message ("stored draws of dimension 3").
+// memory (or the Go memory limit) when it is known: the rule of every run
+// (runs.CheckMemory). what describes a draw for the message ("stored
+// draws of dimension 3").
 func checkMemory(chains int, kept, perDraw uint64, what string) error {
-	need, ok := mulAdd(kept, perDraw, chainOverheadBytes)
-	if ok {
-		need, ok = mulAdd(need, uint64(max(chains, 0)), 0)
+	if err := runs.CheckMemory(chains, runs.Kept{N: kept, Bytes: perDraw, What: what}); err != nil {
+		return fmt.Errorf("kernels: %w", err)
 	}
-	limit := memoryLimit()
-	if ok && (limit == 0 || need <= limit) {
-		return nil
-	}
-	what = fmt.Sprintf("%d chains × %d %s", chains, kept, what)
-	if !ok {
-		return fmt.Errorf("%w: %s need more than 2⁶⁴ bytes", ErrTooLarge, what)
-	}
-	return fmt.Errorf("%w: %s need %s, more than the %s available", ErrTooLarge, what, formatBytes(need), formatBytes(limit))
-}
-
-// mulAdd returns a·b + c and whether it fits in a uint64 (and an int).
-func mulAdd(a, b, c uint64) (uint64, bool) {
-	hi, lo := bits.Mul64(a, b)
-	sum, carry := bits.Add64(lo, c, 0)
-	return sum, hi == 0 && carry == 0 && sum <= math.MaxInt
-}
-
-// formatBytes prints n in the largest binary unit that keeps it ≥ 1.
-func formatBytes(n uint64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v, u := float64(n), 0
-	for v >= 1024 && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	return fmt.Sprintf("%.3g %s", v, units[u])
-}
-
-// memoryLimit is the smaller of the Go memory limit (GOMEMLIMIT) and the
-// machine's memory, or 0 when neither is known.
-func memoryLimit() uint64 {
-	limit := uint64(0)
-	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
-		limit = uint64(l)
-	}
-	if m := physicalMemory(); m > 0 && (limit == 0 || m < limit) {
-		limit = m
-	}
-	return limit
+	return nil
 }
 
 // isContextErr reports whether err is a cancellation or a deadline.

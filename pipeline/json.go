@@ -3,8 +3,8 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
+
+	"github.com/trjgo/trj/internal/jsonfloat"
 )
 
 // Float is a float64 that JSON can always hold: finite values are written
@@ -14,36 +14,14 @@ import (
 type Float float64
 
 // MarshalJSON writes f as a number, or as a string when it is not finite.
-func (f Float) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	switch {
-	case math.IsNaN(v):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(v, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(v, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return json.Marshal(v)
-}
+func (f Float) MarshalJSON() ([]byte, error) { return jsonfloat.Marshal(float64(f)) }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes, and null (which files
+// written before non-finite values were strings hold for them) as NaN.
 func (f *Float) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(math.IsNaN(v) || math.IsInf(v, 0)) {
-			return fmt.Errorf("pipeline: %q is not a number", s)
-		}
-		*f = Float(v)
-		return nil
-	}
-	var v float64
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
+	v, err := jsonfloat.Unmarshal(b)
+	if err != nil {
+		return fmt.Errorf("pipeline: %w", err)
 	}
 	*f = Float(v)
 	return nil

@@ -28,6 +28,8 @@ type selShared struct {
 	order   *list.List // of *sharedEntry, most recent first
 	items   map[string]*list.Element
 	flagged atomic.Int64
+	// fingerprint is the run's, written in its chain files.
+	fingerprint string
 }
 
 // sharedEntry is one model: a prototype, never evaluated after its fit
@@ -196,7 +198,7 @@ func (t *selTarget) LogModelPrior(active []int) (float64, error) {
 	if err := t.terms.SetIndices(active...); err != nil {
 		return math.Inf(-1), err
 	}
-	return t.sp.LogPrior(t.terms)
+	return logModelPrior(t.sp, t.terms)
 }
 
 // Model returns model active from the chain's cache or the shared one.

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/draws"
@@ -21,7 +23,13 @@ type selectCSV struct {
 	diag []float64
 }
 
-func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *Settings, chain int) (*selectCSV, error) {
+// drawsFile matches the names of the chain files of Settings.DrawsDir,
+// which the output-folder rule checks (runs.ClaimDir).
+var drawsFile = regexp.MustCompile(`^select-[0-9]+\.csv$`)
+
+// newSelectCSV creates chain's file in dir; its header carries the run's
+// fingerprint fp, so that files of different runs are told apart.
+func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *Settings, chain int, fp string) (*selectCSV, error) {
 	P, A, S := sp.P(), sp.Always(), sp.Shared()
 	var names []string
 	for _, n := range sp.Names() {
@@ -44,6 +52,8 @@ func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *Settings, chain int) (*
 		{Key: "method", Value: "select"}, {Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
 		{Key: "chain", Value: strconv.Itoa(chain)}, {Key: "proposal", Value: s.Proposal.String()},
 		{Key: "parameters", Value: "unconstrained"},
+		{Key: "chain_id", Value: strconv.Itoa(chain + 1)}, {Key: "num_chains", Value: strconv.Itoa(s.Chains)},
+		{Key: runs.FingerprintKey, Value: fp},
 	})
 	if err != nil {
 		f.Close()

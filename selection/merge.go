@@ -1,44 +1,54 @@
 package selection
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/pipeline"
 )
 
-// Merge combines the results of shards of one run (the same space
-// and settings, disjoint chains): each estimate is the step-weighted mean
-// of the parts' and its MCSE the root of the weighted squared MCSEs (the
-// chains are independent); R̂ is the largest of the parts' (the chains of
-// different shards are not compared). Top models merge the parts' top
-// lists, so a model outside every part's list is missing. A partial part
-// (an interrupted shard) is merged like a whole one, and makes the merged
-// result partial (the interrupt rule): Stopped then names the parts that
-// stopped and why.
+// Merge combines the results of the shards of one run (Settings.Shard)
+// into the whole run's. The parts must share the run's fingerprint (on a
+// mismatch the error names the setting that differs, or the data) and
+// hold each of its chains exactly once; nil and malformed parts are
+// refused with an error naming them. A partial part (an interrupted
+// shard) is merged like a whole one, and makes the merged result partial
+// (the interrupt rule): Stopped then names the parts that stopped and why.
+//
+// Each estimate is the step-weighted mean of the parts' and its MCSE the
+// larger of the root of the weighted squared MCSEs (the chains are
+// independent) and the spread of the parts' means (their standard
+// deviation over √parts), as EstimateMean counts the spread of the
+// chains' means in a whole run; R̂ is the largest of the parts' (the
+// chains of different shards are not compared), or +Inf when the parts'
+// chains sit at different constant values, as in a whole run. Top models
+// merge the parts' top lists, so a model outside every part's list is
+// missing.
 func Merge(parts ...*Result) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("selection: Merge: no results")
 	}
-	first := parts[0]
-	out := &Result{Names: first.Names, StepsPerChain: first.StepsPerChain, Warmup: first.Warmup, Seed: first.Seed,
-		Proposal: first.Proposal, Informed: first.Informed, PIP: make([]pipeline.Estimate, len(first.Names))}
-	seen := map[int]bool{}
+	rp := make([]runs.Part, len(parts))
 	for i, r := range parts {
-		if r == nil || len(r.Names) != len(first.Names) || r.Seed != first.Seed || r.Proposal != first.Proposal || r.StepsPerChain != first.StepsPerChain {
-			return nil, fmt.Errorf("selection: Merge: part %d is not a shard of the same run as part 0", i)
+		rp[i].Name = fmt.Sprintf("part %d", i+1)
+		if err := checkPart(r, parts[0]); err != nil {
+			return nil, fmt.Errorf("selection: Merge: %s %w", rp[i].Name, err)
 		}
-		for _, c := range r.Chains {
-			if seen[c] {
-				return nil, fmt.Errorf("selection: Merge: chain %d is in two parts", c)
-			}
-			seen[c] = true
-			out.Chains = append(out.Chains, c)
-		}
+		rp[i].Fingerprint, rp[i].Settings, rp[i].Chains = r.Fingerprint, r.Settings, r.Chains
+	}
+	first := parts[0]
+	if err := runs.CheckParts(rp, first.NumChains); err != nil {
+		return nil, fmt.Errorf("selection: Merge: %w", err)
+	}
+	out := &Result{Names: first.Names, StepsPerChain: first.StepsPerChain, Warmup: first.Warmup, Seed: first.Seed,
+		Proposal: first.Proposal, Informed: first.Informed, PIP: make([]pipeline.Estimate, len(first.Names)),
+		NumChains: first.NumChains, Fingerprint: first.Fingerprint, Settings: first.Settings}
+	for _, r := range parts {
 		out.Steps += r.Steps
 		out.Built += r.Built
 		out.Flagged += r.Flagged
@@ -48,15 +58,20 @@ func Merge(parts ...*Result) (*Result, error) {
 		out.Within.Accepted += r.Within.Accepted
 	}
 	out.Chains, out.ChainSteps = mergedChains(parts)
-	out.Complete, out.Stopped = mergedStatus(parts)
+	st := make([]runs.Status, len(parts))
+	for i, r := range parts {
+		st[i] = runs.Status{Name: fmt.Sprintf("part %d", i+1), Complete: r.Complete, Stopped: r.Stopped}
+	}
+	out.Complete, out.Stopped = runs.MergeStatus(st)
 	N := float64(out.Steps)
 	if N == 0 {
 		return out, nil
 	}
 	merge := func(get func(*Result) *pipeline.Estimate) pipeline.Estimate {
-		var e pipeline.Estimate
+		e := pipeline.Estimate{Steps: out.Steps}
 		var v float64
-		var firstP float64
+		means := make([]float64, len(parts))
+		constant := true
 		for i, r := range parts {
 			x := get(r)
 			w := float64(r.Steps) / N
@@ -64,14 +79,19 @@ func Merge(parts ...*Result) (*Result, error) {
 			v += w * w * x.MCSE * x.MCSE
 			e.Rhat = max(e.Rhat, x.Rhat)
 			e.ESS += x.ESS
-			if i == 0 {
-				firstP = x.P
-			}
-			if x.Mixed || x.P != firstP {
+			means[i] = x.P
+			constant = constant && !x.Mixed
+			if x.Mixed || x.P != means[0] {
 				e.Mixed = true
 			}
 		}
 		e.MCSE = math.Sqrt(v)
+		if len(parts) > 1 {
+			e.MCSE = max(e.MCSE, stat.StdDev(means, nil)/math.Sqrt(float64(len(parts))))
+		}
+		if constant && e.Mixed {
+			e.Rhat = math.Inf(1) // the parts sit at different constant values
+		}
 		return e
 	}
 	for j := range out.PIP {
@@ -115,24 +135,12 @@ func Merge(parts ...*Result) (*Result, error) {
 	for _, k := range keys[:min(len(keys), max(len(first.Top), 1))] {
 		a := models[k]
 		a.m.Visits, a.m.Estimate.MCSE, a.m.Renormalised = a.visits, math.Sqrt(a.v), 0
+		a.m.Estimate.Steps = out.Steps
 		out.Top = append(out.Top, a.m)
 	}
 	out.Visited = len(models)
 	out.setFlagged(out.Flagged)
 	return out, nil
-}
-
-// mergedStatus is the interrupt rule of a merge: the merged result is
-// complete when every part is; otherwise Stopped names each partial part
-// (from 1) and why it stopped.
-func mergedStatus(parts []*Result) (bool, string) {
-	var why []string
-	for i, r := range parts {
-		if !r.Complete {
-			why = append(why, fmt.Sprintf("part %d: %s", i+1, cmp.Or(r.Stopped, "interrupted")))
-		}
-	}
-	return len(why) == 0, strings.Join(why, "; ")
 }
 
 // mergedChains returns the parts' chains in order with each one's kept
@@ -156,4 +164,30 @@ func mergedChains(parts []*Result) ([]int, []int) {
 		chains[i], steps[i] = c.c, c.steps
 	}
 	return chains, steps
+}
+
+// checkPart checks part r of a merge whose first part is first: not nil,
+// with a PIP per term and top models over its terms.
+func checkPart(r, first *Result) error {
+	switch {
+	case r == nil:
+		return errors.New("is nil")
+	case len(r.PIP) != len(r.Names):
+		return fmt.Errorf("has %d PIPs for %d terms: not a result of Run", len(r.PIP), len(r.Names))
+	case len(r.Names) != len(first.Names):
+		return fmt.Errorf("has %d terms, part 1 %d: a different run", len(r.Names), len(first.Names))
+	}
+	for i, n := range r.Names {
+		if n != first.Names[i] {
+			return fmt.Errorf("names term %d %q, part 1 %q: a different run", i+1, n, first.Names[i])
+		}
+	}
+	for i, m := range r.Top {
+		for _, j := range m.Indices {
+			if j < 0 || j >= len(r.Names) {
+				return fmt.Errorf("top model %d has term index %d, outside 0..%d: not a result of Run", i+1, j, len(r.Names)-1)
+			}
+		}
+	}
+	return nil
 }

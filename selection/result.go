@@ -75,6 +75,16 @@ type Result struct {
 	Informed       bool    `json:"informed,omitempty"`
 	Seconds        float64 `json:"seconds"`
 	LaplaceWarning string  `json:"laplace_warning,omitempty"`
+	// NumChains is the number of chains of the whole run (a shard runs
+	// some of them, Chains).
+	NumChains int `json:"num_chains"`
+	// Fingerprint identifies the space (its models and so the data) and
+	// the settings of the run, but not its shard: shards of one run share
+	// it, and Merge refuses parts that do not. Settings lists the settings
+	// by path (Kernel.SwapProb), for Merge to name the one in which two
+	// runs differ.
+	Fingerprint string            `json:"fingerprint"`
+	Settings    map[string]string `json:"settings"`
 	// Complete is false for a partial result: the run was interrupted, and
 	// the estimates count every step its chains finished (the interrupt
 	// rule: chains of different lengths, none cut). Stopped says why. A

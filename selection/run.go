@@ -30,6 +30,11 @@ import (
 // marked partial (Result.Complete false, Result.Stopped the reason), and
 // each chain's file in DrawsDir is marked "# interrupted = reason" after
 // its last row. It returns nil when no chain had kept a step.
+//
+// Settings.DrawsDir is refused, before any work, when it holds chain files
+// (select-N.csv) of another run: each file carries its run's fingerprint
+// (Result.Fingerprint), and a folder never mixes two runs' files; shards
+// of one run may share it.
 func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Result, error) {
 	if sp == nil {
 		return nil, errors.New("selection: Run: nil selection space")
@@ -45,10 +50,10 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 			chains[i] = i
 		}
 	}
+	fp, described := fingerprint(sp, &s)
 	if s.DrawsDir != "" {
-		if err := runs.CheckDir(s.DrawsDir); err != nil {
-			err = fmt.Errorf("selection: %w", err)
-			return nil, err
+		if err := runs.ClaimDir(s.DrawsDir, drawsFile, fp); err != nil {
+			return nil, fmt.Errorf("selection: %w", err)
 		}
 	}
 	start := time.Now()
@@ -56,6 +61,7 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 	if err != nil {
 		return nil, err
 	}
+	sh.fingerprint = fp
 	done := make([]*selChain, len(chains))
 	var progMu sync.Mutex
 	err = parallel.For(ctx, len(chains), func(ctx context.Context, i int) error {
@@ -69,6 +75,7 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 		}
 	}
 	res := newSelectResult(sp, &s, chains, done)
+	res.Fingerprint, res.Settings, res.NumChains = fp, described, s.Chains
 	res.Built = sh.sp.Builds()
 	res.setFlagged(int(sh.flagged.Load()))
 	res.Seconds = time.Since(start).Seconds()
@@ -119,7 +126,7 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 	index := map[string]int32{}
 	var csv *selectCSV
 	if s.DrawsDir != "" {
-		if csv, err = newSelectCSV(s.DrawsDir, sp, s, chain); err != nil {
+		if csv, err = newSelectCSV(s.DrawsDir, sp, s, chain, sh.fingerprint); err != nil {
 			return out, err
 		}
 		// The interrupt rule: a chain stopped early marks its file.

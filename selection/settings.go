@@ -1,8 +1,10 @@
 package selection
 
 import (
-	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
@@ -23,9 +25,11 @@ const (
 type Settings struct {
 	// Seed seeds every random stream (one per chain).
 	Seed uint64
-	// Chains is the number of chains (default 4), Warmup the steps each
-	// discards first (default 1000) and Steps the kept steps of each
-	// (default 40000).
+	// Chains is the number of chains (default 4, at most 65536), Warmup
+	// the steps each discards first (default 1000; negative: none, the
+	// rule of trj.ChainSettings.Warmup) and Steps the kept
+	// steps of each (default 40000); Run refuses a run whose kept steps
+	// cannot fit in memory (see Validate).
 	Chains, Warmup, Steps int
 	// Shard, when non-nil, runs only the chains listed (indices in
 	// [0, Chains)), for a run split over processes.
@@ -42,7 +46,8 @@ type Settings struct {
 	Kernel *kernels.SelectionSettings
 	// Start is the model the chains start in (default: no terms).
 	Start *ppl.Terms
-	// Top is the number of most visited models reported (default 20).
+	// Top is the number of most visited models reported (default 20, at
+	// most 65536).
 	Top int
 	// DrawsDir, when set, receives one CmdStan CSV file per chain
 	// (select-<chain>.csv) with the kept steps: lp__, accept_stat__,
@@ -66,6 +71,7 @@ func (s *Settings) withDefaults() Settings {
 	}
 	runs.OrDefault(&o.Chains, DefaultChains)
 	runs.OrDefault(&o.Warmup, DefaultWarmup)
+	o.Warmup = max(o.Warmup, 0)
 	runs.OrDefault(&o.Steps, DefaultSteps)
 	runs.OrDefault(&o.Top, DefaultTop)
 	if o.Proposal == nil {
@@ -77,24 +83,121 @@ func (s *Settings) withDefaults() Settings {
 	return o
 }
 
+// names names Settings' fields in errors.
+var names = runs.Names{Pkg: "selection", Path: "Settings."}
+
+// maxTop bounds Settings.Top: the top models are each fitted (for
+// proposals without a fit per model) and printed, and their list is
+// allocated at Top's size.
+const maxTop = 1 << 16
+
+// Validate checks settings (nil: the defaults) as Run does before it
+// reads its space: the chains' counts and shard, Top, and whether the
+// chains' kept steps fit in memory (counting the models of a space of one
+// term: Run counts again with its space's). Its errors name the setting
+// (a command may rename the settings by its flags).
+func (s *Settings) Validate() error {
+	d := s.withDefaults()
+	return d.checkCounts(0)
+}
+
+// checkCounts checks the counts and the memory of a run over p candidate
+// terms (0: not known).
+func (s *Settings) checkCounts(p int) error {
+	c := runs.Counts{Chains: s.Chains, Warmup: s.Warmup, Steps: s.Steps, MinSteps: 1, Shard: s.Shard}
+	if err := c.Check(names); err != nil {
+		return err
+	}
+	if s.Top < 1 || s.Top > maxTop {
+		return names.Error("Top", nil, func(n runs.Names) string {
+			return fmt.Sprintf("%s: need 1 to %d most visited models (each is fitted and printed)", n.Is("Top", s.Top), maxTop)
+		})
+	}
+	return c.CheckMemory(names, keptMemory(s.Steps, p)...)
+}
+
+// stepBytes is the memory of a kept step: its model's int32 id, kept by
+// the chain, then its value in the series the result's estimates are
+// computed from (a float64) and in their estimator's working copies
+// (pooled, sorted, rank-normalised, folded and centred: five float64 or
+// int at their peak).
+const stepBytes = 4 + 8 + 5*8
+
+// keptMemory is what a chain of steps kept steps keeps over p candidate
+// terms (0: not known, counted as 1): its steps (stepBytes each) and its
+// list of the models it visited, at most one per step and 2^p in all, each
+// a term set, its evidence, and its key and id in the chain's index. The
+// draws' CSV rows are streamed, not kept.
+func keptMemory(steps, p int) []runs.Kept {
+	p = max(p, 1)
+	words := uint64(p+63) / 64
+	models := uint64(steps)
+	if p < 62 {
+		models = min(models, 1<<p)
+	}
+	// Term set: slice header, P and words; evidence; index key (string
+	// header and bytes), id and a map entry's overhead.
+	modelBytes := 24 + 8 + 8*words + 8 + 16 + 8*words + 4 + 32
+	return []runs.Kept{
+		{N: uint64(steps), Bytes: stepBytes, What: "kept steps"},
+		{N: models, Bytes: modelBytes, What: "visited models"},
+	}
+}
+
 func (s *Settings) validate(sp *ppl.SelectionSpace) error {
-	if s.Chains < 1 || s.Steps < 1 || s.Warmup < 0 || s.Top < 1 {
-		return fmt.Errorf("selection: Run needs Chains ≥ 1, Steps ≥ 1, Warmup ≥ 0, Top ≥ 1; got %d, %d, %d, %d", s.Chains, s.Steps, s.Warmup, s.Top)
+	if err := s.checkCounts(sp.P()); err != nil {
+		return err
 	}
-	seen := map[int]bool{}
-	for _, c := range s.Shard {
-		if c < 0 || c >= s.Chains || seen[c] {
-			return fmt.Errorf("selection: shard lists chain %d of %d (or twice)", c, s.Chains)
-		}
-		seen[c] = true
+	all := make([]int, sp.P())
+	for i := range all {
+		all[i] = i
 	}
-	if s.Shard != nil && len(s.Shard) == 0 {
-		return errors.New("selection: empty shard")
-	}
+	empty, _ := ppl.NewTerms(sp.P()) // P ≥ 1: the space was checked
+	full, _ := ppl.NewTerms(sp.P(), all...)
+	check := []ppl.Terms{empty, full}
 	if s.Start != nil {
 		if err := sp.Check(*s.Start); err != nil {
 			return fmt.Errorf("selection: start model: %w", err)
 		}
+		check = append(check, *s.Start)
+	}
+	for _, t := range check {
+		if _, err := logModelPrior(sp, t); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// logModelPrior is log p(γ) of model t under sp's model prior, refused
+// when NaN or +∞: a prior normalised over the models has log p(γ) ≤ 0
+// (−∞ excludes a model).
+func logModelPrior(sp *ppl.SelectionSpace, t ppl.Terms) (float64, error) {
+	lp, err := sp.LogPrior(t)
+	if err != nil {
+		return lp, err
+	}
+	if math.IsNaN(lp) || math.IsInf(lp, 1) {
+		return lp, fmt.Errorf("selection: the model prior gives model %s log p(γ) = %v: it must be a number ≤ 0 (−Inf excludes the model); fix the space's ModelPrior", modelName(sp, t), lp)
+	}
+	return lp, nil
+}
+
+// modelName names model t by its terms' names: "{x1, x4}".
+func modelName(sp *ppl.SelectionSpace, t ppl.Terms) string {
+	names := sp.Names()
+	var b strings.Builder
+	b.WriteByte('{')
+	for j, i := range t.Indices() {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		if i < len(names) {
+			b.WriteString(names[i])
+		} else {
+			b.WriteString(strconv.Itoa(i))
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
 }

@@ -75,7 +75,15 @@
 // submit with --array=1-n). See docs/scale.md. select -shard i/n likewise
 // runs its block of the chains and writes its result (-json) and draws
 // (-o); "trj select -merge -json all.json part_*.json" combines the shards'
-// results (selection.Merge) into the whole run's table and JSON.
+// results (selection.Merge) into the whole run's table and JSON, refusing
+// shards of different runs (the data, compared by the SHA-256 of their
+// bytes, the response, family, prior or a setting such as -seed or
+// -warmup: the error names it) and missing or repeated shards. Each
+// chain's CSV carries its run's fingerprint: select refuses an -o folder
+// holding another run's select-N.csv (a 4-chain run's select-3.csv when
+// the new run has 2 chains), naming the files, before any work, so that
+// a folder never mixes two runs (shards of one run share a folder), and
+// summary refuses files of different runs.
 //
 // study factor runs the paper's factor-analysis study of the bridge
 // estimator: -pairs independent training/evaluation pilot pairs of -n draws
@@ -98,5 +106,7 @@
 //
 // A standard error that cannot be computed (chains that never jumped, or
 // too short) is printed "n/a" with a note under the table saying why, and
-// is null in the JSON beside "stderr_note".
+// is "NaN" in the JSON beside "stderr_note". Every JSON file trj writes
+// has snake_case keys and writes a value that is not finite as the string
+// "NaN", "+Inf" or "-Inf".
 package main

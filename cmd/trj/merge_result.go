@@ -22,8 +22,10 @@ func isTRJResult(b []byte) bool {
 		return false
 	}
 	_, format := head["format"]
-	_, fp := head["Fingerprint"]
-	return fp && !format
+	_, fp := head["fingerprint"]
+	_, labels := head["labels"]   // a selection result has names instead
+	_, old := head["Fingerprint"] // written before trj's keys were snake_case
+	return (fp && labels || old) && !format
 }
 
 // mergeTRJResults merges shards of one trj.Run (trj.Merge, which refuses

@@ -95,7 +95,7 @@ func TestMergeTRJResults(t *testing.T) {
 	}
 	load := func(name string) map[string]any {
 		m, _ := readJSONMap(t, p(name))
-		delete(m, "Timings")
+		delete(m, "timings")
 		return m
 	}
 	if w, m := load("whole.json"), load("merged.json"); !reflect.DeepEqual(w, m) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/internal/jsonfloat"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/models/sas"
 )
@@ -33,11 +34,61 @@ type sasPart struct {
 	// Truth is π(k=2); Bridge the bridge estimate of π(k=2) of each
 	// evaluation set by proposal type; Source, Proposed and Background
 	// the proposal scatter, kept by the shard that runs chain 1.
-	Truth      float64                `json:"truth"`
-	Bridge     map[string][]float64   `json:"bridge,omitempty"`
-	Source     [][]float64            `json:"source,omitempty"`
-	Proposed   map[string][][]float64 `json:"proposed,omitempty"`
-	Background [][]float64            `json:"background,omitempty"`
+	// MarshalJSON writes them (sasFloats).
+	Truth      float64                `json:"-"`
+	Bridge     map[string][]float64   `json:"-"`
+	Source     [][]float64            `json:"-"`
+	Proposed   map[string][][]float64 `json:"-"`
+	Background [][]float64            `json:"-"`
+}
+
+// sasFloats are sasPart's float fields in trj's JSON convention: a value
+// that is not finite (the bridge estimate of a failed evaluation set is
+// NaN) is written as a string, so that it never fails the shard's write.
+type sasFloats struct {
+	Truth      jsonfloat.Float             `json:"truth"`
+	Bridge     map[string]jsonfloat.Slice  `json:"bridge,omitempty"`
+	Source     jsonfloat.Matrix            `json:"source,omitempty"`
+	Proposed   map[string]jsonfloat.Matrix `json:"proposed,omitempty"`
+	Background jsonfloat.Matrix            `json:"background,omitempty"`
+}
+
+// MarshalJSON writes p in trj's JSON convention.
+func (p sasPart) MarshalJSON() ([]byte, error) {
+	type plain sasPart
+	return json.Marshal(struct {
+		plain
+		sasFloats
+	}{plain(p), sasFloats{jsonfloat.Float(p.Truth), convertMap[jsonfloat.Slice](p.Bridge), p.Source,
+		convertMap[jsonfloat.Matrix](p.Proposed), p.Background}})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *sasPart) UnmarshalJSON(b []byte) error {
+	type plain sasPart
+	aux := struct {
+		*plain
+		sasFloats
+	}{plain: (*plain)(p)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	f := aux.sasFloats
+	p.Truth, p.Bridge, p.Source = float64(f.Truth), convertMap[[]float64](f.Bridge), f.Source
+	p.Proposed, p.Background = convertMap[[][]float64](f.Proposed), f.Background
+	return nil
+}
+
+// convertMap converts the values of m to U (nil for nil).
+func convertMap[U ~[]E, T ~[]E, E any](m map[string]T) map[string]U {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]U, len(m))
+	for k, v := range m {
+		out[k] = U(v)
+	}
+	return out
 }
 
 // sasSettings returns what determines a SAS run's result, for the

@@ -3,20 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/glmselect"
 	"github.com/trjgo/trj/pipeline"
@@ -70,7 +75,7 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.Float64Var(&f.interceptSD, "intercept-sd", glmselect.DefaultInterceptSD, "logistic, poisson: the intercept ~ N(0, intercept-sd²)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; chains derive their streams from it")
 	fs.IntVar(&f.chains, "chains", selection.DefaultChains, "number of chains")
-	fs.IntVar(&f.warmup, "warmup", selection.DefaultWarmup, "warm-up steps per chain, not kept")
+	fs.IntVar(&f.warmup, "warmup", selection.DefaultWarmup, "warm-up steps per chain, not kept (0: none)")
 	fs.IntVar(&f.steps, "steps", selection.DefaultSteps, "kept steps per chain")
 	fs.IntVar(&f.top, "top", selection.DefaultTop, "number of most visited models reported")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
@@ -98,7 +103,6 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		}
 		return nil
 	}
-	lengthsErr := checkLengths(f.chains, f.warmup, f.steps, "steps", "steps")
 	switch {
 	case f.data == "":
 		return nil, errors.New("-data is required: a CSV file with a header row")
@@ -106,10 +110,15 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		return nil, errors.New("-y is required: the name of the response column")
 	case !slices.Contains(selectFamilies(), f.family):
 		return nil, fmt.Errorf("-family %q: want one of %s", f.family, strings.Join(selectFamilies(), ", "))
-	case lengthsErr != nil:
-		return nil, lengthsErr
-	case f.top < 1:
-		return nil, fmt.Errorf("-top %d: need at least 1", f.top)
+	case f.chains == 0:
+		// Zero is the library's default; a flag of 0 asks for none.
+		return nil, errors.New("-chains 0: need at least 1 chain")
+	case f.steps == 0:
+		return nil, errors.New("-steps 0: need at least 1 kept step per chain")
+	case f.top == 0:
+		return nil, errors.New("-top 0: need at least 1 model")
+	case f.warmup < 0:
+		return nil, fmt.Errorf("-warmup %d: need 0 or more warm-up steps (0: none)", f.warmup)
 	case f.family != "gaussian" && (set["g"] || set["a"] || set["b"]):
 		return nil, fmt.Errorf("-g, -a and -b are the gaussian family's prior; -family %s takes -prior-sd and -intercept-sd", f.family)
 	case f.family == "gaussian" && (set["prior-sd"] || set["intercept-sd"]):
@@ -122,6 +131,11 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		if err := positive(p.name, p.v); err != nil {
 			return nil, err
 		}
+	}
+	// The library's bounds (counts, shard, -top, memory), before the data
+	// are read.
+	if err := f.settings().Validate(); err != nil {
+		return nil, flagError(err)
 	}
 	if f.proposal != "" {
 		if _, err := selection.ParseProposal(f.proposal); err != nil {
@@ -137,6 +151,35 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		}
 	}
 	return &f, nil
+}
+
+// selectFlagNames maps selection.Settings' fields to the flags that set
+// them, for the library's errors.
+var selectFlagNames = map[string]string{"Chains": "chains", "Warmup": "warmup", "Steps": "steps", "Top": "top", "Shard": "shard"}
+
+// flagError names a setting out of bounds in err by its flag.
+func flagError(err error) error {
+	var se *runs.SettingError
+	if errors.As(err, &se) {
+		return se.WithFlags(selectFlagNames)
+	}
+	return err
+}
+
+// settings are the run's selection.Settings of the flags. A shard's
+// chains are listed only once they can be (-chains within bounds and the
+// shard within -chains): otherwise Validate refuses -chains, or
+// parseSelectFlags the shard.
+func (f *selectFlags) settings() *selection.Settings {
+	warmup := f.warmup
+	if warmup == 0 {
+		warmup = -1 // no warm-up: the library reads 0 as its default
+	}
+	s := &selection.Settings{Seed: f.seed, Chains: f.chains, Warmup: warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
+	if f.sh.Split() && f.chains >= 1 && f.chains <= runs.MaxChains && f.sh.Check(f.chains, "chains") == nil {
+		s.Shard = f.sh.Indices(f.chains)
+	}
+	return s
 }
 
 // selectData is a CSV read for "trj select": the response and the
@@ -166,6 +209,11 @@ func readSelectCSV(path, yName, family string) (*selectData, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseSelectCSV(path, b, yName, family)
+}
+
+// parseSelectCSV parses b, the CSV read from path, as readSelectCSV does.
+func parseSelectCSV(path string, b []byte, yName, family string) (*selectData, error) {
 	t, err := datasets.ReadCSV(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -268,11 +316,14 @@ func selectSpace(f *selectFlags, d *selectData) (*ppl.SelectionSpace, error) {
 // prior, then the result; an interrupted run's is partial (the result's
 // "complete" false, "stopped" saying why).
 type selectJSON struct {
-	Data     string             `json:"data"`
-	Response string             `json:"response"`
-	Family   string             `json:"family"`
-	Prior    map[string]float64 `json:"prior"`
-	Shard    string             `json:"shard,omitempty"`
+	Data string `json:"data"`
+	// DataSHA256 is the SHA-256 of the data file's bytes: what merges
+	// compare, not the path.
+	DataSHA256 string             `json:"data_sha256"`
+	Response   string             `json:"response"`
+	Family     string             `json:"family"`
+	Prior      map[string]float64 `json:"prior"`
+	Shard      string             `json:"shard,omitempty"`
 	*selection.Result
 }
 
@@ -317,17 +368,18 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
+	dataSum, err := dataSHA256(f.data)
+	if err != nil {
+		return fail(err)
+	}
 	sp, err := selectSpace(f, d)
 	if err != nil {
 		return fail(err)
 	}
-	settings := &selection.Settings{Seed: f.seed, Chains: f.chains, Warmup: f.warmup, Steps: f.steps, Top: f.top, DrawsDir: f.out}
+	settings := f.settings()
 	if f.proposal != "" {
 		// Checked in parseSelectFlags.
 		settings.Proposal, _ = selection.ParseProposal(f.proposal)
-	}
-	if f.sh.Split() {
-		settings.Shard = f.sh.Indices(f.chains)
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "trj select: %s regression of %q on %d candidate predictors (%d observations): %d chain(s) × (%d warm-up + %d kept) steps\n",
@@ -336,6 +388,13 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	res, err := selection.Run(ctx, sp, settings)
 	interrupted := err != nil && ctx.Err() != nil
+	var bad *runs.SettingError
+	if errors.As(err, &bad) {
+		// A flag out of bounds for these data (the memory of their
+		// models): a usage error, as in parseSelectFlags.
+		fmt.Fprintf(stderr, "trj select: %v\n", flagError(err))
+		return exitUsage
+	}
 	if err != nil && !interrupted {
 		return fail(err)
 	}
@@ -351,7 +410,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var files []string
 	if f.jsonPath != "" {
-		out := selectJSON{Data: f.data, Response: f.y, Family: f.family, Prior: f.prior(), Result: res}
+		out := selectJSON{Data: f.data, DataSHA256: dataSum, Response: f.y, Family: f.family, Prior: f.prior(), Result: res}
 		if f.sh.Split() {
 			out.Shard = f.sh.String()
 		}
@@ -418,8 +477,66 @@ func selectProgress(stderr io.Writer, chains int) func(pipeline.Progress) {
 	}
 }
 
+// dataSHA256 returns the hex SHA-256 of the bytes of the data file path
+// (or of the embedded data set embedded:NAME).
+func dataSHA256(path string) (string, error) {
+	var b []byte
+	var err error
+	if name, ok := strings.CutPrefix(path, embeddedPrefix); ok {
+		b, err = datasets.ReadFile(name)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// sameSelectRun returns nil when the results a and b (read from the files
+// pa and pb) are of the same data, response, family and prior, or an
+// error naming the first that differs. The data are compared by their
+// bytes' SHA-256, not by path.
+func sameSelectRun(pa string, a *selectJSON, pb string, b *selectJSON) error {
+	differ := func(what string, va, vb any) error {
+		return fmt.Errorf("%s is of another run than %s: %s %v vs %v", pb, pa, what, va, vb)
+	}
+	switch {
+	case a.DataSHA256 == "" || b.DataSHA256 == "":
+		p := pa
+		if b.DataSHA256 == "" {
+			p = pb
+		}
+		return fmt.Errorf("%s has no data_sha256 (written by an older trj select): run that shard again", p)
+	case a.DataSHA256 != b.DataSHA256:
+		return fmt.Errorf("%s is of another run than %s: the data differ (SHA-256 of %s's bytes %s vs %s's %s)", pb, pa, a.Data, a.DataSHA256, b.Data, b.DataSHA256)
+	case a.Response != b.Response:
+		return differ("response", strconv.Quote(a.Response), strconv.Quote(b.Response))
+	case a.Family != b.Family:
+		return differ("family", a.Family, b.Family)
+	}
+	keys := slices.Sorted(maps.Keys(a.Prior))
+	for k := range b.Prior {
+		if _, ok := a.Prior[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		va, oka := a.Prior[k]
+		vb, okb := b.Prior[k]
+		if va != vb || oka != okb {
+			return differ("prior "+k, va, vb)
+		}
+	}
+	return nil
+}
+
 // mergeSelect combines the -json results of a run's shards (selection.Merge)
-// and prints and writes the whole run's result.
+// and prints and writes the whole run's result. The shards must be of one
+// run (the same data bytes, response, family and prior, and the same
+// fingerprint: runs.CheckParts names the setting that differs) and hold
+// every chain once.
 func mergeSelect(f *selectFlags, stdout io.Writer) error {
 	if f.jsonPath != "" {
 		if err := checkWritable(f.jsonPath); err != nil {
@@ -427,6 +544,7 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 		}
 	}
 	var parts []*selection.Result
+	var rp []runs.Part
 	var head selectJSON
 	for i, path := range f.parts {
 		b, err := os.ReadFile(path)
@@ -439,14 +557,18 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 		}
 		if i == 0 {
 			head = h
-		} else if h.Data != head.Data || h.Response != head.Response || h.Family != head.Family || fmt.Sprint(h.Prior) != fmt.Sprint(head.Prior) {
-			return fmt.Errorf("%s is of another run (data %s, response %q, family %s, prior %v) than %s", path, h.Data, h.Response, h.Family, h.Prior, f.parts[0])
+		} else if err := sameSelectRun(f.parts[0], &head, path, &h); err != nil {
+			return err
 		}
 		r, err := selection.ReadResult(bytes.NewReader(b))
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		parts = append(parts, r)
+		rp = append(rp, runs.Part{Name: path, Fingerprint: r.Fingerprint, Settings: r.Settings, Chains: r.Chains})
+	}
+	if err := runs.CheckParts(rp, parts[0].NumChains); err != nil {
+		return err
 	}
 	res, err := selection.Merge(parts...)
 	if err != nil {
@@ -458,7 +580,7 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 	if f.jsonPath == "" {
 		return nil
 	}
-	out := selectJSON{Data: head.Data, Response: head.Response, Family: head.Family, Prior: head.Prior, Result: res}
+	out := selectJSON{Data: head.Data, DataSHA256: head.DataSHA256, Response: head.Response, Family: head.Family, Prior: head.Prior, Result: res}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err

@@ -1,5 +1,10 @@
 package runs
 
+import (
+	"cmp"
+	"strings"
+)
+
 // The interrupt rule of both workflows (trj.Run and selection.Run). A run
 // whose context is cancelled (Ctrl-C in trj) stops each chain at its next
 // check and:
@@ -10,9 +15,9 @@ package runs
 //     lengths; Series builds them);
 //   - marks its result partial: Complete false and Stopped the reason (the
 //     context's error), in Go and in JSON ("complete", "stopped"). A
-//     partial result reads back, merges (the merged result is partial when
-//     a part is) and prints (saying it is partial, and why) like a whole
-//     one;
+//     partial result reads back, merges (MergeStatus: the merged result is
+//     partial when a part is) and prints (saying it is partial, and why)
+//     like a whole one;
 //   - marks each chain's draws file "# interrupted = reason" after its
 //     last row (CloseDraws), the rows before it valid.
 
@@ -63,4 +68,26 @@ func Series(buf [][]float64, lens []int, f func(c, t int) float64) [][]float64 {
 		}
 	}
 	return buf
+}
+
+// Status is a part's mark in a merge: Name names it ("part 2"), Complete
+// and Stopped are its result's.
+type Status struct {
+	Name     string
+	Complete bool
+	Stopped  string
+}
+
+// MergeStatus is the interrupt rule of a merge: partial parts (interrupted
+// shards) merge like whole ones, and the merged result is complete only
+// when every part is; otherwise its Stopped names each partial part and
+// why it stopped.
+func MergeStatus(parts []Status) (complete bool, stopped string) {
+	var why []string
+	for _, p := range parts {
+		if !p.Complete {
+			why = append(why, p.Name+": "+cmp.Or(p.Stopped, "stopped early"))
+		}
+	}
+	return len(why) == 0, strings.Join(why, "; ")
 }

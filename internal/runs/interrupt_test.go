@@ -57,3 +57,15 @@ func TestSeries(t *testing.T) {
 		t.Errorf("reused series %v", y)
 	}
 }
+
+// TestMergeStatus: the merged result is complete only when every part is,
+// and names the partial parts and why they stopped.
+func TestMergeStatus(t *testing.T) {
+	if ok, why := MergeStatus([]Status{{"part 1", true, ""}, {"part 2", true, ""}}); !ok || why != "" {
+		t.Errorf("whole parts: %v, %q", ok, why)
+	}
+	ok, why := MergeStatus([]Status{{"part 1", false, "context canceled"}, {"part 2", true, ""}, {"part 3", false, ""}})
+	if ok || why != "part 1: context canceled; part 3: stopped early" {
+		t.Errorf("partial parts: %v, %q", ok, why)
+	}
+}

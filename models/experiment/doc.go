@@ -20,5 +20,6 @@
 // with LABEL the model label as printed ("1", "2"; "1,0,1,1" for variable
 // selection) and PROPOSAL one of exact, affine, rqma, crqma, lopes-west,
 // indep-aux. Further fields (settings, truth, per-chain summaries, bridge
-// replicates) are added alongside. Non-finite numbers are written as null.
+// replicates) are added alongside. Non-finite numbers are written as the strings "NaN", "+Inf" and "-Inf"
+// (pipeline.Float).
 package experiment

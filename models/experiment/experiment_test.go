@@ -19,21 +19,27 @@ import (
 	"github.com/trjgo/trj/models/sas"
 )
 
+// TestFloatJSON: a value that is not finite is written as pipeline.Float
+// writes it (trj's one JSON convention) and reads back the same; null, as
+// files written before held such values, reads as NaN.
 func TestFloatJSON(t *testing.T) {
 	in := map[string]experiment.Float{"a": 0.25, "b": experiment.Float(math.NaN()), "c": experiment.Float(math.Inf(1))}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(b), `{"a":0.25,"b":null,"c":null}`; got != want {
+	if got, want := string(b), `{"a":0.25,"b":"NaN","c":"+Inf"}`; got != want {
 		t.Fatalf("marshal: %s, want %s", got, want)
 	}
 	var out map[string]experiment.Float
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out["a"] != 0.25 || !math.IsNaN(float64(out["b"])) || !math.IsNaN(float64(out["c"])) {
+	if out["a"] != 0.25 || !math.IsNaN(float64(out["b"])) || !math.IsInf(float64(out["c"]), 1) {
 		t.Errorf("round trip: %v", out)
+	}
+	if err := json.Unmarshal([]byte(`{"a":null}`), &out); err != nil || !math.IsNaN(float64(out["a"])) {
+		t.Errorf("null read as %v (%v), want NaN", out["a"], err)
 	}
 }
 
@@ -302,8 +308,8 @@ func TestResultJSONShape(t *testing.T) {
 	if got := keys(mp); !slices.Equal(got, []string{"1", "2"}) || mp["2"] != 0.75 {
 		t.Errorf("model_probabilities %v", mp)
 	}
-	if se := p["stderr"].(map[string]any); se["1"] != 0.01 || se["2"] != nil {
-		t.Errorf("stderr %v (NaN must be null)", se)
+	if se := p["stderr"].(map[string]any); se["1"] != 0.01 || se["2"] != "NaN" {
+		t.Errorf("stderr %v (NaN must be \"NaN\")", se)
 	}
 	if got := keys(p["seconds"].(map[string]any)); !slices.Equal(got, []string{"chains", "train"}) {
 		t.Errorf("seconds %v", got)

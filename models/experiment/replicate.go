@@ -168,7 +168,7 @@ type ChainSummary struct {
 	ModelProbabilities map[string]Float `json:"model_probabilities"`
 	AcceptanceRate     Float            `json:"acceptance_rate"`
 	// MCSE is the within-chain Monte Carlo standard error of each model
-	// probability (ChainRun.MCSE; null when undefined).
+	// probability (ChainRun.MCSE; "NaN" when undefined).
 	MCSE map[string]Float `json:"mcse"`
 	// Running is the running estimate of each model's probability thinned
 	// to at most RunningPoints points, at steps RunningSteps.

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/trjgo/trj/pipeline"
 )
 
 // Proposal names used as keys of Result.Proposals.
@@ -21,32 +23,11 @@ const (
 	ProposalIndepAux  = "indep-aux"
 )
 
-// Float is a float64 that is written to JSON as null when it is NaN or
-// infinite (encoding/json refuses those) and read back from null as NaN.
-type Float float64
-
-// MarshalJSON writes f, or null when f is not finite.
-func (f Float) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(v)
-}
-
-// UnmarshalJSON reads a number, or null as NaN.
-func (f *Float) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*f = Float(math.NaN())
-		return nil
-	}
-	var v float64
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*f = Float(v)
-	return nil
-}
+// Float is a float64 written to JSON as a number, or as the string "NaN",
+// "+Inf" or "-Inf" when it is not finite (encoding/json refuses those as
+// numbers): trj's one convention (pipeline.Float). It reads null, which
+// files written before held for such values, as NaN.
+type Float = pipeline.Float
 
 // Result is the outcome of one experiment, as `trj run -json` writes it.
 type Result struct {
@@ -76,7 +57,7 @@ type ProposalResult struct {
 	// probability.
 	ModelProbabilities map[string]Float `json:"model_probabilities"`
 	// Stderr maps a model label to the standard error of its estimate
-	// across replicates; NaN (null in JSON, "n/a" in the table) where it
+	// across replicates; NaN ("NaN" in JSON, "n/a" in the table) where it
 	// cannot be computed, with StderrNote saying why.
 	Stderr map[string]Float `json:"stderr"`
 	// StderrNote says why a standard error in Stderr is missing; "" when

@@ -11,7 +11,7 @@ import (
 )
 
 // TestTableMissingStderr: a standard error that could not be computed is
-// printed "n/a" with its note under the table, never "NaN", and is null in
+// printed "n/a" with its note under the table, never "NaN", and is "NaN" in
 // the JSON beside the note.
 func TestTableMissingStderr(t *testing.T) {
 	nan := experiment.Float(math.NaN())
@@ -43,6 +43,13 @@ func TestTableMissingStderr(t *testing.T) {
 		js, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !strings.Contains(string(js), `"1":"NaN"`) {
+			t.Errorf("%s: the missing standard error is not \"NaN\" in the JSON: %s", c.name, js)
+		}
+		var back experiment.Result
+		if err := json.Unmarshal(js, &back); err != nil || !math.IsNaN(float64(back.Proposals["affine"].Stderr["1"])) {
+			t.Errorf("%s: reading the JSON back: %v", c.name, err)
 		}
 		if c.note != "" && !strings.Contains(string(js), `"stderr_note":"`+c.note+`"`) {
 			t.Errorf("%s: JSON without the note: %s", c.name, js)

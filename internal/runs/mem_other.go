@@ -1,6 +1,6 @@
 //go:build !linux
 
-package kernels
+package runs
 
 // physicalMemory returns 0: the machine's memory is not read on this
 // system, so only sizes that overflow are refused.

@@ -1,0 +1,73 @@
+package selection
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/runs"
+	"github.com/trjgo/trj/ppl"
+)
+
+// fingerprint identifies a run (Result.Fingerprint): two runs of the same
+// space and settings (defaults applied) have the same one, and runs that
+// differ in the value of any setting or in the space (names, dimensions,
+// model prior, and the values of the models without and with every term
+// at fixed points, which tell different data apart) have different ones.
+// Every setting is hashed by value through reflection (runs.Hasher),
+// except what cannot change the computation: Shard, DrawsDir, every field
+// named Progress and flows.TrainOptions.Cache. A family of one's own's
+// functions are known only as present. It also returns the settings as
+// runs.Describe lists them (Result.Settings), for Merge to name the one
+// that differs.
+func fingerprint(sp *ppl.SelectionSpace, s *Settings) (string, map[string]string) {
+	w := runs.NewHasher("trj select v1", fingerprintRules)
+	w.Value("Settings", reflect.ValueOf(s).Elem(), 0)
+	sp = sp.Clone() // the run's count of builds stays its own
+	fmt.Fprintln(w, sp.Names(), sp.P(), sp.Always(), sp.Shared(), sp.Prior().String())
+	all := make([]int, sp.P())
+	for i := range all {
+		all[i] = i
+	}
+	none, _ := ppl.NewTerms(sp.P())
+	first, _ := ppl.NewTerms(sp.P(), 0)
+	full, _ := ppl.NewTerms(sp.P(), all...)
+	rng := runs.Stream(0, "select/fingerprint", 0)
+	for _, t := range []ppl.Terms{none, first, full} {
+		lp, _ := sp.LogPrior(t)
+		// Values to 12 digits: the same on every machine a shard may run
+		// on (fused multiply-adds can change the last bits).
+		fmt.Fprintln(w, t.Indices(), strconv.FormatFloat(lp, 'g', 12, 64))
+		if t.Count() == 1 && sp.P() > 1 {
+			continue // the prior only: the full model covers every column
+		}
+		m, err := sp.Build(t)
+		if err != nil {
+			fmt.Fprintln(w, "no model:", err)
+			continue
+		}
+		fmt.Fprintln(w, m.ParamNames())
+		x := make([]float64, m.Dim())
+		for range 3 {
+			for i := range x {
+				x[i] = 0.5 * rng.NormFloat64()
+			}
+			v, err := m.LogDensity(x)
+			fmt.Fprintln(w, strconv.FormatFloat(v, 'g', 12, 64), err != nil)
+		}
+	}
+	return w.Sum(), runs.Describe(s, 2, fingerprintRules)
+}
+
+// fingerprintRules leave out of the fingerprint what cannot change the
+// computation.
+var fingerprintRules = &runs.HashRules{Skip: func(t reflect.Type, name string) bool {
+	switch {
+	case name == "Progress", name == "Cache" && t == reflect.TypeFor[flows.TrainOptions]():
+		return true
+	case t == reflect.TypeFor[Settings]():
+		return name == "Shard" || name == "DrawsDir" || name == "record"
+	}
+	return false
+}}
