@@ -13,13 +13,16 @@
 //
 // Run's stages follow Davies, Salomone, Sutton and Drovandi (2023),
 // "Transport reversible jump proposals": pilot draws of every model (NUTS,
-// SMC or the user's own), a family of between-model proposals fitted to half
-// of them (Settings.Proposals: by default a transport per model, affine or
-// RQMA flows chosen per model by held-out fit; or a conditional flow for
-// CTRJ, the user's kernels.Transport values, independent auxiliaries,
-// classic independence proposals, or a family of the user's own, any value
-// of the Proposals interface), the bridge estimate from the other half, and
-// TRJ or CTRJ chains whose jump probabilities are the bridge estimate.
+// SMC, draws made elsewhere, or a PilotMethod of the user's own), a family
+// of between-model proposals fitted to half of them (Settings.Proposals: by
+// default a transport per model, affine or RQMA flows chosen per model by
+// held-out fit; or a conditional flow for CTRJ, the user's
+// kernels.Transport values, independent auxiliaries, classic independence
+// proposals, or a family of the user's own, any value of the Proposals
+// interface), the bridge estimate from the other half, and TRJ or CTRJ
+// chains whose jump probabilities are the bridge estimate, each step
+// followed by a within-model move (NUTS, random walk, or a WithinMove of the
+// user's own).
 // Settings has one field per stage; nil settings take defaults chosen by
 // measurement. RunFitted also returns what a run fitted (Fitted), for later
 // runs to reuse.

@@ -43,9 +43,12 @@ func FuzzSettings(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, method int8, pChains, pWarmup, pDraws, pRuns, groups, proposals,
 		chains, steps, warmup, maxSteps int, shardLen int8, shard0, shard1 int, floor, rwScale float64, within int8, flowMoves, refresh int) {
+		nuts := NUTSPilots{Chains: pChains, Warmup: pWarmup, Draws: pDraws}
+		// tooLong reports whether the pilot would take more than a moment.
+		tooLong := func() bool { p := nuts.defaults(); return p.Chains*(p.Warmup+p.Draws) > 600 }
 		s := &Settings{
 			Seed:      seed,
-			Pilot:     PilotSettings{Method: NUTSPilots{Chains: pChains, Warmup: pWarmup, Draws: pDraws}},
+			Pilot:     PilotSettings{Method: nuts},
 			Proposals: &AffineTransports{},
 			Bridge:    BridgeSettings{Groups: groups, Proposals: proposals},
 			Chains: ChainSettings{Chains: chains, Steps: steps, Warmup: warmup, MaxSteps: maxSteps,
@@ -56,9 +59,12 @@ func FuzzSettings(f *testing.F) {
 		}
 		switch method {
 		case 1:
-			s.Pilot.Method = SMCPilots{Runs: pRuns, Refresh: refresh, SMC: &kernels.SMCSettings{Particles: 40}}
+			smc := SMCPilots{Runs: pRuns, Refresh: refresh, SMC: &kernels.SMCSettings{Particles: 40}}
+			s.Pilot.Method = smc
+			tooLong = func() bool { p := smc.defaults(); return p.Runs > 6 || p.Refresh > 5 }
 		case 2:
 			s.Pilot.Method = GivenPilots{Draws: given}
+			tooLong = func() bool { return false }
 		}
 		switch shardLen {
 		case -1:
@@ -70,7 +76,7 @@ func FuzzSettings(f *testing.F) {
 			s.Chains.Shard = []int{shard0, shard1}
 		}
 		d := s.withDefaults(K)
-		if d.validate(K) != nil || d.validateRun(space) != nil {
+		if d.validate(space) != nil || d.validateRun(space) != nil {
 			return // refused: Run refuses it the same way, before any work
 		}
 		// Only small runs go on.
@@ -80,7 +86,7 @@ func FuzzSettings(f *testing.F) {
 			run = len(c.Shard)
 		}
 		switch {
-		case tooLongPilot(d.Pilot.Method),
+		case tooLong(),
 			run*(c.Warmup+c.MaxSteps) > 2000, c.FlowMoves > 3,
 			d.Bridge.Proposals > 4:
 			return
@@ -101,16 +107,4 @@ func FuzzSettings(f *testing.F) {
 			_ = res.String()
 		}
 	})
-}
-
-// tooLongPilot reports whether a fuzzed pilot would take more than a
-// moment.
-func tooLongPilot(m PilotMethod) bool {
-	switch p := m.(type) {
-	case NUTSPilots:
-		return p.Chains*(p.Warmup+p.Draws) > 600
-	case SMCPilots:
-		return p.Runs > 6 || p.Refresh > 5
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -14,16 +15,60 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
+// PilotMethod makes each model's pilot draws (PilotSettings.Method). The
+// methods of this package are NUTSPilots (the default), SMCPilots and
+// GivenPilots, one file each; a method of one's own implements this
+// interface (docs/pilot_test.go shows one). A method that implements
+// SpaceChecker has its settings checked before any work.
+type PilotMethod interface {
+	// Name names the method in results ("NUTS", "SMC" or "given";
+	// Result.Pilot).
+	Name() string
+	// Pilot draws the pilot of model job.K (see Pilot for what it holds
+	// and what Run checks of it). Run calls it once per model, for several
+	// models at once from one method value, each call with its own job:
+	// it must not change the method's own state without a lock. It may
+	// use several goroutines; ctx cancels it. Run keeps the pilot it
+	// returns, and the later stages, or a later run reusing it
+	// (PilotSettings.From), read it from several goroutines at once.
+	Pilot(ctx context.Context, job *PilotJob) (*Pilot, error)
+}
+
+// PilotJob is what a pilot method gets to draw one model's pilot.
+type PilotJob struct {
+	// K is the model's index in the space, and Model the model: the
+	// space's own, which other calls may use at once, so evaluate a clone
+	// (Model.Clone) in each goroutine.
+	K     int
+	Model ppl.Model
+	// Groups is the number of evaluation groups asked for
+	// (BridgeSettings.Groups; 0: the method's own choice).
+	Groups int
+	// Progress, when non-nil, reports done units of work out of total;
+	// the method may call it from several goroutines at once.
+	Progress func(done, total int)
+	// Seed is the run's seed (Settings.Seed): derive every random stream
+	// of the pilot from it and K (such as rand.NewPCG(Seed, uint64(K))),
+	// so that the same run draws the same pilot.
+	Seed uint64
+}
+
 // Pilot is one model's pilot: unconstrained training draws for the
 // transport, evaluation draws in independent groups for the bridge
-// estimator, and what the chains' within-model NUTS kernel reuses.
+// estimator, and what the chains' within-model NUTS kernel reuses. Run
+// checks a method's pilot: at least one training draw, at least two
+// evaluation groups, none empty, every draw finite and of the model's
+// dimension.
 type Pilot struct {
 	Train [][]float64
 	Eval  [][][]float64
-	// StepSize and Metric are the adapted NUTS step size and metric.
+	// StepSize and Metric are the adapted NUTS step size and metric (nil:
+	// none; NUTSMove then adapts them from the draws).
 	StepSize float64
 	Metric   *kernels.Metric
-	// LogZ holds one log-evidence estimate per SMC run (SMC pilots only).
+	// LogZ holds one log-evidence estimate per independent run (SMC
+	// pilots; nil for methods that estimate none). When every model's
+	// pilot has two or more, Result.Evidence combines them.
 	LogZ []float64
 	// EvalChains, when above 1, is the number of chains the evaluation
 	// groups come from, in consecutive blocks of equal size (NUTS pilots).
@@ -59,154 +104,104 @@ func runPilot(ctx context.Context, s *Settings, space *ppl.Space, k int, progres
 		}
 		return from.Pilots[k], nil
 	}
-	return s.Pilot.Method.pilot(ctx, s, m, k, progress)
-}
-
-func (ps NUTSPilots) pilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*pilot, error) {
-	total := ps.Chains * (ps.Warmup + ps.Draws)
-	done := 0
-	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, rng *rand.Rand, x []float64) error { return m.Init(rng, x) },
-		Chains: ps.Chains, Warmup: ps.Warmup, Draws: ps.Draws, Seed: runs.SubSeed(s.Seed, "pilot", k),
-		Progress: func(p kernels.Progress) {
-			if progress != nil && p.Chain == 0 && p.Done%100 == 0 {
-				done = p.Done * ps.Chains
-				progress(done, total)
-			}
-		},
-	})
+	job := &PilotJob{K: k, Model: m, Groups: s.Bridge.Groups, Progress: progress, Seed: s.Seed}
+	p, err := s.Pilot.Method.Pilot(ctx, job)
 	if err != nil {
 		return nil, err
 	}
-	groups := s.Bridge.Groups
-	if groups == 0 {
-		groups = 20
-	}
-	half := ps.Chains / 2
-	perChain := max(groups/half, 1)
-	if ps.Draws < perChain {
-		return nil, fmt.Errorf("%d draws per chain cannot make %d bridge groups per evaluation chain", ps.Draws, perChain)
-	}
-	p := &pilot{StepSize: res.Chains[0].StepSize, Metric: res.Chains[0].Metric, EvalChains: ps.Chains - half}
-	for c := range res.Chains {
-		ch := &res.Chains[c]
-		n := len(ch.Info)
-		if c < half {
-			for i := range n {
-				p.Train = append(p.Train, ch.Draw(i))
-			}
-			continue
-		}
-		// Consecutive batches of an evaluation chain: long enough that
-		// batches are nearly independent for a mixing chain.
-		for b := range perChain {
-			lo, hi := b*n/perChain, (b+1)*n/perChain
-			g := make([][]float64, 0, hi-lo)
-			for i := lo; i < hi; i++ {
-				g = append(g, ch.Draw(i))
-			}
-			p.Eval = append(p.Eval, g)
-		}
+	if err := checkPilot(p, m.Dim()); err != nil {
+		return nil, fmt.Errorf("the %s pilot method's pilot: %w", s.Pilot.Method.Name(), err)
 	}
 	return p, nil
 }
 
-func (ps SMCPilots) pilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*pilot, error) {
-	factory, err := ps.temperedFactory(m, k)
-	if err != nil {
-		return nil, err
+// checkPilot refuses a pilot the later stages cannot use (see Pilot).
+func checkPilot(p *Pilot, dim int) error {
+	switch {
+	case p == nil:
+		return errors.New("no pilot (nil) and no error")
+	case len(p.Train) == 0:
+		return errors.New("no training draws")
+	case len(p.Eval) < 2:
+		return fmt.Errorf("%d evaluation groups: need at least 2", len(p.Eval))
 	}
-	var set kernels.SMCSettings
-	if ps.SMC != nil {
-		set = *ps.SMC
-	}
-	if set.Particles == 0 {
-		set.Particles = 200
-	}
-	// One worker per run: the runs of all models already fill the cores,
-	// and SMC's result does not depend on the worker count.
-	set.Workers = 1
-	nruns := ps.Runs
-	p := &pilot{LogZ: make([]float64, nruns)}
-	for r := range nruns {
-		set.Seed = runs.SubSeed(s.Seed, fmt.Sprintf("smc/%d", k), r)
-		res, err := kernels.RunSMC(ctx, factory, &set)
-		if err != nil {
-			return nil, fmt.Errorf("SMC run %d: %w", r, err)
+	check := func(what string, draws [][]float64) error {
+		for i, x := range draws {
+			switch {
+			case len(x) != dim:
+				return fmt.Errorf("%s draw %d has length %d, the model has dimension %d", what, i, len(x), dim)
+			case !allFinite(x):
+				return fmt.Errorf("%s draw %d is not finite", what, i)
+			}
 		}
-		p.LogZ[r] = res.LogZ
-		draws := make([][]float64, set.Particles)
-		for i := range draws {
-			draws[i] = append([]float64(nil), res.Particle(i)...)
-		}
-		if r < nruns/2 {
-			p.Train = append(p.Train, draws...)
-		} else {
-			p.Eval = append(p.Eval, draws)
-		}
-		if progress != nil {
-			progress(r+1, nruns)
-		}
+		return nil
 	}
-	return p, nil
-}
-
-func (ps SMCPilots) temperedFactory(m ppl.Model, k int) (func(int) (kernels.TemperedModel, error), error) {
-	if ps.Tempered != nil {
-		return func(int) (kernels.TemperedModel, error) { return ps.Tempered(k) }, nil
+	if err := check("training", p.Train); err != nil {
+		return err
 	}
-	t, ok := m.(Temperer)
-	if !ok {
-		return nil, fmt.Errorf("model %d (%T) has no tempered form for SMC: set SMCPilots.Tempered", k, m)
-	}
-	tm, err := t.Tempered()
-	if err != nil {
-		return nil, fmt.Errorf("model %d: tempered form: %w", k, err)
-	}
-	return func(int) (kernels.TemperedModel, error) { return tm.Clone(), nil }, nil
-}
-
-// Temperer is a model with a tempered form for SMC pilots; *ppl.GraphModel
-// is one.
-type Temperer interface {
-	Tempered() (*ppl.TemperedModel, error)
-}
-
-func (ps GivenPilots) pilot(_ context.Context, _ *Settings, m ppl.Model, k int, _ func(done, total int)) (*pilot, error) {
-	g := ps.Draws[k]
-	if len(g) < 2 || len(g)%2 != 0 {
-		return nil, fmt.Errorf("%d groups of given draws: need an even number ≥ 2", len(g))
-	}
-	p := &pilot{}
-	for i, grp := range g {
+	for g, grp := range p.Eval {
 		if len(grp) == 0 {
-			return nil, fmt.Errorf("given draw group %d is empty", i)
+			return fmt.Errorf("evaluation group %d is empty", g)
 		}
-		for j, x := range grp {
-			if len(x) != m.Dim() {
-				return nil, fmt.Errorf("given draw %d of group %d has length %d, the model has dimension %d", j, i, len(x), m.Dim())
-			}
-			if !floats.HasNaN(x) && allFinite(x) {
-				continue
-			}
-			return nil, fmt.Errorf("given draw %d of group %d is not finite", j, i)
-		}
-		if i < len(g)/2 {
-			p.Train = append(p.Train, grp...)
-		} else {
-			p.Eval = append(p.Eval, grp)
+		if err := check(fmt.Sprintf("evaluation group %d's", g), grp); err != nil {
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }
 
-// adaptWithin runs a short NUTS warm-up from the pilot's draws for models
+// valueOf returns the value a non-nil pointer points to, and the zero value
+// for a nil pointer, when that value is a T too (a method whose methods
+// have value receivers): a pointer to a setting is its value, for the
+// fingerprint, the defaults and the checks. Any other v is returned as it
+// is.
+func valueOf[T any](v T) T {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Kind() != reflect.Pointer || !rv.Type().Elem().Implements(reflect.TypeFor[T]()) {
+		return v
+	}
+	if rv.IsNil() {
+		return reflect.Zero(rv.Type().Elem()).Interface().(T)
+	}
+	return rv.Elem().Interface().(T)
+}
+
+// defaulter is a setting of this package whose zero fields take the
+// defaults documented on them: Run hashes, checks and uses the value with
+// them filled in.
+type defaulter[T any] interface {
+	withDefaults() T
+}
+
+// withDefaults returns v with its defaults filled in, def for nil.
+func withDefaults[T any](v, def T) T {
+	if reflect.ValueOf(v).IsValid() {
+		v = valueOf(v)
+	} else {
+		v = def
+	}
+	if d, ok := any(v).(defaulter[T]); ok {
+		return d.withDefaults()
+	}
+	return v
+}
+
+// checkSetting calls v's CheckSpace, if it has one.
+func checkSetting(v any, space *ppl.Space) error {
+	if c, ok := v.(SpaceChecker); ok {
+		return c.CheckSpace(space)
+	}
+	return nil
+}
+
+// adaptWithin runs a short NUTS warm-up from the pilot's draws for a model
 // whose pilot did not adapt a NUTS kernel (SMC or given draws).
-func adaptWithin(ctx context.Context, s *Settings, m ppl.Model, k int, p *pilot) error {
+func adaptWithin(ctx context.Context, seed uint64, m ppl.Model, k int, p *pilot) error {
 	if p.Metric != nil {
 		return nil
 	}
 	start := p.Train[len(p.Train)/2]
-	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, _ *rand.Rand, x []float64) error { copy(x, start); return nil }, Chains: 1, Warmup: 300, Draws: 1, Seed: runs.SubSeed(s.Seed, "within", k)})
+	res, err := kernels.Sample(ctx, func(int) (kernels.Target, error) { return m.Clone(), nil }, &kernels.SampleSettings{Init: func(_ int, _ *rand.Rand, x []float64) error { copy(x, start); return nil }, Chains: 1, Warmup: 300, Draws: 1, Seed: runs.SubSeed(seed, "within", k)})
 	if err != nil {
 		return fmt.Errorf("adapting the within-model NUTS kernel: %w", err)
 	}
@@ -242,41 +237,4 @@ func logMeanExp(x []float64) (float64, float64, error) {
 	}
 	sd := math.Sqrt(ss / float64(len(w)-1))
 	return top + math.Log(mean), sd / math.Sqrt(float64(len(w))) / mean, nil
-}
-
-// refresh moves every pilot draw by n NUTS transitions of the posterior,
-// one random stream per training block and evaluation group.
-func refresh(ctx context.Context, s *Settings, m ppl.Model, k, n int, p *pilot) error {
-	if n <= 0 {
-		return nil
-	}
-	nuts, err := kernels.NewNUTS(m.Clone(), p.StepSize, p.Metric)
-	if err != nil {
-		return err
-	}
-	move := func(draws [][]float64, rng *rand.Rand) error {
-		for i, x := range draws {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			st, err := nuts.Init(x)
-			if err != nil {
-				continue // a draw the kernel cannot start from stays as it is
-			}
-			for range n {
-				st, _ = nuts.Step(rng, st)
-			}
-			draws[i] = append([]float64(nil), st.Position...)
-		}
-		return nil
-	}
-	if err := move(p.Train, runs.Stream(s.Seed, fmt.Sprintf("refresh/%d/train", k), 0)); err != nil {
-		return err
-	}
-	for g, grp := range p.Eval {
-		if err := move(grp, runs.Stream(s.Seed, fmt.Sprintf("refresh/%d/eval", k), g)); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -49,7 +49,7 @@ func runFitted(ctx context.Context, space *ppl.Space, settings *Settings, plan *
 		return nil, nil, fmt.Errorf("trj: the space has %d model(s): comparing needs at least 2", K)
 	}
 	s := settings.withDefaults(K)
-	if err := s.validate(K); err != nil {
+	if err := s.validate(space); err != nil {
 		return nil, nil, err
 	}
 	for k := range K {
@@ -192,14 +192,6 @@ func (r *runner) runPilots() error {
 func (r *runner) pilot(ctx context.Context, k int) (*Pilot, error) {
 	s, space := r.s, r.space
 	p, err := runPilot(ctx, s, space, k, r.progress("pilot", k, -1))
-	if _, nuts := s.Pilot.Method.(NUTSPilots); err == nil && s.Pilot.From == nil && !nuts && s.needsNUTS() {
-		m, _ := space.Model(k)
-		if err = adaptWithin(ctx, s, m, k, p); err == nil {
-			if smc, ok := s.Pilot.Method.(SMCPilots); ok {
-				err = refresh(ctx, s, m, k, smc.Refresh, p)
-			}
-		}
-	}
 	if err != nil {
 		return nil, fmt.Errorf("trj: pilot of model %q: %w", space.ModelLabel(k), err)
 	}
@@ -246,22 +238,13 @@ func (r *runner) bridge() error {
 // j_k ∝ π̂ (probs) then a within-model move.
 func (r *runner) chains(probs []float64) error {
 	s, space := r.s, r.space
-	for k := range r.pilots {
-		if !s.Chains.Within.needsNUTS() {
-			break // the move needs no adaptation
-		}
-		m, _ := space.Model(k)
-		if err := adaptWithin(r.ctx, s, m, k, r.pilots[k]); err != nil {
-			return fmt.Errorf("trj: model %q: %w", space.ModelLabel(k), err)
-		}
-	}
 	jump, err := s.chainJumps(probs)
 	if err != nil {
 		return err
 	}
-	newWithin, err := s.Chains.Within.factory(space, r.pilots)
+	newWithin, err := s.Chains.Within.Fit(r.ctx, &FitData{Space: space, Pilots: r.pilots, seed: s.Seed})
 	if err != nil {
-		return err
+		return fmt.Errorf("trj: within-model move %q: %w", s.Chains.Within.Name(), err)
 	}
 	r.res.Jump = jump
 	start := s.Chains.Start

@@ -1,13 +1,11 @@
 package trj
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/trjgo/trj/internal/runs"
-	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
@@ -48,118 +46,14 @@ type Settings struct {
 	Tag string
 }
 
-// PilotMethod makes each model's pilot draws: NUTSPilots (the default),
-// SMCPilots or GivenPilots, each a value holding its own settings. Draws
-// made any other way come in through GivenPilots.
-type PilotMethod interface {
-	// Name names the method in results ("NUTS", "SMC" or "given").
-	Name() string
-	withDefaults() PilotMethod
-	validate(numModels int) error
-	pilot(ctx context.Context, s *Settings, m ppl.Model, k int, progress func(done, total int)) (*Pilot, error)
-}
-
-// NUTSPilots draws each model's pilot with NUTS chains and Stan's warm-up.
-type NUTSPilots struct {
-	// Chains is the number of chains per model (8); the first half
-	// train the transports, the second half evaluate them. A NUTS chain
-	// rarely leaves the mode it warms up in, so the chains are what spreads
-	// the pilot over a multimodal posterior's modes: on the factor-analysis
-	// space (sign modes of the loadings), π(2 factors) over three seeds
-	// spread by 0.002 (standard deviation) with 8 chains of 500 draws and
-	// by 0.013 with 4 chains of 1000, the reported standard error about
-	// 0.009 in both (bench/README.md, "Factor analysis: trj.Run defaults").
-	Chains int
-	// Warmup and Draws are the warm-up and kept iterations per chain
-	// (1000 and 500).
-	Warmup, Draws int
-}
-
-// SMCPilots draws each model's pilot with independent adaptive-tempering
-// SMC runs, which also estimate each model's evidence; suited to
-// multimodal posteriors.
-type SMCPilots struct {
-	// Runs is the number of independent runs per model (40), half for
-	// training and half for evaluation, each evaluation run one group of
-	// the bridge's jackknife (so that its standard error rests on 20
-	// groups: with few groups it is itself too noisy to trust).
-	Runs int
-	// SMC configures each run (200 particles when SMC.Particles is zero).
-	SMC *kernels.SMCSettings
-	// Refresh is the number of NUTS transitions (at the posterior, with a
-	// kernel adapted from the particles) applied to every particle before
-	// use (10; negative: none). A finite particle system's draws are
-	// biased by the same amount in every run, which the spread across
-	// runs cannot reveal; these moves shrink that bias.
-	Refresh int
-	// Tempered, when non-nil, gives model k's tempered form; by default a
-	// model that is a Temperer (ppl models) provides it.
-	Tempered func(k int) (kernels.TemperedModel, error)
-}
-
-// GivenPilots takes each model's pilot from draws made elsewhere.
-type GivenPilots struct {
-	// Draws gives each model's unconstrained draws: Draws[k][g] is group g
-	// of model k's draws (groups are independent, such as separate
-	// chains); the first half of the groups train, the second half
-	// evaluate. Every model needs an even number of groups, at least 2.
-	Draws [][][][]float64
-}
-
-// Name returns "NUTS".
-func (NUTSPilots) Name() string { return "NUTS" }
-
-// Name returns "SMC".
-func (SMCPilots) Name() string { return "SMC" }
-
-// Name returns "given".
-func (GivenPilots) Name() string { return "given" }
-
-func (p NUTSPilots) withDefaults() PilotMethod {
-	runs.OrDefault(&p.Chains, 8)
-	runs.OrDefault(&p.Warmup, 1000)
-	runs.OrDefault(&p.Draws, 500)
-	return p
-}
-
-func (p SMCPilots) withDefaults() PilotMethod {
-	runs.OrDefault(&p.Runs, 40)
-	runs.OrDefault(&p.Refresh, 10)
-	return p
-}
-
-func (p GivenPilots) withDefaults() PilotMethod { return p }
-
-func (p NUTSPilots) validate(int) error {
-	switch {
-	case p.Chains < 2 || p.Chains%2 != 0:
-		return fmt.Errorf("trj: %d pilot chains (NUTSPilots.Chains): need an even number ≥ 2 (half train, half evaluate)", p.Chains)
-	case p.Draws < 2 || p.Warmup < 0:
-		return fmt.Errorf("trj: pilot of %d warm-up and %d draws per chain (NUTSPilots.Warmup, Draws): need warm-up ≥ 0 and at least 2 draws", p.Warmup, p.Draws)
-	}
-	return nil
-}
-
-func (p SMCPilots) validate(int) error {
-	if p.Runs < 4 || p.Runs%2 != 0 {
-		return fmt.Errorf("trj: %d SMC runs (SMCPilots.Runs): need an even number ≥ 4 (half train, half evaluate)", p.Runs)
-	}
-	return nil
-}
-
-func (p GivenPilots) validate(numModels int) error {
-	if len(p.Draws) != numModels {
-		return fmt.Errorf("trj: pilot draws given for %d models (GivenPilots.Draws), the space has %d", len(p.Draws), numModels)
-	}
-	return nil
-}
-
 // PilotSettings configures the pilot stage. The pilot's draws are split into
 // independent halves: one trains the transports, the other evaluates the
 // bridge estimator, in groups whose spread gives the bridge's standard error.
 type PilotSettings struct {
-	// Method makes the draws: NUTSPilots (when nil), SMCPilots or
-	// GivenPilots; zero fields take the defaults documented on them.
+	// Method makes the draws: NUTSPilots (when nil), SMCPilots,
+	// GivenPilots or a method of one's own (PilotMethod); zero fields of
+	// this package's methods take the defaults documented on them, and a
+	// pointer to a method is its value.
 	Method PilotMethod
 	// From, when non-nil, reuses the pilots of an earlier run on the same
 	// space (what RunFitted returned): draws, NUTS adaptation and SMC
@@ -223,7 +117,8 @@ type ChainSettings struct {
 	// By default j follows the bridge estimate (JumpFloor).
 	Jump []float64
 	// Within is the move within the current model after each jump
-	// proposal: NUTSMove (when nil) or RandomWalkMove.
+	// proposal: NUTSMove (when nil), RandomWalkMove or a move of one's
+	// own (WithinMove).
 	Within WithinMove
 	// FlowMoves is the number of independence Metropolis–Hastings moves
 	// made after each within-model move (1; negative: none), each
@@ -251,37 +146,12 @@ type ChainSettings struct {
 	Start func(chain int, rng *rand.Rand) (k int, theta []float64, err error)
 }
 
-// pilotMethodOf returns m as a value: NUTSPilots for nil (and a nil
-// pointer), the pointed-to value for a pointer to a method.
-func pilotMethodOf(m PilotMethod) PilotMethod {
-	switch v := m.(type) {
-	case nil:
-		return NUTSPilots{}
-	case *NUTSPilots:
-		if v == nil {
-			return NUTSPilots{}
-		}
-		return *v
-	case *SMCPilots:
-		if v == nil {
-			return SMCPilots{}
-		}
-		return *v
-	case *GivenPilots:
-		if v == nil {
-			return GivenPilots{}
-		}
-		return *v
-	}
-	return m
-}
-
 func (s *Settings) withDefaults(numModels int) Settings {
 	var d Settings
 	if s != nil {
 		d = *s
 	}
-	d.Pilot.Method = pilotMethodOf(d.Pilot.Method).withDefaults()
+	d.Pilot.Method = withDefaults[PilotMethod](d.Pilot.Method, NUTSPilots{})
 	if d.Proposals == nil {
 		d.Proposals = &AutoTransports{}
 	}
@@ -295,14 +165,23 @@ func (s *Settings) withDefaults(numModels int) Settings {
 	runs.OrDefault(&c.JumpFloor, 0.1/float64(max(numModels, 1)))
 	runs.OrDefault(&c.FlowMoves, 1)
 	c.FlowMoves = max(c.FlowMoves, 0)
-	c.Within = withinMoveOf(c.Within).withDefaults()
+	c.Within = withDefaults[WithinMove](c.Within, NUTSMove{})
 	return d
 }
 
-func (s *Settings) validate(numModels int) error {
-	if err := s.Pilot.Method.validate(numModels); err != nil {
-		return err
+// validate checks the settings before any work: first the pilot method's
+// (unless Pilot.From replaces it) and the within-model move's own checks
+// (SpaceChecker), then the counts of the other stages.
+func (s *Settings) validate(space *ppl.Space) error {
+	if s.Pilot.From == nil {
+		if err := checkSetting(s.Pilot.Method, space); err != nil {
+			return fmt.Errorf("trj: pilot method %q: %w", s.Pilot.Method.Name(), err)
+		}
 	}
+	if err := checkSetting(s.Chains.Within, space); err != nil {
+		return fmt.Errorf("trj: within-model move %q: %w", s.Chains.Within.Name(), err)
+	}
+	numModels := space.NumModels()
 	c := s.Chains
 	switch {
 	case c.Chains < 1:

@@ -21,9 +21,8 @@ const minSteps = 4
 // validateRun checks, before the first pilot, what the settings ask of the
 // later stages on this space, so that a run that cannot succeed fails at
 // once instead of after its pilots: finite float settings, the chains'
-// counts, shard and memory, the pilot's memory, the permutations of a
-// per-model family, a loaded transport set's fit to the space and the
-// chains' start (Chains.Start is called once per chain to be run, with a
+// counts, shard and memory, the permutations of a per-model family, a
+// loaded transport set's fit to the space and the chains' start (Chains.Start is called once per chain to be run, with a
 // stream of its own, and its models and θ checked).
 func (s *Settings) validateRun(space *ppl.Space) error {
 	if err := checkFinite("Settings", reflect.ValueOf(s).Elem(), map[uintptr]bool{}); err != nil {
@@ -38,9 +37,6 @@ func (s *Settings) validateRun(space *ppl.Space) error {
 	rj := kernels.RJSampleSettings{Chains: c.Chains, Shard: c.Shard, Steps: c.MaxSteps}
 	if err := rj.CheckMemory(0); err != nil {
 		return fmt.Errorf("trj: the chains (Chains.Steps %d, up to MaxSteps %d per chain when they extend): %w; lower Chains.Chains, Steps or MaxSteps (MaxSteps = Steps: no extension)", c.Steps, c.MaxSteps, err)
-	}
-	if err := s.validatePilotSize(space); err != nil {
-		return err
 	}
 	if c, ok := s.Proposals.(SpaceChecker); ok {
 		if err := c.CheckSpace(space); err != nil {
@@ -61,33 +57,6 @@ func checkPermutations(perms [][][]int, space *ppl.Space) error {
 	}
 	if err := kernels.CheckPermutations(perms, dims); err != nil {
 		return fmt.Errorf("the Permutations field: %w", err)
-	}
-	return nil
-}
-
-// validatePilotSize refuses pilots whose draws cannot fit in memory or
-// whose iterations overflow.
-func (s *Settings) validatePilotSize(space *ppl.Space) error {
-	p, ok := s.Pilot.Method.(NUTSPilots)
-	if s.Pilot.From != nil || !ok {
-		return nil
-	}
-	K := space.NumModels()
-	dims := 0
-	for k := range K {
-		dims += space.ModelDim(k)
-	}
-	switch {
-	case p.Warmup > math.MaxInt-p.Draws:
-		return fmt.Errorf("trj: NUTSPilots.Warmup %d + Draws %d overflow an int", p.Warmup, p.Draws)
-	case p.Chains > runs.MaxChains:
-		return fmt.Errorf("trj: NUTSPilots.Chains = %d: at most %d chains per model", p.Chains, runs.MaxChains)
-	}
-	// Every model's pilot is kept: K·Chains chains of Draws draws, of the
-	// models' mean dimension (rounded up).
-	set := kernels.SampleSettings{Chains: K * p.Chains, Warmup: p.Warmup, Draws: p.Draws}
-	if err := set.CheckMemory((dims + K - 1) / K); err != nil {
-		return fmt.Errorf("trj: the pilots (%d models × NUTSPilots.Chains %d × Draws %d): %w", K, p.Chains, p.Draws, err)
 	}
 	return nil
 }
