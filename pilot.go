@@ -110,7 +110,7 @@ func runPilot(ctx context.Context, s *Settings, space *ppl.Space, k int, progres
 		return nil, err
 	}
 	if err := checkPilot(p, m.Dim()); err != nil {
-		return nil, fmt.Errorf("the %s pilot method's pilot: %w", s.Pilot.Method.Name(), err)
+		return nil, fmt.Errorf("pilot method %q gave a pilot Run cannot use: %w", s.Pilot.Method.Name(), err)
 	}
 	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 
 	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/pipeline"
@@ -38,11 +39,12 @@ type Settings struct {
 	// Tag names, for the run's fingerprint (Result.Fingerprint, which
 	// Merge compares), what the fingerprint cannot read: the functions in
 	// the settings (Chains.Start, SMCPilots.Tempered, UserTransports.New,
-	// Independence.Proposal, a family of one's own's function fields),
-	// whose presence alone it hashes. Every other setting is hashed by
-	// value. Give each distinct set of functions (and of what they
-	// capture) its own Tag, such as "start-at-mode v2". A shard
-	// (Chains.Shard) whose settings hold functions needs a Tag.
+	// Independence.Proposal, the function fields of a family, pilot method
+	// or within-model move of one's own), whose presence alone it hashes.
+	// Every other setting is hashed by value. Give each distinct set of
+	// functions (and of what they capture) its own Tag, such as
+	// "start-at-mode v2". A shard (Chains.Shard) whose settings hold
+	// functions needs a Tag.
 	Tag string
 }
 
@@ -173,6 +175,13 @@ func (s *Settings) withDefaults(numModels int) Settings {
 // (unless Pilot.From replaces it) and the within-model move's own checks
 // (SpaceChecker), then the counts of the other stages.
 func (s *Settings) validate(space *ppl.Space) error {
+	// A nil pointer of this package's methods is their zero value
+	// (withDefaults); one of one's own would panic when called.
+	for i, v := range []any{s.Pilot.Method, s.Chains.Within} {
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return fmt.Errorf("trj: %s is a nil %T: give a value (nil itself means the default)", []string{"Pilot.Method", "Chains.Within"}[i], v)
+		}
+	}
 	if s.Pilot.From == nil {
 		if err := checkSetting(s.Pilot.Method, space); err != nil {
 			return fmt.Errorf("trj: pilot method %q: %w", s.Pilot.Method.Name(), err)
