@@ -71,9 +71,12 @@ type Reloader interface {
 	Reload(set io.Reader) Proposals
 }
 
-// SpaceChecker is implemented by families whose settings depend on the
-// space (TRJ's permutations, a loaded set's models): Run calls CheckSpace
-// before the first pilot, so such a run fails at once, not after them.
+// SpaceChecker is implemented by families, pilot methods and within-model
+// moves whose settings can be checked before any work, against the space
+// where they depend on it (TRJ's permutations, a loaded set's models, the
+// memory NUTS pilots need): Run calls CheckSpace before the first pilot, so
+// such a run fails at once, not after them. A pilot method is checked only
+// when it is used (PilotSettings.From nil).
 type SpaceChecker interface {
 	CheckSpace(space *ppl.Space) error
 }
