@@ -22,8 +22,9 @@ const minSteps = 4
 // later stages on this space, so that a run that cannot succeed fails at
 // once instead of after its pilots: finite float settings, the chains'
 // counts, shard and memory, the permutations of a per-model family, a
-// loaded transport set's fit to the space and the chains' start (Chains.Start is called once per chain to be run, with a
-// stream of its own, and its models and θ checked).
+// loaded transport set's fit to the space and the chains' start
+// (Chains.Start is called once per chain to be run, with a stream of its
+// own, and its models and θ checked).
 func (s *Settings) validateRun(space *ppl.Space) error {
 	if err := checkFinite("Settings", reflect.ValueOf(s).Elem(), map[uintptr]bool{}); err != nil {
 		return err
