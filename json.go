@@ -14,14 +14,35 @@ import (
 // forms (a field of the outer struct hides the embedded one of the same
 // name).
 
+// resultJSON is Result's JSON form: the fields whose floats may not be
+// finite shadow Result's (a field of the outer struct hides the embedded
+// one of the same name), and Bridge, Evidence and ModelEvidence are
+// written through their own JSON forms, so that they need no methods of
+// their own.
+type resultJSON struct {
+	*plainResult
+	Prior         jsonfloat.Slice  `json:"prior"`
+	Jump          jsonfloat.Matrix `json:"jump,omitempty"`
+	Bridge        *bridgeJSON      `json:"bridge,omitempty"`
+	Evidence      *evidenceJSON    `json:"evidence,omitempty"`
+	ModelEvidence *evidenceJSON    `json:"model_evidence,omitempty"`
+}
+
+type plainResult Result
+
 // MarshalJSON writes r in trj's JSON convention.
 func (r Result) MarshalJSON() ([]byte, error) {
-	type plain Result
-	return json.Marshal(struct {
-		plain
-		Prior jsonfloat.Slice  `json:"prior"`
-		Jump  jsonfloat.Matrix `json:"jump,omitempty"`
-	}{plain(r), r.Prior, r.Jump})
+	j := resultJSON{plainResult: (*plainResult)(&r), Prior: r.Prior, Jump: r.Jump}
+	if r.Bridge != nil {
+		j.Bridge = newBridgeJSON(r.Bridge)
+	}
+	if e := r.Evidence; e != nil {
+		j.Evidence = &evidenceJSON{e.LogZ, e.LogZSE, e.P, e.SE}
+	}
+	if e := r.ModelEvidence; e != nil {
+		j.ModelEvidence = &evidenceJSON{e.LogZ, e.LogZSE, e.P, e.SE}
+	}
+	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, and results written before
@@ -31,55 +52,48 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	type plain Result
-	aux := struct {
-		*plain
-		Prior jsonfloat.Slice  `json:"prior"`
-		Jump  jsonfloat.Matrix `json:"jump,omitempty"`
-	}{plain: (*plain)(r)}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	j := resultJSON{plainResult: (*plainResult)(r)}
+	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	r.Prior, r.Jump = aux.Prior, aux.Jump
+	r.Prior, r.Jump = j.Prior, j.Jump
+	r.Bridge, r.Evidence, r.ModelEvidence = nil, nil, nil
+	if j.Bridge != nil {
+		r.Bridge = j.Bridge.bridge()
+	}
+	if e := j.Evidence; e != nil {
+		r.Evidence = &Evidence{LogZ: e.LogZ, LogZSE: e.LogZSE, P: e.P, SE: e.SE}
+	}
+	if e := j.ModelEvidence; e != nil {
+		r.ModelEvidence = &ModelEvidence{LogZ: e.LogZ, LogZSE: e.LogZSE, P: e.P, SE: e.SE}
+	}
 	return nil
 }
 
-// MarshalJSON writes b in trj's JSON convention.
-func (b Bridge) MarshalJSON() ([]byte, error) {
-	type plain Bridge
-	return json.Marshal(struct {
-		plain
-		Raw          jsonfloat.Slice  `json:"raw"`
-		Normalized   jsonfloat.Slice  `json:"normalized"`
-		RawSE        jsonfloat.Slice  `json:"raw_se"`
-		NormalizedSE jsonfloat.Slice  `json:"normalized_se"`
-		AcceptESS    jsonfloat.Matrix `json:"accept_ess"`
-		MinAcceptESS jsonfloat.Float  `json:"min_accept_ess"`
-		Balance      jsonfloat.Slice  `json:"balance,omitempty"`
-		BalanceSE    jsonfloat.Slice  `json:"balance_se,omitempty"`
-	}{plain(b), b.Raw, b.Normalized, b.RawSE, b.NormalizedSE, b.AcceptESS, jsonfloat.Float(b.MinAcceptESS), b.Balance, b.BalanceSE})
+type plainBridge Bridge
+
+// bridgeJSON is Bridge's JSON form.
+type bridgeJSON struct {
+	plainBridge
+	Raw          jsonfloat.Slice  `json:"raw"`
+	Normalized   jsonfloat.Slice  `json:"normalized"`
+	RawSE        jsonfloat.Slice  `json:"raw_se"`
+	NormalizedSE jsonfloat.Slice  `json:"normalized_se"`
+	AcceptESS    jsonfloat.Matrix `json:"accept_ess"`
+	MinAcceptESS jsonfloat.Float  `json:"min_accept_ess"`
+	Balance      jsonfloat.Slice  `json:"balance,omitempty"`
+	BalanceSE    jsonfloat.Slice  `json:"balance_se,omitempty"`
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
-func (b *Bridge) UnmarshalJSON(data []byte) error {
-	type plain Bridge
-	aux := struct {
-		*plain
-		Raw          jsonfloat.Slice  `json:"raw"`
-		Normalized   jsonfloat.Slice  `json:"normalized"`
-		RawSE        jsonfloat.Slice  `json:"raw_se"`
-		NormalizedSE jsonfloat.Slice  `json:"normalized_se"`
-		AcceptESS    jsonfloat.Matrix `json:"accept_ess"`
-		MinAcceptESS jsonfloat.Float  `json:"min_accept_ess"`
-		Balance      jsonfloat.Slice  `json:"balance,omitempty"`
-		BalanceSE    jsonfloat.Slice  `json:"balance_se,omitempty"`
-	}{plain: (*plain)(b)}
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	b.Raw, b.Normalized, b.RawSE, b.NormalizedSE = aux.Raw, aux.Normalized, aux.RawSE, aux.NormalizedSE
-	b.AcceptESS, b.MinAcceptESS, b.Balance, b.BalanceSE = aux.AcceptESS, float64(aux.MinAcceptESS), aux.Balance, aux.BalanceSE
-	return nil
+func newBridgeJSON(b *Bridge) *bridgeJSON {
+	return &bridgeJSON{plainBridge(*b), b.Raw, b.Normalized, b.RawSE, b.NormalizedSE, b.AcceptESS, jsonfloat.Float(b.MinAcceptESS), b.Balance, b.BalanceSE}
+}
+
+func (j *bridgeJSON) bridge() *Bridge {
+	b := Bridge(j.plainBridge)
+	b.Raw, b.Normalized, b.RawSE, b.NormalizedSE = j.Raw, j.Normalized, j.RawSE, j.NormalizedSE
+	b.AcceptESS, b.MinAcceptESS, b.Balance, b.BalanceSE = j.AcceptESS, float64(j.MinAcceptESS), j.Balance, j.BalanceSE
+	return &b
 }
 
 // evidenceJSON is the JSON form of Evidence and of ModelEvidence (whose
@@ -89,36 +103,6 @@ type evidenceJSON struct {
 	LogZSE jsonfloat.Slice `json:"log_z_se"`
 	P      jsonfloat.Slice `json:"p"`
 	SE     jsonfloat.Slice `json:"se"`
-}
-
-// MarshalJSON writes e in trj's JSON convention.
-func (e Evidence) MarshalJSON() ([]byte, error) {
-	return json.Marshal(evidenceJSON{e.LogZ, e.LogZSE, e.P, e.SE})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (e *Evidence) UnmarshalJSON(b []byte) error {
-	var j evidenceJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*e = Evidence{LogZ: j.LogZ, LogZSE: j.LogZSE, P: j.P, SE: j.SE}
-	return nil
-}
-
-// MarshalJSON writes e in trj's JSON convention.
-func (e ModelEvidence) MarshalJSON() ([]byte, error) {
-	return json.Marshal(evidenceJSON{e.LogZ, e.LogZSE, e.P, e.SE})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (e *ModelEvidence) UnmarshalJSON(b []byte) error {
-	var j evidenceJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*e = ModelEvidence{LogZ: j.LogZ, LogZSE: j.LogZSE, P: j.P, SE: j.SE}
-	return nil
 }
 
 // legacyKeys are the keys of results written before trj's JSON keys were

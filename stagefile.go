@@ -29,8 +29,8 @@ import (
 // stageMagic starts every stage file, followed by the version.
 const stageMagic = "trj stage v"
 
-// StageVersion is the version of the stage files RunStage writes and reads.
-const StageVersion = 1
+// stageVersion is the version of the stage files RunStage writes and reads.
+const stageVersion = 1
 
 // stageHeader says what a stage file holds and for which run.
 type stageHeader struct {
@@ -52,7 +52,7 @@ type stageHeader struct {
 // no partial file under the name) and returns its checksum.
 func writeStageFile(path string, h *stageHeader, payload any) (string, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s%d\n", stageMagic, StageVersion)
+	fmt.Fprintf(&b, "%s%d\n", stageMagic, stageVersion)
 	head, err := json.Marshal(h)
 	if err != nil {
 		return "", fmt.Errorf("trj: %s: %w", filepath.Base(path), err)
@@ -101,8 +101,8 @@ func readStageFile(path, kind string) (*stageHeader, string, []byte, error) {
 	if !ok || !isStage {
 		return nil, "", nil, fmt.Errorf("trj: %s is not a trj stage file", name)
 	}
-	if n, err := strconv.Atoi(v); err != nil || n != StageVersion {
-		return nil, "", nil, fmt.Errorf("trj: %s is a stage file of version %q; this trj reads version %d: run its stage again", name, v, StageVersion)
+	if n, err := strconv.Atoi(v); err != nil || n != stageVersion {
+		return nil, "", nil, fmt.Errorf("trj: %s is a stage file of version %q; this trj reads version %d: run its stage again", name, v, stageVersion)
 	}
 	if len(data) < len(line)+1+sha256.Size {
 		return nil, "", nil, fmt.Errorf("trj: %s is truncated: run its stage again", name)
