@@ -6,43 +6,14 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"regexp"
 	"testing"
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 	"github.com/trjgo/trj/pipeline"
 )
-
-// snakeKey is what every JSON key trj writes looks like.
-var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
-
-// checkSnakeKeys reports every key of the JSON value v, at any depth,
-// that is not snake_case. The keys of the maps named in data are data
-// (transport names), not field names: only their values are checked.
-func checkSnakeKeys(t *testing.T, v any, path string, data map[string]bool) {
-	t.Helper()
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if !snakeKey.MatchString(k) {
-				t.Errorf("key %q at %s is not snake_case", k, path)
-			}
-			if m, ok := e.(map[string]any); ok && data[k] {
-				for dk, de := range m {
-					checkSnakeKeys(t, de, path+"."+k+"."+dk, data)
-				}
-				continue
-			}
-			checkSnakeKeys(t, e, path+"."+k, data)
-		}
-	case []any:
-		for _, e := range x {
-			checkSnakeKeys(t, e, path+"[]", data)
-		}
-	}
-}
 
 // TestResultJSONSnakeCase checks every key of the JSON of a real run with
 // every stage (before, trj.Result was written with Go's field names).
@@ -59,17 +30,9 @@ func TestResultJSONSnakeCase(t *testing.T) {
 	}
 	res.Evidence = &trj.Evidence{LogZ: []float64{-1}, LogZSE: []float64{0.1}, P: []float64{1}, SE: []float64{0}}
 	res.Chains.Chains[0].Draws, res.Chains.Chains[0].Offsets = []float64{1}, []int{0, 1}
-	var buf bytes.Buffer
-	if err := res.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
-		t.Fatal(err)
-	}
-	checkSnakeKeys(t, v, "$", map[string]bool{"tried": true, "settings": true})
+	b := checks.SnakeCaseJSON(t, res.WriteJSON, map[string]bool{"tried": true, "settings": true})
 	for _, k := range []string{`"log_z_se"`, `"normalized_se"`, `"min_accept_ess"`, `"num_models"`, `"held_out_log_lik"`, `"draws"`} {
-		if !bytes.Contains(buf.Bytes(), []byte(k)) {
+		if !bytes.Contains(b, []byte(k)) {
 			t.Errorf("no key %s in the JSON", k)
 		}
 	}

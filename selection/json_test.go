@@ -1,42 +1,15 @@
 package selection
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math"
-	"regexp"
 	"testing"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/models/glmselect"
 	"github.com/trjgo/trj/pipeline"
 )
-
-// snakeKey is what every JSON key trj writes looks like.
-var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
-
-// checkSnakeKeys reports every key of the JSON value v, at any depth,
-// that is not snake_case; the keys of "settings" (setting paths such as
-// Kernel.SwapProb) are data.
-func checkSnakeKeys(t *testing.T, v any, path string) {
-	t.Helper()
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if !snakeKey.MatchString(k) {
-				t.Errorf("key %q at %s is not snake_case", k, path)
-			}
-			if k == "settings" {
-				continue
-			}
-			checkSnakeKeys(t, e, path+"."+k)
-		}
-	case []any:
-		for _, e := range x {
-			checkSnakeKeys(t, e, path+"[]")
-		}
-	}
-}
 
 // TestResultJSONSnakeCase checks every key of a real selection result's
 // JSON (before, Names, PIP and Top were written with Go's names).
@@ -50,15 +23,8 @@ func TestResultJSONSnakeCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := r.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
-		t.Fatal(err)
-	}
-	checkSnakeKeys(t, v, "$")
+	// the keys of "settings" (setting paths such as Kernel.SwapProb) are data
+	checks.SnakeCaseJSON(t, r.WriteJSON, map[string]bool{"settings": true})
 	if len(r.Top) == 0 {
 		t.Fatal("no top models")
 	}

@@ -5,17 +5,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/trjgo/trj"
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/models/experiment"
 	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/shard"
 )
-
-// snakeKey is what every JSON key trj writes looks like.
-var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
 // dataMaps are the keys of JSON objects whose own keys are data (model
 // labels, proposal types, stage and transport names), not field names.
@@ -23,31 +20,6 @@ var dataMaps = map[string]bool{
 	"runs": true, "bridge": true, "proposed": true, "proposals": true, "model_probabilities": true,
 	"stderr": true, "mcse": true, "seconds": true, "truth": true, "tried": true, "running": true,
 	"raw": true, "normalized": true, "prior": true, "settings": true,
-}
-
-// checkSnakeKeys reports every key of the JSON value v, at any depth,
-// that is not snake_case; the keys of dataMaps' objects are data.
-func checkSnakeKeys(t *testing.T, v any, path string) {
-	t.Helper()
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if !snakeKey.MatchString(k) {
-				t.Errorf("key %q at %s is not snake_case", k, path)
-			}
-			if m, ok := e.(map[string]any); ok && dataMaps[k] {
-				for dk, de := range m {
-					checkSnakeKeys(t, de, path+"."+k+"."+dk)
-				}
-				continue
-			}
-			checkSnakeKeys(t, e, path+"."+k)
-		}
-	case []any:
-		for _, e := range x {
-			checkSnakeKeys(t, e, path+"[]")
-		}
-	}
 }
 
 // TestSASPartJSONNonFinite: the partial file of a "trj run sas" shard
@@ -74,7 +46,7 @@ func TestSASPartJSONNonFinite(t *testing.T) {
 		t.Fatalf("a non-finite value fails the shard's write: %v", err)
 	}
 	m, b := readJSONMap(t, path)
-	checkSnakeKeys(t, m, "$")
+	checks.SnakeKeys(t, m, "$", dataMaps)
 	p, err := readPartial(path)
 	if err != nil {
 		t.Fatal(err)
