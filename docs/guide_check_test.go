@@ -143,39 +143,6 @@ func TestGuide(t *testing.T) {
 	}
 }
 
-// logEvidenceDesign is log p(y) of y ~ N(Xβ, σ²) under the guide's prior:
-// y ~ t_{2a}(0, (b/a)(I + τ²XXᵀ)).
-func logEvidenceDesign(t *testing.T, X *mat.Dense, y []float64) float64 {
-	t.Helper()
-	n, _ := X.Dims()
-	var xxt mat.SymDense
-	xxt.SymOuterK(priorTau*priorTau, X)
-	cov := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := xxt.At(i, j)
-			if i == j {
-				v++
-			}
-			cov.SetSym(i, j, priorScale/priorShape*v)
-		}
-	}
-	var chol mat.Cholesky
-	if !chol.Factorize(cov) {
-		t.Fatal("evidence covariance is not positive definite")
-	}
-	var sol mat.VecDense
-	yv := mat.NewVecDense(n, y)
-	if err := chol.SolveVecTo(&sol, yv); err != nil {
-		t.Fatal(err)
-	}
-	nu, fn := 2*priorShape, float64(n)
-	lg1, _ := math.Lgamma((nu + fn) / 2)
-	lg2, _ := math.Lgamma(nu / 2)
-	return lg1 - lg2 - fn/2*math.Log(nu*math.Pi) - chol.LogDet()/2 -
-		(nu+fn)/2*math.Log1p(mat.Dot(yv, &sol)/nu)
-}
-
 // exactSubsetProbs are the posterior probabilities of the subset models in
 // selectPredictors' order, under equal prior probabilities.
 func exactSubsetProbs(t *testing.T, x [][]float64, y []float64) []float64 {
@@ -195,7 +162,11 @@ func exactSubsetProbs(t *testing.T, x [][]float64, y []float64) []float64 {
 				X.Set(i, c+1, row[j])
 			}
 		}
-		logZ = append(logZ, logEvidenceDesign(t, X, y))
+		lz, err := logEvidenceOf(X, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logZ = append(logZ, lz)
 	}
 	top := floats.Max(logZ)
 	probs := make([]float64, len(logZ))

@@ -261,6 +261,11 @@ func selectPredictors(ctx context.Context, w, saved io.Writer, x [][]float64, y 
 // logEvidence is log p(y | degree) in closed form: with β and σ² integrated
 // out, y ~ t_{2a}(0, (b/a)(I + τ²XXᵀ)).
 func logEvidence(x, y []float64, degree int) (float64, error) {
+	return logEvidenceOf(polynomialDesign(x, degree), y)
+}
+
+// polynomialDesign is the design matrix of rows 1, x_i, x_i², …, x_iᵈ.
+func polynomialDesign(x []float64, degree int) *mat.Dense {
 	n, p := len(x), degree+1
 	X := mat.NewDense(n, p, nil)
 	for i, xi := range x {
@@ -268,6 +273,13 @@ func logEvidence(x, y []float64, degree int) (float64, error) {
 			X.Set(i, j, v)
 		}
 	}
+	return X
+}
+
+// logEvidenceOf is log p(y) of y ~ N(Xβ, σ²) under the prior above, for
+// any design X.
+func logEvidenceOf(X *mat.Dense, y []float64) (float64, error) {
+	n, _ := X.Dims()
 	var xxt mat.SymDense
 	xxt.SymOuterK(priorTau*priorTau, X)
 	cov := mat.NewSymDense(n, nil)
@@ -302,13 +314,8 @@ func logEvidence(x, y []float64, degree int) (float64, error) {
 // E[σ² | y] = b_n/(a_n − 1), with a_n = a + n/2 and
 // b_n = b + (yᵀy − μ_nᵀΛ_nμ_n)/2, the conjugate posterior of the model.
 func exactPosteriorMean(x, y []float64, degree int) (beta []float64, sigma2 float64) {
-	n, p := len(x), degree+1
-	X := mat.NewDense(n, p, nil)
-	for i, xi := range x {
-		for j, v := 0, 1.0; j < p; j, v = j+1, v*xi {
-			X.Set(i, j, v)
-		}
-	}
+	X := polynomialDesign(x, degree)
+	n, p := X.Dims()
 	var prec mat.Dense
 	prec.Mul(X.T(), X)
 	for j := 0; j < p; j++ {
