@@ -58,7 +58,12 @@ func polynomialRegression(x, y []float64, degree int) (*ppl.GraphModel, error) {
 			design = append(design, v)
 		}
 	}
+	return linearRegression(design, n, p, y)
+}
 
+// linearRegression is y ~ N(Xβ, σ²) under the prior above, X the n×p
+// design, row-major.
+func linearRegression(design []float64, n, p int, y []float64) (*ppl.GraphModel, error) {
 	b := ppl.NewBuilder()
 	beta := b.Real("beta", p)
 	sigma2 := b.Positive("sigma2")
@@ -202,16 +207,7 @@ func subsetRegression(x [][]float64, y []float64, indicator []int) (*ppl.GraphMo
 			}
 		}
 	}
-	p := len(design) / len(y)
-	b := ppl.NewBuilder()
-	beta := b.Real("beta", p)
-	sigma2 := b.Positive("sigma2")
-	sigma := b.Check(gorgonia.Sqrt(sigma2))
-	b.Sample(ppl.InverseGamma{Shape: priorShape, Scale: priorScale}, sigma2)
-	b.Sample(ppl.Normal{Mu: 0, Sigma: b.Check(gorgonia.Mul(sigma, gorgonia.NewConstant(priorTau)))}, beta)
-	mu := b.Check(gorgonia.Mul(b.Data("X", design, len(y), p), beta))
-	b.Sample(ppl.Normal{Mu: mu, Sigma: sigma}, b.Data("y", y))
-	return b.Model()
+	return linearRegression(design, len(y), len(design)/len(y), y)
 }
 
 // endsnippet:subsets
