@@ -199,17 +199,20 @@ const embeddedPrefix = "embedded:"
 // every other column is a predictor. Errors name the file, line and
 // column.
 func readSelectCSV(path, yName, family string) (*selectData, error) {
-	var b []byte
-	var err error
-	if name, ok := strings.CutPrefix(path, embeddedPrefix); ok {
-		b, err = datasets.ReadFile(name)
-	} else {
-		b, err = os.ReadFile(path)
-	}
+	b, err := readDataFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return parseSelectCSV(path, b, yName, family)
+}
+
+// readDataFile returns the bytes of the file at path, or of the embedded
+// data set embedded:NAME.
+func readDataFile(path string) ([]byte, error) {
+	if name, ok := strings.CutPrefix(path, embeddedPrefix); ok {
+		return datasets.ReadFile(name)
+	}
+	return os.ReadFile(path)
 }
 
 // parseSelectCSV parses b, the CSV read from path, as readSelectCSV does.
@@ -480,13 +483,7 @@ func selectProgress(stderr io.Writer, chains int) func(pipeline.Progress) {
 // dataSHA256 returns the hex SHA-256 of the bytes of the data file path
 // (or of the embedded data set embedded:NAME).
 func dataSHA256(path string) (string, error) {
-	var b []byte
-	var err error
-	if name, ok := strings.CutPrefix(path, embeddedPrefix); ok {
-		b, err = datasets.ReadFile(name)
-	} else {
-		b, err = os.ReadFile(path)
-	}
+	b, err := readDataFile(path)
 	if err != nil {
 		return "", err
 	}

@@ -41,6 +41,22 @@ func synth(n, p int, seed uint64) (*mat.Dense, []float64) {
 	return X, y
 }
 
+// familyData is synth's predictors and response y with the responses of
+// the other families made from it: yb = 1{y > 1} for the logistic, yc =
+// ⌊exp(0.3·y)⌋ for the Poisson.
+func familyData(n, p int, seed uint64) (X *mat.Dense, y, yb, yc []float64) {
+	X, y = synth(n, p, seed)
+	yb = make([]float64, n)
+	yc = make([]float64, n)
+	for i := range n {
+		if y[i] > 1 {
+			yb[i] = 1
+		}
+		yc[i] = math.Floor(math.Exp(0.3 * y[i]))
+	}
+	return X, y, yb, yc
+}
+
 // TestGLMGaussianEvidenceIdentity checks the closed form against the
 // graph: for any θ, log π(θ) − log p(θ | y) = log p(y), the posterior
 // β | σ², y ~ N(m, σ² P⁻¹), σ² | y ~ InverseGamma(A + n/2, B + S/2).
@@ -161,15 +177,7 @@ func TestGLMGaussianEvidenceQuadrature(t *testing.T) {
 // central finite differences.
 func TestGLMGradients(t *testing.T) {
 	n, p := 40, 5
-	X, y := synth(n, p, 2)
-	yb := make([]float64, n)
-	yc := make([]float64, n)
-	for i := range n {
-		if y[i] > 1 {
-			yb[i] = 1
-		}
-		yc[i] = math.Floor(math.Exp(0.3 * y[i]))
-	}
+	X, y, yb, yc := familyData(n, p, 2)
 	spaces := map[string]func() (*ppl.SelectionSpace, error){
 		"gaussian": func() (*ppl.SelectionSpace, error) { return Gaussian(X, y, nil) },
 		"logistic": func() (*ppl.SelectionSpace, error) { return Logistic(X, yb, nil) },

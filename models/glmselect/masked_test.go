@@ -18,15 +18,7 @@ import (
 // the gradient of the views against finite differences.
 func TestGLMMaskedMatchesPerModel(t *testing.T) {
 	n, p := 40, 9
-	X, y := synth(n, p, 5)
-	yb := make([]float64, n)
-	yc := make([]float64, n)
-	for i := range n {
-		if y[i] > 1 {
-			yb[i] = 1
-		}
-		yc[i] = math.Floor(math.Exp(0.3 * y[i]))
-	}
+	X, y, yb, yc := familyData(n, p, 5)
 	families := []struct {
 		name string
 		mk   func(*Settings) (*ppl.SelectionSpace, error)
