@@ -10,10 +10,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
-	"slices"
-	"sort"
 	"strings"
 
+	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/shard"
 )
 
@@ -222,19 +221,8 @@ func orUnknown(s string) string {
 
 // settingsDiff names the settings in which a and b differ.
 func settingsDiff(a, b map[string]any) string {
-	var keys []string
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	keys = slices.Compact(keys)
 	var diffs []string
-	for _, k := range keys {
+	for _, k := range runs.KeysOfBoth(a, b) {
 		va, oka := a[k]
 		vb, okb := b[k]
 		if oka && okb && reflect.DeepEqual(va, vb) {

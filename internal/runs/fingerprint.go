@@ -278,10 +278,8 @@ func describe(out map[string]string, path string, v reflect.Value, levels int, r
 	out[path] = prefix + " #" + w.Sum()[:12]
 }
 
-// Differ names the first setting (in the order of their paths) whose
-// value differs between the lists a and b of Describe, as "Warmup = 100
-// vs 1000"; "" when they agree.
-func Differ(a, b map[string]string) string {
+// KeysOfBoth returns the keys of a and of b, each once, sorted.
+func KeysOfBoth[V any](a, b map[string]V) []string {
 	keys := make([]string, 0, len(a)+len(b))
 	for k := range a {
 		keys = append(keys, k)
@@ -292,7 +290,14 @@ func Differ(a, b map[string]string) string {
 		}
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
+	return keys
+}
+
+// Differ names the first setting (in the order of their paths) whose
+// value differs between the lists a and b of Describe, as "Warmup = 100
+// vs 1000"; "" when they agree.
+func Differ(a, b map[string]string) string {
+	for _, k := range KeysOfBoth(a, b) {
 		va, oka := a[k]
 		vb, okb := b[k]
 		switch {
