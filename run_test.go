@@ -59,20 +59,11 @@ func TestShardsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var parts []*trj.Result
-	for _, shard := range [][]int{{0, 2}, {1}, {3}} {
+	merged, parts := mergedShards(t, func(shard []int) (*trj.Result, error) {
 		s := smallSettings(3)
 		s.Chains.Shard = shard
-		p, err := trj.Run(context.Background(), space, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, viaJSON(t, p))
-	}
-	merged, err := trj.Merge(parts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+		return trj.Run(context.Background(), space, s)
+	})
 	for k := range whole.Chain {
 		if whole.Chain[k] != merged.Chain[k] {
 			t.Errorf("model %d: whole run %+v, merged shards %+v", k, whole.Chain[k], merged.Chain[k])

@@ -55,6 +55,25 @@ func viaJSON(t *testing.T, r *trj.Result) *trj.Result {
 	return back
 }
 
+// mergedShards runs the chains {0, 2}, {1} and {3} as three shards with
+// run, hands each result over through its JSON and merges them; it returns
+// the merged result and the parts.
+func mergedShards(t *testing.T, run func(chains []int) (*trj.Result, error)) (merged *trj.Result, parts []*trj.Result) {
+	t.Helper()
+	for _, chains := range [][]int{{0, 2}, {1}, {3}} {
+		p, err := run(chains)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, viaJSON(t, p))
+	}
+	merged, err := trj.Merge(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return merged, parts
+}
+
 // TestStagedRunIdentical runs the eight-model space whole and in stages —
 // pilots in three blocks of models, one fit, chains in three shards and
 // merged, and chains all at once — and requires the same result apart
@@ -88,18 +107,10 @@ func TestStagedRunIdentical(t *testing.T) {
 	if !sameBits(t, fit.Bridge, whole.Bridge) {
 		t.Errorf("fit stage's bridge estimate %v, whole run's %v", fit.Bridge.Normalized, whole.Bridge.Normalized)
 	}
-	var parts []*trj.Result
-	for _, chains := range [][]int{{0, 2}, {1}, {3}} {
+	merged, _ := mergedShards(t, func(chains []int) (*trj.Result, error) {
 		p, _, err := trj.RunStage(ctx, space, stagedSettings(3), trj.StageChains, dir, chains)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, viaJSON(t, p))
-	}
-	merged, err := trj.Merge(parts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+		return p, err
+	})
 	all, _, err := trj.RunStage(ctx, space, stagedSettings(3), trj.StageChains, dir, nil)
 	if err != nil {
 		t.Fatal(err)
