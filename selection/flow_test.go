@@ -4,8 +4,6 @@ import (
 	"context"
 	"math"
 	"testing"
-
-	"github.com/trjgo/trj/models/glmselect"
 )
 
 // TestSelectFlowExactNIG is TestSelectExactNIG for the families whose
@@ -20,12 +18,7 @@ func TestSelectFlowExactNIG(t *testing.T) {
 		// trains flows; the chains' concurrency is TestSelectExactNIG's
 		t.Skip("skipped with -race")
 	}
-	X, y := selectData(80, 12, 1)
-	want := exactPIPs(t, X, y)
-	sp, err := glmselect.Gaussian(X, y, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp, want := exactNIGSpace(t)
 	for _, prop := range []Proposal{Amortised{}, CTRJ{}} {
 		res, err := Run(context.Background(), sp, &Settings{Seed: 2, Steps: 10000, Warmup: 500, Proposal: prop})
 		if err != nil {
@@ -54,12 +47,7 @@ func TestSelectFlowExactNIG(t *testing.T) {
 // FullConditional, whose transports come from the full model's
 // Laplace fit alone.
 func TestSelectFullConditionalExactNIG(t *testing.T) {
-	X, y := selectData(80, 12, 1)
-	want := exactPIPs(t, X, y)
-	sp, err := glmselect.Gaussian(X, y, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp, want := exactNIGSpace(t)
 	res, err := Run(context.Background(), sp, &Settings{Seed: 3, Steps: 5000, Warmup: 500, Proposal: FullConditional{}})
 	if err != nil {
 		t.Fatal(err)

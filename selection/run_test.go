@@ -61,17 +61,25 @@ func exactPIPs(t *testing.T, X *mat.Dense, y []float64) []float64 {
 	return ex.PIP
 }
 
-// TestSelectExactNIG is the exact test: a normal-inverse-gamma
-// regression over 12 terms (4,096 models) sampled through the
-// transdimensional machinery, every PIP within 4 MCSE of the enumerated
-// closed form.
-func TestSelectExactNIG(t *testing.T) {
+// exactNIGSpace is the Gaussian selection space of TestSelectExactNIG's
+// data, 80 rows of 12 terms, and its exact PIPs.
+func exactNIGSpace(t *testing.T) (*ppl.SelectionSpace, []float64) {
+	t.Helper()
 	X, y := selectData(80, 12, 1)
 	want := exactPIPs(t, X, y)
 	sp, err := glmselect.Gaussian(X, y, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sp, want
+}
+
+// TestSelectExactNIG is the exact test: a normal-inverse-gamma
+// regression over 12 terms (4,096 models) sampled through the
+// transdimensional machinery, every PIP within 4 MCSE of the enumerated
+// closed form.
+func TestSelectExactNIG(t *testing.T) {
+	sp, want := exactNIGSpace(t)
 	res, err := Run(context.Background(), sp, &Settings{Seed: 1, Steps: 5000, Warmup: 500})
 	if err != nil {
 		t.Fatal(err)
@@ -99,12 +107,7 @@ func TestSelectCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("statistical test over 10 seeds")
 	}
-	X, y := selectData(80, 12, 1)
-	want := exactPIPs(t, X, y)
-	sp, err := glmselect.Gaussian(X, y, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp, want := exactNIGSpace(t)
 	var zs []float64
 	for seed := uint64(101); seed < 111; seed++ {
 		res, err := Run(context.Background(), sp, &Settings{Seed: seed, Steps: 3000, Warmup: 300})
