@@ -3,7 +3,6 @@ package trj_test
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
+	"github.com/trjgo/trj/internal/checks/conjugate"
 	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
@@ -23,21 +23,6 @@ func evidenceSettings(seed uint64) *trj.Settings {
 	s := smallSettings(seed)
 	s.Chains = trj.ChainSettings{Chains: 2, Steps: 200}
 	return s
-}
-
-// rareData is n observations of four predictors and a response
-// y = 0.9·x₁ + 0.3·x₂ + ε, ε ~ N(0, 1), from a fixed stream: the 16 subsets
-// then range in posterior probability from about 0.5 to below 10⁻¹², the
-// models without x₁ being the rare ones.
-func rareData(n int) (x [][]float64, y []float64) {
-	rng := rand.New(rand.NewPCG(26, 16))
-	x = make([][]float64, n)
-	y = make([]float64, n)
-	for i := range x {
-		x[i] = []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
-		y[i] = 0.9*x[i][0] + 0.3*x[i][1] + rng.NormFloat64()
-	}
-	return x, y
 }
 
 // runEvidence runs trj.Run with settings s and returns the result and its
@@ -119,7 +104,7 @@ func TestModelEvidenceCalibration(t *testing.T) {
 // and the relative error of the rare ones.
 func TestModelEvidenceRare(t *testing.T) {
 	skipInRacePass(t, "the code of TestModelEvidenceExact on 16 models")
-	x, y := rareData(100)
+	x, y := conjugate.RareData(100)
 	space, exact, _, err := allSubsets(x, y)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +138,7 @@ func TestModelEvidenceRareSeeds(t *testing.T) {
 	if n == 0 {
 		t.Skip("set TRJ_EVIDENCE_SEEDS to run the study")
 	}
-	x, y := rareData(100)
+	x, y := conjugate.RareData(100)
 	space, exact, logZ, err := allSubsets(x, y)
 	if err != nil {
 		t.Fatal(err)
