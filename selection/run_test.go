@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/models/glmselect"
 	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
@@ -25,27 +26,9 @@ import (
 // selectData returns n rows of p predictors, every third one correlated
 // with a common factor, and a response with strong, weak and null effects.
 func selectData(n, p int, seed uint64) (*mat.Dense, []float64) {
-	rng := rand.New(rand.NewPCG(seed, 11))
-	X := mat.NewDense(n, p, nil)
-	for i := range n {
-		common := rng.NormFloat64()
-		for j := range p {
-			v := rng.NormFloat64()
-			if j%3 == 0 {
-				v = 0.7*common + 0.7*v
-			}
-			X.Set(i, j, v)
-		}
-	}
 	effects := []float64{1.0, 0, 0.5, 0, -0.3, 0.2, 0, 0, 0.15, 0, 0, -0.6}
-	y := make([]float64, n)
-	for i := range n {
-		y[i] = 0.5 + rng.NormFloat64()
-		for j := range p {
-			y[i] += effects[j%len(effects)] * X.At(i, j)
-		}
-	}
-	return X, y
+	return checks.Regression{Stream: 11, Group: 0, Common: 0.7, Own: 0.7, Intercept: 0.5,
+		Effect: func(j int) float64 { return effects[j%len(effects)] }}.Data(n, p, seed)
 }
 
 func exactPIPs(t *testing.T, X *mat.Dense, y []float64) []float64 {

@@ -11,34 +11,21 @@ import (
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/ppl"
 )
 
 // synth returns n rows of p correlated predictors and a response from a
 // few strong, weak and null effects.
 func synth(n, p int, seed uint64) (*mat.Dense, []float64) {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	X := mat.NewDense(n, p, nil)
-	for i := range n {
-		common := rng.NormFloat64()
-		for j := range p {
-			v := rng.NormFloat64()
-			if j%3 == 1 {
-				v = 0.6*common + 0.8*v
+	effects := []float64{1.5, 0.3, -0.8}
+	return checks.Regression{Stream: 7, Group: 1, Common: 0.6, Own: 0.8, Intercept: 1,
+		Effect: func(j int) float64 {
+			if j < len(effects) {
+				return effects[j]
 			}
-			X.Set(i, j, v)
-		}
-	}
-	y := make([]float64, n)
-	for i := range n {
-		y[i] = 1 + rng.NormFloat64()
-		for j, b := range []float64{1.5, 0.3, -0.8} {
-			if j < p {
-				y[i] += b * X.At(i, j)
-			}
-		}
-	}
-	return X, y
+			return 0
+		}}.Data(n, p, seed)
 }
 
 // familyData is synth's predictors and response y with the responses of
