@@ -11,6 +11,7 @@ import (
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/ppl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -91,14 +92,7 @@ func TestSavedTransports(t *testing.T) {
 	train := flows.DefaultTrainOptions()
 	train.Iterations = 30
 	s.Proposals = &trj.RQMATransports{Train: &train}
-	first, fitted, err := trj.RunFitted(context.Background(), space, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := fitted.Save(&buf); err != nil {
-		t.Fatal(err)
-	}
+	first, _, buf := runSaved(t, space, s)
 	saved := buf.Bytes()
 	s2 := smallSettings(5)
 	s2.Proposals = &trj.LoadedTransports{From: bytes.NewReader(saved)}
@@ -106,11 +100,7 @@ func TestSavedTransports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k := range first.Labels {
-		if first.Bridge.Normalized[k] != again.Bridge.Normalized[k] {
-			t.Errorf("model %d: bridge %v with fitted transports, %v with the saved ones", k, first.Bridge.Normalized[k], again.Bridge.Normalized[k])
-		}
-	}
+	sameBridge(t, first, again, "fitted transports", "the saved ones")
 	// A set saved for other models is refused, naming the model.
 	set, err := flows.LoadSet(bytes.NewReader(saved), nil)
 	if err != nil {
@@ -252,15 +242,11 @@ func TestSavedConditional(t *testing.T) {
 	train := flows.ConditionalTrainOptions()
 	train.Iterations = 20
 	s.Proposals = &trj.Conditional{Train: &train}
-	first, fitted, err := trj.RunFitted(context.Background(), space, s)
-	if err != nil {
-		t.Fatal(err)
+	first, fitted, buf := runSaved(t, space, s)
+	if fitted.Conditional() == nil || fitted.Transport(0) != nil {
+		t.Fatal("the saved proposals are not one conditional flow")
 	}
-	var buf bytes.Buffer
-	if err := fitted.Save(&buf); err != nil || fitted.Conditional() == nil || fitted.Transport(0) != nil {
-		t.Fatalf("saving the conditional flow: %v", err)
-	}
-	s.Proposals = &trj.LoadedTransports{From: &buf}
+	s.Proposals = &trj.LoadedTransports{From: buf}
 	again, err := trj.Run(context.Background(), space, s)
 	if err != nil {
 		t.Fatal(err)
@@ -268,9 +254,32 @@ func TestSavedConditional(t *testing.T) {
 	if first.Algorithm != "CTRJ" || again.Algorithm != "CTRJ" || again.Transports[0].Kind != "loaded" {
 		t.Errorf("algorithms %s and %s, loaded report %+v", first.Algorithm, again.Algorithm, again.Transports[0])
 	}
+	sameBridge(t, first, again, "the fitted flow", "the saved one")
+}
+
+// runSaved runs space with s and returns the result, the fitted proposals
+// and their saved form.
+func runSaved(t *testing.T, space *ppl.Space, s *trj.Settings) (*trj.Result, *trj.Fitted, *bytes.Buffer) {
+	t.Helper()
+	res, fitted, err := trj.RunFitted(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := fitted.Save(&buf); err != nil {
+		t.Fatalf("saving the fitted proposals: %v", err)
+	}
+	return res, fitted, &buf
+}
+
+// sameBridge checks that the bridge estimates of first, run with the
+// proposals named fitted, and again, run with those named saved, are the
+// same to the bit.
+func sameBridge(t *testing.T, first, again *trj.Result, fitted, saved string) {
+	t.Helper()
 	for k := range first.Labels {
 		if first.Bridge.Normalized[k] != again.Bridge.Normalized[k] {
-			t.Errorf("model %d: bridge %v with the fitted flow, %v with the saved one", k, first.Bridge.Normalized[k], again.Bridge.Normalized[k])
+			t.Errorf("model %d: bridge %v with %s, %v with %s", k, first.Bridge.Normalized[k], fitted, again.Bridge.Normalized[k], saved)
 		}
 	}
 }
