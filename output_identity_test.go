@@ -16,14 +16,7 @@ import (
 // writes beside them; each file carries the run's fingerprint.
 func TestOutputDirOfAnotherRun(t *testing.T) {
 	space := mustSubsetSpace(t, 40)
-	dir := t.TempDir()
-	s := smallSettings(1)
-	s.Chains.Steps = 200
-	s.OutputDir = dir
-	res, err := trj.Run(context.Background(), space, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, s, dir := runToDir(t, space, 200)
 	h, err := runs.CSVSettings(filepath.Join(dir, "draws_2.csv"))
 	if err != nil || h[runs.FingerprintKey] != res.Fingerprint {
 		t.Errorf("draws_2.csv: fingerprint %q, the run's %q (%v)", h[runs.FingerprintKey], res.Fingerprint, err)

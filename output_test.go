@@ -9,22 +9,31 @@ import (
 
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/pipeline"
+	"github.com/trjgo/trj/ppl"
 	"github.com/trjgo/trj/ppl/draws"
 )
+
+// runToDir runs space with smallSettings(1) and chains of the given steps,
+// writing into a new folder: it returns the result, the settings and the
+// folder.
+func runToDir(t *testing.T, space *ppl.Space, steps int) (*trj.Result, *trj.Settings, string) {
+	t.Helper()
+	s := smallSettings(1)
+	s.Chains.Steps = steps
+	s.OutputDir = t.TempDir()
+	res, err := trj.Run(context.Background(), space, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, s, s.OutputDir
+}
 
 // TestOutputDir: the draws stream to one CmdStan CSV per chain with a
 // model__ column, beside the JSON summary and the figure; a cancelled run's
 // files are valid and marked interrupted.
 func TestOutputDir(t *testing.T) {
 	space := mustSubsetSpace(t, 40)
-	dir := t.TempDir()
-	s := smallSettings(1)
-	s.Chains.Steps = 500
-	s.OutputDir = dir
-	res, err := trj.Run(context.Background(), space, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, s, dir := runToDir(t, space, 500)
 	for _, f := range []string{"result.json", "running.png", "draws_1.csv", "draws_4.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
