@@ -125,12 +125,7 @@ func (r *regData) poissonHand() gradImpl {
 			lp += r.y[i]*e - mu
 			eta[i] = r.y[i] - mu
 		}
-		for j, b := range beta {
-			lp -= 0.5 * b * b
-			grad[j] = -b
-		}
-		blas64.Gemv(blas.Trans, 1, xm, blas64.Vector{N: r.n, Inc: 1, Data: eta}, 1, blas64.Vector{N: r.d, Inc: 1, Data: grad})
-		return lp
+		return withNormalPrior(lp, beta, grad, xm, eta)
 	}
 }
 
@@ -200,11 +195,7 @@ func (r *regData) normalHand() gradImpl {
 			res[i] = v * inv
 		}
 		lp := -0.5*ss*inv - nf*tau - 0.5*nf*math.Log(2*math.Pi) + tau
-		for j, b := range theta {
-			lp -= 0.5 * b * b
-			grad[j] = -b
-		}
-		blas64.Gemv(blas.Trans, 1, xm, blas64.Vector{N: r.n, Inc: 1, Data: res}, 1, blas64.Vector{N: r.d, Inc: 1, Data: grad[:r.d]})
+		lp = withNormalPrior(lp, theta, grad, xm, res)
 		grad[r.d] += ss*inv - nf + 1
 		return lp
 	}

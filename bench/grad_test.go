@@ -283,13 +283,22 @@ func (ld *logisticData) handImpl() gradImpl {
 			lp += ld.y[i]*e - sp
 			eta[i] = ld.y[i] - sig // residual, reused in place
 		}
-		for j, b := range beta {
-			lp -= 0.5 * b * b
-			grad[j] = -b
-		}
-		blas64.Gemv(blas.Trans, 1, xm, blas64.Vector{N: ld.n, Inc: 1, Data: eta}, 1, blas64.Vector{N: ld.d, Inc: 1, Data: grad})
-		return lp
+		return withNormalPrior(lp, beta, grad, xm, eta)
 	}
+}
+
+// withNormalPrior finishes a hand-written GLM log-density: it adds the
+// N(0, I) prior of the parameters theta to the log-likelihood lp and sets
+// grad to the prior's gradient −θ, adds Xᵀr (the likelihood's gradient in
+// the coefficients, the first columns of theta, given the residuals r of
+// the n×d design xm) and returns the log-density.
+func withNormalPrior(lp float64, theta, grad []float64, xm blas64.General, r []float64) float64 {
+	for j, b := range theta {
+		lp -= 0.5 * b * b
+		grad[j] = -b
+	}
+	blas64.Gemv(blas.Trans, 1, xm, blas64.Vector{N: xm.Rows, Inc: 1, Data: r}, 1, blas64.Vector{N: xm.Cols, Inc: 1, Data: grad[:xm.Cols]})
+	return lp
 }
 
 func logisticSetup(tb testing.TB) ([]float64, map[string]gradImpl) {
