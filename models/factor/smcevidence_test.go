@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/kernels"
 )
 
@@ -106,17 +107,6 @@ func isSummary(lw []float64) (top float64, w []float64, m, se, ess float64) {
 	return top, w, m, se, ess
 }
 
-// logMeanExp is the log of the mean of exp(zs) with its delta-method SE.
-func logMeanExp(zs []float64) (float64, float64) {
-	top := floats.Max(zs)
-	w := make([]float64, len(zs))
-	for i, v := range zs {
-		w[i] = math.Exp(v - top)
-	}
-	wm, wsd := stat.MeanStdDev(w, nil)
-	return top + math.Log(wm), wsd / math.Sqrt(float64(len(w))) / wm
-}
-
 // TestSMCEvidenceRuns logs the SMC log evidence of independent runs of each
 // model: TRJ_SMCEV_N particles (default 1000), conditional ESS fraction
 // TRJ_SMCEV_ESS (0.5), TRJ_SMCEV_SEEDS seeds (5).
@@ -166,7 +156,7 @@ func TestSMCEvidenceKernelIS(t *testing.T) {
 		r, set := smcevPilot(t, f)
 		d := r.Dim
 		x := mat.NewDense(set.Particles, d, r.Particles)
-		_, ch := scaledChol(t, x, h)
+		ch := scaledChol(t, covariance(x), h*h)
 		var l mat.TriDense
 		ch.LTo(&l)
 		// Centres: every (4000/centres)-th particle.
@@ -285,7 +275,9 @@ func modeMixture(t *testing.T, r *kernels.SMCResult, k, particles int, nu, sc fl
 				flip(v, fl)
 				x.SetRow(i, v)
 			}
-			cov, ch := scaledChol(t, x, sc)
+			cov := covariance(x)
+			cov.ScaleSym(sc*sc, cov)
+			ch := scaledChol(t, cov, 1)
 			c := &tComp{mean: make([]float64, d)}
 			for j := range c.mean {
 				c.mean[j] = stat.Mean(mat.Col(nil, j, x), nil)
@@ -295,9 +287,7 @@ func modeMixture(t *testing.T, r *kernels.SMCResult, k, particles int, nu, sc fl
 			if fl == 0 && kde > 0 {
 				// Kernel components: centres on the pattern's
 				// particles, its covariance scaled by h².
-				var ck mat.SymDense
-				ck.ScaleSym(h*h/(sc*sc), cov)
-				chk := cholesky(t, &ck)
+				chk := scaledChol(t, cov, h*h/(sc*sc))
 				nc := min(kde, len(us))
 				for q := 0; q < nc; q++ {
 					kc := &tComp{mean: append([]float64(nil), us[q*len(us)/nc]...)}
@@ -412,7 +402,7 @@ func TestSMCEvidenceSchedule(t *testing.T) {
 				zs = append(zs, smcevRun(t, f, set).LogZ)
 			}
 			m, sd := stat.MeanStdDev(zs, nil)
-			lz, se := logMeanExp(zs)
+			lz, se := checks.LogMeanExp(zs)
 			t.Logf("k=%d N=%d ESS=%.2f fixed schedule %v (%d temperatures): log Z mean %.3f sd %.3f; log mean exp %.3f ± %.3f; runs %.2f",
 				k, n, ess, fixed, len(pilot.Temperatures)-1, m, sd, lz, se, zs)
 		}
@@ -434,29 +424,28 @@ func TestSMCEvidenceExperiment(t *testing.T) {
 				zs = append(zs, smcevRun(t, f, &kernels.SMCSettings{Particles: 400, Seed: uint64(20*set + r), ESSFraction: 0.9}).LogZ)
 			}
 			m, sd := stat.MeanStdDev(zs, nil)
-			lz, se := logMeanExp(zs)
+			lz, se := checks.LogMeanExp(zs)
 			t.Logf("k=%d seeds %d-%d: log Z %.3f ± %.3f (log mean exp, delta-method SE); single runs mean %.3f sd %.3f",
 				k, 20*set+1, 20*set+20, lz, se, m, sd)
 		}
 	})
 }
 
-// scaledChol is the covariance of the rows of x scaled by s², with its
-// Cholesky factorisation.
-func scaledChol(t *testing.T, x *mat.Dense, s float64) (*mat.SymDense, *mat.Cholesky) {
-	t.Helper()
+// covariance is the covariance of the rows of x.
+func covariance(x *mat.Dense) *mat.SymDense {
 	var cov mat.SymDense
 	stat.CovarianceMatrix(&cov, x, nil)
-	cov.ScaleSym(s*s, &cov)
-	return &cov, cholesky(t, &cov)
+	return &cov
 }
 
-// cholesky factorises the covariance a, failing t unless it is positive
-// definite.
-func cholesky(t *testing.T, a mat.Symmetric) *mat.Cholesky {
+// scaledChol is the Cholesky factorisation of the covariance cov scaled by
+// s2, failing t unless that is positive definite.
+func scaledChol(t *testing.T, cov mat.Symmetric, s2 float64) *mat.Cholesky {
 	t.Helper()
+	var a mat.SymDense
+	a.ScaleSym(s2, cov)
 	var ch mat.Cholesky
-	if !ch.Factorize(a) {
+	if !ch.Factorize(&a) {
 		t.Fatal("covariance not positive definite")
 	}
 	return &ch
