@@ -15,6 +15,12 @@ package ad
 // float64(1·c) + 1·acc, that is c + acc rounded once, as P + X or X + P
 // round it (addition commutes in IEEE arithmetic, signs of zero included).
 
+// isPlainAdd reports whether in is an elementwise sum of two slots: the
+// instruction the product rewrites look for.
+func (in *instr) isPlainAdd() bool {
+	return in.kind == kBinary && in.bop.code == fAdd && in.variant == 0 && len(in.args) == 2
+}
+
 // accumulateProducts applies the rewrite to list, an entry point's
 // instructions (before fusion); liveOut are the slots the entry point reads
 // after running it. It returns the new list.
@@ -25,7 +31,7 @@ func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
 	changed := false
 	for i := range list {
 		add := &list[i]
-		if add.kind != kBinary || add.bop.code != fAdd || add.variant != 0 || len(add.args) != 2 {
+		if !add.isPlainAdd() {
 			continue
 		}
 		n := c.slotLen[add.out]

@@ -88,7 +88,7 @@ func (c *code) mergeSymmetricProducts(list []instr, liveOut []int) []instr {
 	changed := false
 	for i := range list {
 		add := &list[i]
-		if add.kind != kBinary || add.bop.code != fAdd || add.variant != 0 || len(add.args) != 2 {
+		if !add.isPlainAdd() {
 			continue
 		}
 		p, q := add.args[0], add.args[1]
