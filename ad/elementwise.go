@@ -222,22 +222,16 @@ func arithSV(code fcode, out []float64, x float64, b []float64) {
 }
 
 // arithVS sets out = a code y elementwise for an arithmetic code.
+// Addition and multiplication commute and v − y is −y + v to the bit, so
+// only division has a loop of its own.
 func arithVS(code fcode, out, a []float64, y float64) {
-	a = a[:len(out)]
 	switch code {
-	case fAdd:
-		for i, v := range a {
-			out[i] = v + y
-		}
+	case fAdd, fMul:
+		arithSV(code, out, y, a)
 	case fSub:
-		for i, v := range a {
-			out[i] = v - y
-		}
-	case fMul:
-		for i, v := range a {
-			out[i] = v * y
-		}
+		arithSV(fAdd, out, -y, a)
 	default:
+		a = a[:len(out)]
 		for i, v := range a {
 			out[i] = v / y
 		}

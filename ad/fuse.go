@@ -578,28 +578,20 @@ func mulFused(out []float64, s [][]float64, op *fop) {
 	default:
 		// One side is a scalar, whose slot may hold fewer than n values:
 		// slice only the vector side.
+		// A product of two factors commutes to the bit, so which side
+		// is the scalar does not matter once it is known.
+		vec, sc := op.a, op.b
 		if op.a.scalar {
-			a, x := s[op.b.slot][op.b.off:op.b.off+n], s[op.a.slot][op.a.off]
-			if scaled {
-				// x·a[i] then ·c: the scalar is the left factor.
-				for i, v := range a {
-					out[i] = x * v * c
-				}
-			} else {
-				for i, v := range a {
-					out[i] = x * v
-				}
+			vec, sc = op.b, op.a
+		}
+		a, x := s[vec.slot][vec.off:vec.off+n], s[sc.slot][sc.off]
+		if scaled {
+			for i, v := range a {
+				out[i] = v * x * c
 			}
 		} else {
-			a, x := s[op.a.slot][op.a.off:op.a.off+n], s[op.b.slot][op.b.off]
-			if scaled {
-				for i, v := range a {
-					out[i] = v * x * c
-				}
-			} else {
-				for i, v := range a {
-					out[i] = v * x
-				}
+			for i, v := range a {
+				out[i] = v * x
 			}
 		}
 		if op.sum >= 0 {

@@ -189,17 +189,11 @@ func valueData(v gorgonia.Value, n int) ([]float64, error) {
 	case bool:
 		out = []float64{b2f(d)}
 	case []bool:
-		out = make([]float64, len(d))
-		for i, x := range d {
-			out[i] = b2f(x)
-		}
+		out = floatsOf(d, b2f)
 	case int:
 		out = []float64{float64(d)}
 	case []int:
-		out = make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
+		out = floatsOf(d, func(x int) float64 { return float64(x) })
 	default:
 		return nil, fmt.Errorf("value of type %T (dtype %v), want float64", d, v.Dtype())
 	}
@@ -223,4 +217,13 @@ func nodeValue(nd *gorgonia.Node) ([]float64, error) {
 		return nil, fmt.Errorf("ad: data node %q: %w", nd.Name(), err)
 	}
 	return d, nil
+}
+
+// floatsOf converts each element of d with f.
+func floatsOf[T any](d []T, f func(T) float64) []float64 {
+	out := make([]float64, len(d))
+	for i, x := range d {
+		out[i] = f(x)
+	}
+	return out
 }

@@ -15,6 +15,22 @@ package ad
 // float64(1·c) + 1·acc, that is c + acc rounded once, as P + X or X + P
 // round it (addition commutes in IEEE arithmetic, signs of zero included).
 
+import "iter"
+
+// plainAdds yields the index and address of each instruction of list that
+// is an elementwise sum of two slots: the instructions the product
+// rewrites look for.
+func plainAdds(list []instr) iter.Seq2[int, *instr] {
+	return func(yield func(int, *instr) bool) {
+		for i := range list {
+			add := &list[i]
+			if add.kind == kBinary && add.bop.code == fAdd && add.variant == 0 && len(add.args) == 2 && !yield(i, add) {
+				return
+			}
+		}
+	}
+}
+
 // accumulateProducts applies the rewrite to list, an entry point's
 // instructions (before fusion); liveOut are the slots the entry point reads
 // after running it. It returns the new list.
@@ -23,11 +39,7 @@ func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
 	overlaps, readers, writer := c.overlaps, u.readers, u.writer
 	drop := make([]bool, len(list))
 	changed := false
-	for i := range list {
-		add := &list[i]
-		if add.kind != kBinary || add.bop.code != fAdd || add.variant != 0 || len(add.args) != 2 {
-			continue
-		}
+	for i, add := range plainAdds(list) {
 		n := c.slotLen[add.out]
 		for side := 0; side < 2; side++ {
 			p, x := add.args[side], add.args[1-side]

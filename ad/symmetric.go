@@ -86,11 +86,7 @@ func (c *code) mergeSymmetricProducts(list []instr, liveOut []int) []instr {
 	u := listUse{c: c, list: list, liveOut: liveOut}
 	drop := make([]bool, len(list))
 	changed := false
-	for i := range list {
-		add := &list[i]
-		if add.kind != kBinary || add.bop.code != fAdd || add.variant != 0 || len(add.args) != 2 {
-			continue
-		}
+	for i, add := range plainAdds(list) {
 		p, q := add.args[0], add.args[1]
 		if p == q || u.readers(p) != 1 || u.readers(q) != 1 {
 			continue

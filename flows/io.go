@@ -374,13 +374,19 @@ func (d *dec) rqma() (*RQMA, error) {
 		return nil, err
 	}
 	g, err := NewRQMA(shift, scale, cfg, 0)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
-	}
-	if err := d.params(g.params, g.net); err != nil {
+	if err := d.finish(err, func() error { return d.params(g.params, g.net) }); err != nil {
 		return nil, err
 	}
 	return g, nil
+}
+
+// finish ends the decoding of a flow: err, its constructor's error, is a
+// format error; else params reads the flow's parameters.
+func (d *dec) finish(err error, params func() error) error {
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	return params()
 }
 
 func (d *dec) conditional() (*ConditionalRQMA, error) {
@@ -406,10 +412,7 @@ func (d *dec) conditional() (*ConditionalRQMA, error) {
 		return nil, err
 	}
 	g, err := NewConditionalRQMA(spec, shift, scale, cfg, 0)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
-	}
-	if err := d.params(g.params, g.net); err != nil {
+	if err := d.finish(err, func() error { return d.params(g.params, g.net) }); err != nil {
 		return nil, err
 	}
 	return g, nil

@@ -221,12 +221,7 @@ func (k *NUTS) Step(rng *rand.Rand, s NUTSState) (NUTSState, NUTSInfo) {
 
 	// Start both ends of the trajectory at s with a fresh momentum.
 	f := &k.fwd
-	copy(f.q, s.Position)
-	copy(f.g, s.Grad)
-	f.lp = s.LogDensity
-	k.Metric.sampleMomentum(rng, f.p)
-	k.Metric.velocity(f.p, f.v)
-	h0 := f.hamiltonian()
+	h0 := k.startAt(rng, f, s)
 	k.sample.set(f, h0)
 	k.startEnds()
 	logSumWeight := 0.0
@@ -434,6 +429,17 @@ func (k *NUTS) leapfrog(z *point, eps float64) float64 {
 	return h
 }
 
+// startAt sets z to the state s with a fresh momentum and returns its
+// Hamiltonian.
+func (k *NUTS) startAt(rng *rand.Rand, z *point, s NUTSState) float64 {
+	copy(z.q, s.Position)
+	copy(z.g, s.Grad)
+	z.lp = s.LogDensity
+	k.Metric.sampleMomentum(rng, z.p)
+	k.Metric.velocity(z.p, z.v)
+	return z.hamiltonian()
+}
+
 // findStepSize is Stan's initial step-size heuristic: from s, double or
 // halve the step size until one leapfrog step's acceptance probability
 // crosses 0.8. It sets k.StepSize and counts gradient evaluations.
@@ -441,12 +447,7 @@ func (k *NUTS) findStepSize(rng *rand.Rand, s NUTSState) (evals int, err error) 
 	z := &k.fwd
 	eps := k.StepSize
 	deltaH := func() float64 {
-		copy(z.q, s.Position)
-		copy(z.g, s.Grad)
-		z.lp = s.LogDensity
-		k.Metric.sampleMomentum(rng, z.p)
-		k.Metric.velocity(z.p, z.v)
-		h0 := z.hamiltonian()
+		h0 := k.startAt(rng, z, s)
 		h := k.leapfrog(z, eps)
 		evals++
 		return h0 - h

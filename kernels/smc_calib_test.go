@@ -295,22 +295,6 @@ func TestSMCSignFlipParts(t *testing.T) {
 	}
 }
 
-// logMeanExpSE is the estimate trj's SMC pilots report from independent
-// runs' log evidences: the log of their mean evidence and its
-// delta-method standard error.
-func logMeanExpSE(lz []float64) (float64, float64) {
-	top := lz[0]
-	for _, v := range lz {
-		top = max(top, v)
-	}
-	w := make([]float64, len(lz))
-	for i, v := range lz {
-		w[i] = math.Exp(v - top)
-	}
-	m, sd := stat.MeanStdDev(w, nil)
-	return top + math.Log(m), sd / math.Sqrt(float64(len(w))) / m
-}
-
 // TestSMCEvidenceCalibration checks the SMC evidence and its standard error
 // as trj's SMC pilots form them (the log of the mean evidence of
 // independent default runs, here of 100 particles, with the delta-method SE) on
@@ -339,7 +323,7 @@ func TestSMCEvidenceCalibration(t *testing.T) {
 			lz[r] = res.LogZ
 			errs = append(errs, res.LogZ-exact)
 		}
-		est, se := logMeanExpSE(lz)
+		est, se := checks.LogMeanExp(lz)
 		zs = append(zs, (est-exact)/se)
 	}
 	zm, zsd := stat.MeanStdDev(zs, nil)

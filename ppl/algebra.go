@@ -69,12 +69,21 @@ func (e *expr) o1(a operand, f func(x float64) float64, g unFn) operand {
 	return onNode(e.un(g, a.node))
 }
 
-func (e *expr) Add(a, b operand) operand {
+// unit returns the other operand when a or b is the constant id, the
+// identity of a commutative operation on them.
+func unit(a, b operand, id float64) (operand, bool) {
 	switch {
-	case b.isConstEq(0):
-		return a
-	case a.isConstEq(0):
-		return b
+	case b.isConstEq(id):
+		return a, true
+	case a.isConstEq(id):
+		return b, true
+	}
+	return operand{}, false
+}
+
+func (e *expr) Add(a, b operand) operand {
+	if o, ok := unit(a, b, 0); ok {
+		return o
 	}
 	return e.o2(a, b, func(x, y float64) float64 { return x + y }, gorgonia.Add)
 }
@@ -87,11 +96,8 @@ func (e *expr) Sub(a, b operand) operand {
 }
 
 func (e *expr) Mul(a, b operand) operand {
-	switch {
-	case b.isConstEq(1):
-		return a
-	case a.isConstEq(1):
-		return b
+	if o, ok := unit(a, b, 1); ok {
+		return o
 	}
 	return e.o2(a, b, func(x, y float64) float64 { return x * y }, gorgonia.HadamardProd)
 }

@@ -135,26 +135,16 @@ func (d LKJCholesky) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return 
 // LogProbs returns the log-density of L, a scalar.
 func (d LKJCholesky) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
 	const dist = "LKJCholesky"
-	if x == nil {
-		return nil, fmt.Errorf("ppl: %s: nil observation", dist)
-	}
-	xo, err := resolve(dist+": observation", x)
+	xo, err := observation(dist, x, func(s tensor.Shape) bool {
+		return len(s) == 2 && s[0] == s[1] && s[0] >= 2
+	}, "a K×K matrix, K ≥ 2")
 	if err != nil {
 		return nil, err
 	}
 	s := xo.shape
-	if len(s) != 2 || s[0] != s[1] || s[0] < 2 {
-		return nil, fmt.Errorf("ppl: %s: observation has shape %v, want a K×K matrix, K ≥ 2", dist, s)
-	}
 	k := s[0]
-	eta, err := resolve(dist+".Eta", d.Eta)
+	eta, err := positiveScalar(dist, "Eta", d.Eta)
 	if err != nil {
-		return nil, err
-	}
-	if !eta.isScalar() {
-		return nil, fmt.Errorf("ppl: %s: Eta has shape %v, want a scalar", dist, eta.shape)
-	}
-	if err := checkParam(dist, "Eta", eta, positive, "> 0"); err != nil {
 		return nil, err
 	}
 	if xo.isConst() {

@@ -127,11 +127,7 @@ func (e *expr) xlog1my(a, y operand) operand {
 // countOperands resolves the observation (data counts, checked against the
 // trials n when trials names a parameter) and the parameters.
 func countOperands(dist string, x *gorgonia.Node, trials string, names []string, vals []Operand) ([]operand, error) {
-	o, err := operands(dist, x, names, vals...)
-	if err != nil {
-		return nil, err
-	}
-	v, err := observed(dist, x)
+	o, v, err := dataOperands(dist, x, names, vals...)
 	if err != nil {
 		return nil, err
 	}

@@ -23,17 +23,13 @@ func (d Dirichlet) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return to
 // vector x, one per row for a matrix x).
 func (d Dirichlet) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
 	const dist = "Dirichlet"
-	if x == nil {
-		return nil, fmt.Errorf("ppl: %s: nil observation", dist)
-	}
-	xo, err := resolve(dist+": observation", x)
+	xo, err := observation(dist, x, func(s tensor.Shape) bool {
+		return (len(s) == 1 || len(s) == 2) && s[len(s)-1] >= 2
+	}, "a vector of K ≥ 2 entries or a matrix of K ≥ 2 columns")
 	if err != nil {
 		return nil, err
 	}
 	s := xo.shape
-	if (len(s) != 1 && len(s) != 2) || s[len(s)-1] < 2 {
-		return nil, fmt.Errorf("ppl: %s: observation has shape %v, want a vector of K ≥ 2 entries or a matrix of K ≥ 2 columns", dist, s)
-	}
 	k := s[len(s)-1]
 	a, err := resolve(dist+".Alpha", d.Alpha)
 	if err != nil {

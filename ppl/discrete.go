@@ -7,6 +7,17 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
+// dataOperands is operands for an observation that must be data, whose
+// values it returns too (see observed).
+func dataOperands(dist string, x *gorgonia.Node, names []string, vals ...Operand) ([]operand, []float64, error) {
+	o, err := operands(dist, x, names, vals...)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := observed(dist, x)
+	return o, v, err
+}
+
 // observed returns the values of an observation node, which must hold data
 // (a Builder.Data node or a constant): the discrete distributions fold
 // terms such as log x! into constants.
@@ -57,11 +68,7 @@ func (d BernoulliLogit) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) {
 
 // LogProbs returns x·η − log(1 + exp η) for each element of x.
 func (d BernoulliLogit) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("BernoulliLogit", x, []string{"Logit"}, d.Logit)
-	if err != nil {
-		return nil, err
-	}
-	v, err := observed("BernoulliLogit", x)
+	o, v, err := dataOperands("BernoulliLogit", x, []string{"Logit"}, d.Logit)
 	if err != nil {
 		return nil, err
 	}
@@ -123,11 +130,7 @@ func (d PoissonLog) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return t
 
 // LogProbs returns x·η − exp η − log x! for each element of x.
 func (d PoissonLog) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
-	o, err := operands("PoissonLog", x, []string{"LogRate"}, d.LogRate)
-	if err != nil {
-		return nil, err
-	}
-	v, err := observed("PoissonLog", x)
+	o, v, err := dataOperands("PoissonLog", x, []string{"LogRate"}, d.LogRate)
 	if err != nil {
 		return nil, err
 	}

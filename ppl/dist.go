@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // Distribution builds log-density graphs. Parameters are Operands:
@@ -62,16 +63,42 @@ func asOperand(n *gorgonia.Node) operand {
 	return onNode(n)
 }
 
+// observation resolves dist's observation x, refusing nil and, when ok
+// is not nil, a shape that ok refuses (want describes the shapes it takes).
+func observation(dist string, x *gorgonia.Node, ok func(s tensor.Shape) bool, want string) (operand, error) {
+	if x == nil {
+		return operand{}, fmt.Errorf("ppl: %s: nil observation", dist)
+	}
+	xo, err := resolve(dist+": observation", x)
+	if err != nil {
+		return operand{}, err
+	}
+	if ok != nil && !ok(xo.shape) {
+		return operand{}, fmt.Errorf("ppl: %s: observation has shape %v, want %s", dist, xo.shape, want)
+	}
+	return xo, nil
+}
+
+// positiveScalar resolves dist's parameter name, v, which must be a
+// scalar, and positive when it is a constant.
+func positiveScalar(dist, name string, v Operand) (operand, error) {
+	o, err := resolve(dist+"."+name, v)
+	if err != nil {
+		return operand{}, err
+	}
+	if !o.isScalar() {
+		return operand{}, fmt.Errorf("ppl: %s: %s has shape %v, want a scalar", dist, name, o.shape)
+	}
+	return o, checkParam(dist, name, o, positive, "> 0")
+}
+
 // operands resolves x and the named parameters and checks their shapes.
 func operands(dist string, x *gorgonia.Node, names []string, vals ...Operand) ([]operand, error) {
-	if x == nil {
-		return nil, fmt.Errorf("ppl: %s: nil observation", dist)
-	}
-	out := make([]operand, 0, len(vals)+1)
-	xo, err := resolve(dist+": observation", x)
+	xo, err := observation(dist, x, nil, "")
 	if err != nil {
 		return nil, err
 	}
+	out := make([]operand, 0, len(vals)+1)
 	out = append(out, xo)
 	for i, v := range vals {
 		o, err := resolve(dist+"."+names[i], v)
@@ -227,10 +254,15 @@ func (d Gamma) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) { return total(
 func (d Gamma) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
 	return logProbs("Gamma", x, []string{"Shape", "Rate"}, []Operand{d.Shape, d.Rate}, func(e *expr, o []operand) operand {
 		x0, a, b := o[0], o[1], o[2]
-		norm := e.Sub(e.Mul(a, e.Log(b)), e.Lgamma(a))
 		kern := e.Sub(e.Mul(e.Sub(a, cst(1)), e.Log(x0)), e.Mul(b, x0))
-		return e.Add(kern, norm)
+		return e.Add(kern, e.gammaNorm(a, b))
 	})
+}
+
+// gammaNorm is α log β − log Γ(α), the log normalising constant of the
+// gamma and inverse-gamma densities of shape α with rate or scale β.
+func (e *expr) gammaNorm(a, b operand) operand {
+	return e.Sub(e.Mul(a, e.Log(b)), e.Lgamma(a))
 }
 
 // InverseGamma is the inverse-gamma distribution with shape Shape (α) and
@@ -246,9 +278,8 @@ func (d InverseGamma) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) {
 func (d InverseGamma) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
 	return logProbs("InverseGamma", x, []string{"Shape", "Scale"}, []Operand{d.Shape, d.Scale}, func(e *expr, o []operand) operand {
 		x0, a, b := o[0], o[1], o[2]
-		norm := e.Sub(e.Mul(a, e.Log(b)), e.Lgamma(a))
 		kern := e.Add(e.Mul(e.Add(a, cst(1)), e.Log(x0)), e.Div(b, x0))
-		return e.Sub(norm, kern)
+		return e.Sub(e.gammaNorm(a, b), kern)
 	})
 }
 

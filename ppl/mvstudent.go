@@ -36,14 +36,8 @@ func (d MvStudentT) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if len(xs) != 1 && len(xs) != 2 {
 		return nil, fmt.Errorf("ppl: %s: observation has shape %v, want a vector or a matrix", dist, xs)
 	}
-	nu, err := resolve(dist+".Nu", d.Nu)
+	nu, err := positiveScalar(dist, "Nu", d.Nu)
 	if err != nil {
-		return nil, err
-	}
-	if !nu.isScalar() {
-		return nil, fmt.Errorf("ppl: %s: Nu has shape %v, want a scalar", dist, nu.shape)
-	}
-	if err := checkParam(dist, "Nu", nu, positive, "> 0"); err != nil {
 		return nil, err
 	}
 	n := xs[len(xs)-1]

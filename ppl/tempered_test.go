@@ -129,28 +129,11 @@ func TestTemperedPriorForm(t *testing.T) {
 // mu, all against their exact values within 4 standard errors.
 func TestSamplePriorMoments(t *testing.T) {
 	m, tm := temperedForm(t, hierarchical, true)
-	const n = 4000
-	rng := rand.New(rand.NewPCG(3, 4))
-	u := make([]float64, m.Dim())
-	c := make([]float64, len(m.ParamNames()))
-	cols := map[string][]float64{}
-	for range n {
-		if err := tm.SamplePrior(rng, u); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Constrain(u, c); err != nil {
-			t.Fatal(err)
-		}
-		for j, name := range m.ParamNames() {
-			cols[name] = append(cols[name], c[j])
-		}
+	cols := priorDraws(t, m, tm, rand.New(rand.NewPCG(3, 4)), func(_ int, _, c []float64, cols map[string][]float64) {
 		// theta.1 − mu, scaled by tau, is N(0, 1).
 		cols["z"] = append(cols["z"], (c[0]-c[3])/c[4])
-	}
-	for _, want := range []struct {
-		name           string
-		mean, variance float64
-	}{
+	})
+	checkMoments(t, cols, []moment{
 		{"mu", 0, 25},
 		{"z", 0, 1},
 		{"sigma", 1.5, 0.75},
@@ -160,22 +143,9 @@ func TestSamplePriorMoments(t *testing.T) {
 		{"gamma.2", -1, 2},
 		{"R.3.2", 0, 25 + 0.09 + 0.49},
 		{"eta.2", 0, 2},
-	} {
-		x := cols[want.name]
-		mean, sd := stat.MeanStdDev(x, nil)
-		if se := math.Sqrt(want.variance / n); math.Abs(mean-want.mean) > 4*se {
-			t.Errorf("%s: mean %.4f, want %.4f ± %.4f", want.name, mean, want.mean, se)
-		}
-		// The variance's standard error, from the sample fourth moment.
-		m4 := 0.0
-		for _, xi := range x {
-			m4 += math.Pow(xi-mean, 4) / n
-		}
-		if se := math.Sqrt((m4 - want.variance*want.variance) / n); math.Abs(sd*sd-want.variance) > 4*se {
-			t.Errorf("%s: variance %.4f, want %.4f ± %.4f", want.name, sd*sd, want.variance, se)
-		}
-	}
+	})
 	// HalfCauchy(2.5): the median of tau is 2.5.
+	const n = priorDrawCount
 	below := 0
 	for _, x := range cols["tau"] {
 		if x < 2.5 {

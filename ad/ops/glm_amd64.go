@@ -38,28 +38,29 @@ var haveAVX2FMA = cpufeat.AVX2FMA()
 // dotRows sets out[i] = x[i*d:(i+1)*d]·beta for every i < len(out).
 // The caller guarantees len(x) ≥ len(out)·d, len(beta) ≥ d ≥ 1.
 func dotRows(x []float64, d int, beta, out []float64) {
-	done := 0
-	if haveAVX2FMA && len(out) >= 4 {
-		g := len(out) / 4
-		dotRows4AVX2(&x[0], d, &beta[0], &out[0], g)
-		done = 4 * g
-	}
-	if done < len(out) {
-		dotRowsGo(x[done*d:], d, beta, out[done:])
-	}
+	byFours(len(out), func(g int) { dotRows4AVX2(&x[0], d, &beta[0], &out[0], g) },
+		func(done int) { dotRowsGo(x[done*d:], d, beta, out[done:]) })
 }
 
 // axpyRows adds Σ_i r[i]·x[i*d:(i+1)*d] to g[:d] over every i < len(r).
 // The caller guarantees len(x) ≥ len(r)·d, len(g) ≥ d ≥ 1.
 func axpyRows(x []float64, d int, r, g []float64) {
+	byFours(len(r), func(n int) { axpyRows4AVX2(&x[0], d, &r[0], &g[0], n) },
+		func(done int) { axpyRowsGo(x[done*d:], d, r[done:], g) })
+}
+
+// byFours runs a row kernel over rows rows: asm over the first groups
+// whole groups of four when the assembly kernels can run, and portable over
+// the rows from done on that asm left.
+func byFours(rows int, asm func(groups int), portable func(done int)) {
 	done := 0
-	if haveAVX2FMA && len(r) >= 4 {
-		n := len(r) / 4
-		axpyRows4AVX2(&x[0], d, &r[0], &g[0], n)
-		done = 4 * n
+	if haveAVX2FMA && rows >= 4 {
+		g := rows / 4
+		asm(g)
+		done = 4 * g
 	}
-	if done < len(r) {
-		axpyRowsGo(x[done*d:], d, r[done:], g)
+	if done < rows {
+		portable(done)
 	}
 }
 

@@ -48,12 +48,7 @@ func TestBernoulliLogitBlockKernel(t *testing.T) {
 		// Each edge value in every position, the others random.
 		for _, v := range append(edges, math.NaN()) {
 			for pos := 0; pos < n; pos++ {
-				eta := make([]float64, n)
-				y := make([]float64, n)
-				for i := range eta {
-					eta[i] = 3 * rng.NormFloat64()
-					y[i] = float64(rng.IntN(2))
-				}
+				eta, y := normalRows(rng, n, 3, 2)
 				eta[pos] = v
 				for _, yv := range []float64{0, 1} {
 					y[pos] = yv
@@ -71,12 +66,7 @@ func TestBernoulliLogitBlockKernel(t *testing.T) {
 		// Invalid outcomes in every position.
 		for _, yv := range []float64{0.5, 2, -1, math.NaN(), math.Inf(1)} {
 			for pos := 0; pos < n; pos++ {
-				eta := make([]float64, n)
-				y := make([]float64, n)
-				for i := range eta {
-					eta[i] = rng.NormFloat64()
-					y[i] = float64(rng.IntN(2))
-				}
+				eta, y := normalRows(rng, n, 1, 2)
 				y[pos] = yv
 				if _, err := bernoulliLogitBlock(eta, y); !errors.Is(err, ErrDomain) {
 					t.Fatalf("n=%d: y[%d] = %v gave error %v, want ErrDomain", n, pos, yv, err)
@@ -115,12 +105,7 @@ func TestPoissonLogBlockKernel(t *testing.T) {
 		}
 		for _, v := range edges {
 			for pos := 0; pos < n; pos++ {
-				eta := make([]float64, n)
-				y := make([]float64, n)
-				for i := range eta {
-					eta[i] = 2 * rng.NormFloat64()
-					y[i] = float64(rng.IntN(20))
-				}
+				eta, y := normalRows(rng, n, 2, 20)
 				eta[pos] = v
 				check(eta, y)
 				if math.IsNaN(v) {
@@ -145,21 +130,49 @@ func same(a, b float64) bool {
 // BenchmarkBernoulliLogitBlock times one block of glmBlock rows, with the
 // dispatching kernel and with the portable one.
 func BenchmarkBernoulliLogitBlock(b *testing.B) {
-	rng := rand.New(rand.NewPCG(26, 2))
-	eta0 := randVec(rng, glmBlock, 3)
+	benchBlock(b, rand.New(rand.NewPCG(26, 2)), 3, 2, func(dispatch bool, eta, y []float64) error {
+		var err error
+		if dispatch {
+			_, err = bernoulliLogitBlock(eta, y)
+		} else {
+			_, err = bernoulliLogitBlockGo(eta, y)
+		}
+		return err
+	})
+}
+
+// BenchmarkPoissonLogBlock times one block of glmBlock rows, with the
+// dispatching kernel and with the portable one.
+func BenchmarkPoissonLogBlock(b *testing.B) {
+	benchBlock(b, rand.New(rand.NewPCG(26, 5)), 1, 5, func(dispatch bool, eta, y []float64) error {
+		if dispatch {
+			poissonLogBlock(eta, y)
+		} else {
+			poissonLogBlockGo(eta, y)
+		}
+		return nil
+	})
+}
+
+// benchBlock times run on one block of glmBlock rows (linear predictors
+// normal with sd scale, outcomes uniform on 0, …, outcomes−1), as
+// "dispatch" with the dispatching kernel and as "go" with the portable one.
+func benchBlock(b *testing.B, rng *rand.Rand, scale float64, outcomes int, run func(dispatch bool, eta, y []float64) error) {
+	eta0 := randVec(rng, glmBlock, scale)
 	y := make([]float64, glmBlock)
 	for i := range y {
-		y[i] = float64(rng.IntN(2))
+		y[i] = float64(rng.IntN(outcomes))
 	}
 	eta := make([]float64, glmBlock)
-	for _, k := range []struct {
-		name string
-		f    func(eta, y []float64) (float64, error)
-	}{{"dispatch", bernoulliLogitBlock}, {"go", bernoulliLogitBlockGo}} {
-		b.Run(k.name, func(b *testing.B) {
+	for _, dispatch := range []bool{true, false} {
+		name := "go"
+		if dispatch {
+			name = "dispatch"
+		}
+		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				copy(eta, eta0)
-				if _, err := k.f(eta, y); err != nil {
+				if err := run(dispatch, eta, y); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -167,27 +180,15 @@ func BenchmarkBernoulliLogitBlock(b *testing.B) {
 	}
 }
 
-// BenchmarkPoissonLogBlock times one block of glmBlock rows, with the
-// dispatching kernel and with the portable one.
-func BenchmarkPoissonLogBlock(b *testing.B) {
-	rng := rand.New(rand.NewPCG(26, 5))
-	eta0 := randVec(rng, glmBlock, 1)
-	y := make([]float64, glmBlock)
-	for i := range y {
-		y[i] = float64(rng.IntN(5))
+// normalRows returns n linear predictors, normal with sd scale, and
+// outcomes drawn uniformly from 0, …, outcomes−1.
+func normalRows(rng *rand.Rand, n int, scale float64, outcomes int) (eta, y []float64) {
+	eta, y = make([]float64, n), make([]float64, n)
+	for i := range eta {
+		eta[i] = scale * rng.NormFloat64()
+		y[i] = float64(rng.IntN(outcomes))
 	}
-	eta := make([]float64, glmBlock)
-	for _, k := range []struct {
-		name string
-		f    func(eta, y []float64) float64
-	}{{"dispatch", poissonLogBlock}, {"go", poissonLogBlockGo}} {
-		b.Run(k.name, func(b *testing.B) {
-			for b.Loop() {
-				copy(eta, eta0)
-				k.f(eta, y)
-			}
-		})
-	}
+	return eta, y
 }
 
 // randomRows returns n linear predictors, each standard normal, normal

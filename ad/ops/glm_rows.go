@@ -7,15 +7,17 @@ import "math"
 // block. Four rows at a time, so that each load of beta or of g serves four
 // rows and the four sums run in parallel.
 
+// rows4 returns the rows i to i+3 of x, rows of d values.
+func rows4(x []float64, i, d int) (r0, r1, r2, r3 []float64) {
+	return x[i*d : i*d+d], x[(i+1)*d : (i+1)*d+d], x[(i+2)*d : (i+2)*d+d], x[(i+3)*d : (i+3)*d+d]
+}
+
 // dotRowsGo sets out[i] = x[i*d:(i+1)*d]·beta for every i < len(out).
 func dotRowsGo(x []float64, d int, beta, out []float64) {
 	beta = beta[:d]
 	i := 0
 	for ; i+4 <= len(out); i += 4 {
-		r0 := x[i*d : i*d+d]
-		r1 := x[(i+1)*d : (i+1)*d+d]
-		r2 := x[(i+2)*d : (i+2)*d+d]
-		r3 := x[(i+3)*d : (i+3)*d+d]
+		r0, r1, r2, r3 := rows4(x, i, d)
 		var s0, s1, s2, s3 float64
 		for j, b := range beta {
 			s0 += r0[j] * b
@@ -40,10 +42,7 @@ func axpyRowsGo(x []float64, d int, r, g []float64) {
 	g = g[:d]
 	i := 0
 	for ; i+4 <= len(r); i += 4 {
-		r0 := x[i*d : i*d+d]
-		r1 := x[(i+1)*d : (i+1)*d+d]
-		r2 := x[(i+2)*d : (i+2)*d+d]
-		r3 := x[(i+3)*d : (i+3)*d+d]
+		r0, r1, r2, r3 := rows4(x, i, d)
 		a0, a1, a2, a3 := r[i], r[i+1], r[i+2], r[i+3]
 		for j := range g {
 			g[j] += (a0*r0[j] + a1*r1[j]) + (a2*r2[j] + a3*r3[j])

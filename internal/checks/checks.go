@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj/models/datasets"
 )
@@ -141,4 +142,20 @@ func SameDensity(tb testing.TB, label string, a, b func(x, grad []float64) (floa
 		}
 	}
 	return la
+}
+
+// LogMeanExp is the estimate trj's SMC pilots report from independent
+// runs' log evidences lz: the log of their mean evidence and its
+// delta-method standard error.
+func LogMeanExp(lz []float64) (float64, float64) {
+	top := lz[0]
+	for _, v := range lz {
+		top = max(top, v)
+	}
+	w := make([]float64, len(lz))
+	for i, v := range lz {
+		w[i] = math.Exp(v - top)
+	}
+	m, sd := stat.MeanStdDev(w, nil)
+	return top + math.Log(m), sd / math.Sqrt(float64(len(w))) / m
 }

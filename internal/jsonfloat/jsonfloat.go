@@ -95,19 +95,26 @@ func (s Slice) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (s *Slice) UnmarshalJSON(b []byte) error {
-	var raw []Float
+	return unmarshalEach(b, (*[]float64)(s), func(v Float) float64 { return float64(v) })
+}
+
+// unmarshalEach decodes b, a JSON array of E or null, into *dst, each
+// element converted by conv; null leaves *dst nil, and an error leaves it
+// unchanged.
+func unmarshalEach[E, T any](b []byte, dst *[]T, conv func(E) T) error {
+	var raw []E
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
 	if raw == nil {
-		*s = nil
+		*dst = nil
 		return nil
 	}
-	out := make(Slice, len(raw))
+	out := make([]T, len(raw))
 	for i, v := range raw {
-		out[i] = float64(v)
+		out[i] = conv(v)
 	}
-	*s = out
+	*dst = out
 	return nil
 }
 
@@ -128,18 +135,5 @@ func (m Matrix) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (m *Matrix) UnmarshalJSON(b []byte) error {
-	var rows []Slice
-	if err := json.Unmarshal(b, &rows); err != nil {
-		return err
-	}
-	if rows == nil {
-		*m = nil
-		return nil
-	}
-	out := make(Matrix, len(rows))
-	for i, r := range rows {
-		out[i] = r
-	}
-	*m = out
-	return nil
+	return unmarshalEach(b, (*[][]float64)(m), func(r Slice) []float64 { return r })
 }
