@@ -119,13 +119,7 @@ func (c coupling) Forward(x *gorgonia.Node, p *flows.Params) (z, logDet *gorgoni
 		if x, err = gorgonia.Add(xe, t); err != nil {
 			return nil, nil, err
 		}
-		ld, err := gorgonia.Sum(s, 1)
-		if err != nil {
-			return nil, nil, err
-		}
-		if logDet == nil {
-			logDet = ld
-		} else if logDet, err = gorgonia.Add(logDet, ld); err != nil {
+		if logDet, err = addRowSums(logDet, s); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -154,17 +148,21 @@ func (c coupling) Inverse(z *gorgonia.Node, p *flows.Params) (x, logDet *gorgoni
 		if z, err = gorgonia.HadamardProd(d, e); err != nil {
 			return nil, nil, err
 		}
-		ld, err := gorgonia.Sum(ns, 1)
-		if err != nil {
-			return nil, nil, err
-		}
-		if logDet == nil {
-			logDet = ld
-		} else if logDet, err = gorgonia.Add(logDet, ld); err != nil {
+		if logDet, err = addRowSums(logDet, ns); err != nil {
 			return nil, nil, err
 		}
 	}
 	return z, logDet, nil
+}
+
+// addRowSums adds the row sums of s (a layer's log-scales) to the
+// log-determinant so far (nil before the first layer).
+func addRowSums(logDet, s *gorgonia.Node) (*gorgonia.Node, error) {
+	ld, err := gorgonia.Sum(s, 1)
+	if err != nil || logDet == nil {
+		return ld, err
+	}
+	return gorgonia.Add(logDet, ld)
 }
 
 // banana returns draws of a curved two-dimensional distribution.

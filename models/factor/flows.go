@@ -3,6 +3,7 @@ package factor
 import (
 	"math"
 
+	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/flows"
 )
 
@@ -20,15 +21,9 @@ func PaperRQMAConfig() flows.RQMAConfig {
 // 32 (never doubled), a 10% validation split and stopping when the
 // 100-iteration mean validation loss stops decreasing.
 func PaperTrainOptions() flows.TrainOptions {
-	o := flows.DefaultTrainOptions()
-	o.Decay1 = 0.995
-	o.Iterations = 3000
-	o.BatchSize = 32
-	o.DoubleAt = nil
-	o.ValidationFraction = 0.1
-	// Four validation evaluations per 100-iteration window: evaluating the
-	// whole held-out set every iteration would cost more than training.
-	o.ValidateEvery = 25
-	o.StopWindow = 100
+	// trj.AutoTrainOptions took its minibatch, validation split and
+	// stopping rule from here; the paper's schedule decays from the start.
+	o := trj.AutoTrainOptions()
+	o.Decay1, o.Decay2 = 0.995, flows.DefaultTrainOptions().Decay2
 	return o
 }
