@@ -15,6 +15,7 @@ import (
 // holding another run's chain files, naming them; a shard of the same run
 // writes beside them; each file carries the run's fingerprint.
 func TestOutputDirOfAnotherRun(t *testing.T) {
+	skipInRacePass(t, "a whole run and its files, checked for the folder rule, which has no concurrency")
 	space := mustSubsetSpace(t, 40)
 	res, s, dir := runToDir(t, space, 200)
 	h, err := runs.CSVSettings(filepath.Join(dir, "draws_2.csv"))
