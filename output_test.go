@@ -33,7 +33,7 @@ func runToDir(t *testing.T, space *ppl.Space, steps int) (*trj.Result, *trj.Sett
 // files are valid and marked interrupted.
 func TestOutputDir(t *testing.T) {
 	space := mustSubsetSpace(t, 40)
-	res, s, dir := runToDir(t, space, 500)
+	res, _, dir := runToDir(t, space, 500)
 	for _, f := range []string{"result.json", "running.png", "draws_1.csv", "draws_4.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
@@ -56,7 +56,7 @@ func TestOutputDir(t *testing.T) {
 	dir = t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s = smallSettings(1)
+	s := smallSettings(1)
 	s.Chains.Steps, s.Chains.Warmup = 1_000_000, 100
 	s.OutputDir = dir
 	s.Progress = func(p pipeline.Progress) {
