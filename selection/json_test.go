@@ -34,7 +34,7 @@ func TestResultJSONSnakeCase(t *testing.T) {
 // NaN (a log evidence of +Inf) is written and reads back.
 func TestModelJSONNonFinite(t *testing.T) {
 	in := Model{Indices: []int{0, 2}, Label: "a,c", Estimate: pipeline.Estimate{P: 0.5, Rhat: math.Inf(1)},
-		LogEvidence: pipeline.Float(math.Inf(1)), Renormalised: math.NaN()}
+		LogEvidence: pipeline.Float(math.Inf(1)), Renormalised: pipeline.Float(math.NaN())}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatalf("a NaN fails the write: %v", err)
@@ -43,7 +43,7 @@ func TestModelJSONNonFinite(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !math.IsNaN(out.Renormalised) || !math.IsInf(float64(out.LogEvidence), 1) || out.Label != "a,c" || len(out.Indices) != 2 || !math.IsInf(out.Estimate.Rhat, 1) {
+	if !math.IsNaN(float64(out.Renormalised)) || !math.IsInf(float64(out.LogEvidence), 1) || out.Label != "a,c" || len(out.Indices) != 2 || !math.IsInf(out.Estimate.Rhat, 1) {
 		t.Errorf("wrote %s, read %+v", b, out)
 	}
 }

@@ -29,7 +29,7 @@ type Model struct {
 	// probability (0 without evidences): a check of the chains where the
 	// Laplace approximation is good.
 	LogEvidence  pipeline.Float `json:"log_evidence"`
-	Renormalised float64        `json:"renormalised"`
+	Renormalised pipeline.Float `json:"renormalised"`
 }
 
 // MoveStat counts one kind of jump.
@@ -204,7 +204,7 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 			sumL += math.Exp(lz[i] - maxL)
 		}
 		for i := range r.Top {
-			r.Top[i].Renormalised = sumP * math.Exp(lz[i]-maxL) / sumL
+			r.Top[i].Renormalised = pipeline.Float(sumP * math.Exp(lz[i]-maxL) / sumL)
 		}
 	}
 	return r
