@@ -8,10 +8,10 @@ import (
 	"sync"
 )
 
-// LogitPrior is the prior of the logistic family: intercept ~ N(0, S0²),
+// LogitPrior is the prior of the logistic family: intercept ~ N(M0, S0²),
 // every other coefficient (on the standardised predictors) ~ N(0, S²).
 type LogitPrior struct {
-	S0, S float64
+	S0, S, M0 float64
 }
 
 // isSettings are the importance-sampling settings of the logistic
@@ -29,6 +29,7 @@ type logitModel struct {
 	x    []float64 // n × d
 	y    []float64
 	prec []float64 // prior precision of each coefficient
+	m0   float64   // prior mean of the first (the intercept)
 }
 
 func (m *logitModel) logPost(beta, eta []float64) float64 {
@@ -48,6 +49,9 @@ func (m *logitModel) logPost(beta, eta []float64) float64 {
 		}
 	}
 	for j, b := range beta {
+		if j == 0 {
+			b -= m.m0
+		}
 		lp -= 0.5 * m.prec[j] * b * b
 	}
 	return lp
@@ -96,6 +100,9 @@ func (m *logitModel) negHessian(mu, eta, h, gr []float64) {
 	for j := range d {
 		if gr != nil {
 			gr[j] = -m.prec[j] * mu[j]
+			if j == 0 {
+				gr[j] += m.prec[j] * m.m0
+			}
 		}
 		h[j*d+j] = m.prec[j]
 	}
@@ -165,6 +172,10 @@ func cholSolveFlat(l []float64, d int, v []float64) []float64 {
 type isEstimate struct {
 	logZ, relSE, laplace float64
 	sampled              bool // by importance sampling, not Laplace only
+	// mean and m2 are the self-normalised importance estimates of the
+	// posterior mean and second moment of each coefficient given the
+	// model (nil for Laplace only).
+	mean, m2 []float64
 }
 
 // logEvidenceIS estimates log p(y | γ) by importance sampling from the
@@ -199,6 +210,7 @@ func (m *logitModel) logEvidenceIS(s isSettings, r *rand.Rand) (isEstimate, erro
 	z := make([]float64, d)
 	theta := make([]float64, d)
 	lw := make([]float64, s.Draws)
+	thetas := make([]float64, s.Draws*d)
 	for k := range s.Draws {
 		var zz float64
 		for j := range z {
@@ -228,22 +240,32 @@ func (m *logitModel) logEvidenceIS(s isSettings, r *rand.Rand) (isEstimate, erro
 		}
 		lq := lqConst - (nu+float64(d))/2*math.Log1p(zz/nu)
 		lw[k] = m.logPost(theta, eta) + lnorm - lq
+		copy(thetas[k*d:], theta)
 	}
 	mx := math.Inf(-1)
 	for _, v := range lw {
 		mx = math.Max(mx, v)
 	}
 	var s1, s2 float64
-	for _, v := range lw {
+	mean, m2 := make([]float64, d), make([]float64, d)
+	for k, v := range lw {
 		w := math.Exp(v - mx)
 		s1 += w
 		s2 += w * w
+		for j, t := range thetas[k*d : (k+1)*d] {
+			mean[j] += w * t
+			m2[j] += w * t * t
+		}
+	}
+	for j := range mean {
+		mean[j] /= s1
+		m2[j] /= s1
 	}
 	nn := float64(s.Draws)
-	mean := s1 / nn
-	varw := s2/nn - mean*mean
-	rel := math.Sqrt(math.Max(varw, 0)/nn) / mean
-	return isEstimate{logZ: mx + math.Log(mean), relSE: rel, laplace: laplace, sampled: true}, nil
+	mw := s1 / nn
+	varw := s2/nn - mw*mw
+	rel := math.Sqrt(math.Max(varw, 0)/nn) / mw
+	return isEstimate{logZ: mx + math.Log(s1/nn), relSE: rel, laplace: laplace, sampled: true, mean: mean, m2: m2}, nil
 }
 
 // logisticEnumeration estimates every model's evidence and combines them
@@ -358,6 +380,7 @@ func forModels(ds design, pr LogitPrior, s isSettings, workers int, masks []int)
 					}
 				}
 				m.prec[0] = 1 / (pr.S0 * pr.S0)
+				m.m0 = pr.M0
 				for c := 1; c < m.d; c++ {
 					m.prec[c] = 1 / (pr.S * pr.S)
 				}

@@ -25,17 +25,26 @@ var DefaultLogit = LogitPrior{S0: 10, S: 2.5}
 
 // Reference is one reference posterior over models as stored in JSON.
 type Reference struct {
-	Problem      string         `json:"problem"`
-	Data         string         `json:"data"`
-	N            int            `json:"n"`
-	P            int            `json:"p"`
-	Method       string         `json:"method"`
-	Likelihood   string         `json:"likelihood"`
-	Prior        map[string]any `json:"prior"`
-	ModelPrior   string         `json:"model_prior"`
-	Design       string         `json:"design"`
-	PIP          []float64      `json:"pip"`
-	PIPSE        []float64      `json:"pip_se"`
+	Problem    string         `json:"problem"`
+	Data       string         `json:"data"`
+	N          int            `json:"n"`
+	P          int            `json:"p"`
+	Method     string         `json:"method"`
+	Likelihood string         `json:"likelihood"`
+	Prior      map[string]any `json:"prior"`
+	ModelPrior string         `json:"model_prior"`
+	Design     string         `json:"design"`
+	Names      []string       `json:"names,omitempty"`
+	PIP        []float64      `json:"pip"`
+	PIPSE      []float64      `json:"pip_se"`
+	// The model-averaged posterior mean and standard deviation of each
+	// coefficient (zero in the models without it), in the units of
+	// CoefUnits, with their standard errors (zero for exact answers).
+	CoefUnits    string         `json:"coef_units,omitempty"`
+	CoefMean     []float64      `json:"coef_mean,omitempty"`
+	CoefMeanSE   []float64      `json:"coef_mean_se,omitempty"`
+	CoefSD       []float64      `json:"coef_sd,omitempty"`
+	CoefSDSE     []float64      `json:"coef_sd_se,omitempty"`
 	ExpectedSize float64        `json:"expected_size"`
 	TopModels    []topModel     `json:"top_models"`
 	Diagnostics  map[string]any `json:"diagnostics,omitempty"`
