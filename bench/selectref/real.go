@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/trjgo/trj/models/datasets"
 )
@@ -74,6 +73,3 @@ func columnSD(d dataset) []float64 {
 	}
 	return sd
 }
-
-// itoa is strconv.Itoa, short for the labels of the references.
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -42,3 +42,31 @@ jags_pip <- function(model, data, X, run) {
   names(pip) <- colnames(X)
   append_row(run$out, "JAGS", run, t, pip)
 }
+
+# append_coef appends one row to run$out like append_row, followed by the
+# coefficients' model-averaged posterior means and sds (zero in the models
+# without them): tool, seed, burn, iter, cpu_seconds, PIPs, means, sds.
+append_coef <- function(out, tool, run, t, pip, mean, sd) {
+  names(mean) <- paste0("mean.", names(pip))
+  names(sd) <- paste0("sd.", names(pip))
+  append_row(out, tool, run, t, c(pip, mean, sd))
+}
+
+# jags_coef runs the JAGS model like jags_pip, monitoring the indicators
+# gam[j] and the coefficients beta[j] (zero when excluded), and appends
+# their PIPs, means and sds, the coefficients divided by scale (to turn
+# them into data units), as a "JAGS" row (append_coef).
+jags_coef <- function(model, data, X, run, scale = rep(1, ncol(X))) {
+  inits <- list(.RNG.name = "base::Mersenne-Twister", .RNG.seed = run$seed)
+  jm <- jags.model(textConnection(model), data = data, inits = inits,
+                   n.chains = 1, n.adapt = 0, quiet = TRUE)
+  t0 <- proc.time()
+  adapt(jm, run$burn, progress.bar = "none", end.adaptation = TRUE)
+  s <- as.matrix(coda.samples(jm, c("gam", "beta"), n.iter = run$iter, progress.bar = "none"))
+  t <- proc.time() - t0
+  p <- ncol(X)
+  pip <- colMeans(s[, paste0("gam[", seq_len(p), "]"), drop = FALSE])
+  b <- sweep(s[, paste0("beta[", seq_len(p), "]"), drop = FALSE], 2, scale, "/")
+  names(pip) <- colnames(X)
+  append_coef(run$out, "JAGS", run, t, pip, colMeans(b), apply(b, 2, sd))
+}

@@ -54,10 +54,12 @@ import (
 
 // reference is the part of a reference JSON the harness uses.
 type reference struct {
-	Problem string             `json:"problem"`
-	Prior   map[string]float64 `json:"-"`
-	PIP     []float64          `json:"pip"`
-	PIPSE   []float64          `json:"pip_se"`
+	Problem  string             `json:"problem"`
+	Prior    map[string]float64 `json:"-"`
+	PIP      []float64          `json:"pip"`
+	PIPSE    []float64          `json:"pip_se"`
+	CoefMean []float64          `json:"coef_mean"`
+	CoefSD   []float64          `json:"coef_sd"`
 }
 
 func loadReference(name string) (*reference, error) {
@@ -86,11 +88,13 @@ func loadReference(name string) (*reference, error) {
 
 // problem is one data set with its references.
 type problem struct {
-	name    string // "linear" or "logistic"
+	name    string // "linear", "logistic", "uscrime", "fls" or "pima"
 	data    string // embedded name
 	nigRef  string // reference of trj and JAGS
 	bmsRef  string // reference of BMS ("" when BMS cannot run it)
+	bmsR    string // BMS script
 	jagsR   string // JAGS script
+	coef    bool   // the R scripts report coefficients too (the real data sets)
 	family  string
 	x       *mat.Dense
 	y       []float64
@@ -105,9 +109,14 @@ type result struct {
 	CPUSeconds               float64
 	MaxAbsErr, MeanAbsErr    float64
 	MaxZ                     float64 // trj: max |error| / (MCSE ⊕ reference SE)
-	PIP                      []float64
-	MCSE                     []float64 // trj only
-	note                     string    // trj: acceptances and ESS, for the log
+	// CoefErr is the largest |error of a coefficient's posterior mean| /
+	// its reference posterior sd (NaN when the run or the reference has no
+	// coefficients).
+	CoefErr  float64
+	PIP      []float64
+	Mean, SD []float64 // model-averaged coefficient means and sds (data units)
+	MCSE     []float64 // trj only
+	note     string    // trj: acceptances and ESS, for the log
 }
 
 // trjProposal is the -proposal flag's family (nil: trj's default).
@@ -243,30 +252,33 @@ func run(out string, problems, tools []string, seeds, trjSteps []int, chains int
 							return err
 						}
 						refName = pr.bmsRef
-						r, err = runR(rscript, tmp, "BMS", "bms_linear.R", []string{pr.dataCSV, itoa(seed), itoa(n / 5), itoa(n)})
+						r, err = runR(rscript, tmp, "BMS", pr.bmsR, []string{pr.dataCSV, itoa(seed), itoa(n / 5), itoa(n)}, pr.coef)
 					case "jags":
 						if ref == nil {
 							return fmt.Errorf("JAGS needs the prior settings of %s", pr.nigRef)
 						}
 						var extra []string
-						if pr.family == "gaussian" {
+						switch {
+						case pr.coef:
+						case pr.family == "gaussian":
 							extra = []string{ftoa(ref.Prior["g"]), ftoa(ref.Prior["a"]), ftoa(ref.Prior["b"])}
-						} else {
+						default:
 							extra = []string{ftoa(ref.Prior["s0"]), ftoa(ref.Prior["s"])}
 						}
-						r, err = runR(rscript, tmp, "JAGS", pr.jagsR, append([]string{pr.dataCSV, itoa(seed), itoa(n / 5), itoa(n)}, extra...))
+						r, err = runR(rscript, tmp, "JAGS", pr.jagsR, append([]string{pr.dataCSV, itoa(seed), itoa(n / 5), itoa(n)}, extra...), pr.coef)
 					}
 					if err != nil {
 						return fmt.Errorf("%s %s seed %d length %d: %w", pn, tool, seed, n, err)
 					}
 					r.Problem, r.Reference = pn, refName
-					r.MaxAbsErr, r.MeanAbsErr = math.NaN(), math.NaN()
+					r.MaxAbsErr, r.MeanAbsErr, r.CoefErr = math.NaN(), math.NaN(), math.NaN()
 					if ref != nil {
 						r.MaxAbsErr, r.MeanAbsErr = errors2(r.PIP, ref.PIP)
 						r.MaxZ = maxZ(r, ref)
+						r.CoefErr = coefErr(r, ref)
 					}
 					results = append(results, r)
-					fmt.Fprintf(os.Stderr, "%-8s %-4s seed %d steps %7d: %8.2f CPU s, max |PIP err| %.4f%s\n", pn, r.Tool, seed, r.Steps, r.CPUSeconds, r.MaxAbsErr, r.note)
+					fmt.Fprintf(os.Stderr, "%-8s %-4s seed %d steps %7d: %8.2f CPU s, max |PIP err| %.4f, max |coef err|/sd %.4f%s\n", pn, r.Tool, seed, r.Steps, r.CPUSeconds, r.MaxAbsErr, r.CoefErr, r.note)
 					if err := appendCSV(out, r); err != nil {
 						return err
 					}
@@ -290,15 +302,40 @@ func errors2(got, want []float64) (maxErr, meanErr float64) {
 	return
 }
 
+// coefErr is the largest |error of a coefficient's posterior mean| over
+// the terms, in units of the reference's posterior sd of the coefficient
+// (NaN without coefficients on either side).
+func coefErr(r result, ref *reference) float64 {
+	if len(r.Mean) == 0 || len(ref.CoefMean) != len(r.Mean) || len(ref.CoefSD) != len(r.Mean) {
+		return math.NaN()
+	}
+	var e float64
+	for j, m := range r.Mean {
+		if ref.CoefSD[j] > 0 {
+			e = math.Max(e, math.Abs(m-ref.CoefMean[j])/ref.CoefSD[j])
+		}
+	}
+	return e
+}
+
 func loadProblem(name, tmp string) (*problem, error) {
 	var pr problem
 	switch name {
 	case "linear":
-		pr = problem{name: name, data: datasets.SelectLinear, nigRef: "linear_p20_nig_exact.json", bmsRef: "linear_p20_gprior_exact.json", jagsR: "jags_linear.R", family: "gaussian"}
+		pr = problem{name: name, data: datasets.SelectLinear, nigRef: "linear_p20_nig_exact.json", bmsRef: "linear_p20_gprior_exact.json", bmsR: "bms_linear.R", jagsR: "jags_linear.R", family: "gaussian"}
 	case "logistic":
 		pr = problem{name: name, data: datasets.SelectLogistic, nigRef: "logistic_p15_is.json", jagsR: "jags_logistic.R", family: "logistic"}
+	// The real data sets of issue 32: every tool runs BMS's g-prior
+	// (trj's Gaussian default, JAGS exactly as jags_gprior.R explains),
+	// so one reference scores all three; Pima has trj's logistic prior.
+	case "uscrime":
+		pr = problem{name: name, data: "select/uscrime.csv", nigRef: "uscrime_gprior_exact.json", bmsRef: "uscrime_gprior_exact.json", bmsR: "bms_real.R", jagsR: "jags_gprior.R", family: "gaussian", coef: true}
+	case "fls":
+		pr = problem{name: name, data: "select/fls.csv", nigRef: "fls_gprior_mc3.json", bmsRef: "fls_gprior_mc3.json", bmsR: "bms_real.R", jagsR: "jags_gprior.R", family: "gaussian", coef: true}
+	case "pima":
+		pr = problem{name: name, data: "select/pima.csv", nigRef: "pima_is.json", jagsR: "jags_pima.R", family: "logistic", coef: true}
 	default:
-		return nil, fmt.Errorf("unknown problem %q (linear, logistic)", name)
+		return nil, fmt.Errorf("unknown problem %q (linear, logistic, uscrime, fls, pima)", name)
 	}
 	b, err := datasets.ReadFile(pr.data)
 	if err != nil {
@@ -317,6 +354,12 @@ func loadProblem(name, tmp string) (*problem, error) {
 	pr.y = make([]float64, n)
 	for i, row := range rows[1:] {
 		for j, s := range row {
+			switch s {
+			case "Yes":
+				s = "1"
+			case "No":
+				s = "0"
+			}
 			v, err := strconv.ParseFloat(s, 64)
 			if err != nil {
 				return nil, err
@@ -383,8 +426,8 @@ func maxZ(r result, ref *reference) float64 {
 }
 
 // runR runs one R script, which appends a row to a CSV: tool, seed, burn,
-// iter, cpu_seconds, PIPs.
-func runR(rscript, tmp, tool, script string, args []string) (result, error) {
+// iter, cpu_seconds, PIPs, then (coef) the coefficients' means and sds.
+func runR(rscript, tmp, tool, script string, args []string, coef bool) (result, error) {
 	f := filepath.Join(tmp, "r-out.csv")
 	os.Remove(f)
 	dir := filepath.Join("bench", "sidebyside-select")
@@ -409,6 +452,10 @@ func runR(rscript, tmp, tool, script string, args []string) (result, error) {
 	}
 	r.Seed, r.Warmup, r.Steps, r.CPUSeconds = int(v[0]), int(v[1]), int(v[2]), v[3]
 	r.PIP = v[4:]
+	if coef {
+		p := len(r.PIP) / 3
+		r.PIP, r.Mean, r.SD = r.PIP[:p], r.PIP[p:2*p], r.PIP[2*p:]
+	}
 	return r, nil
 }
 
@@ -428,6 +475,14 @@ func appendCSV(path string, r result) error {
 		for j := range r.PIP {
 			h = append(h, fmt.Sprintf("mcse%d", j+1))
 		}
+		if len(r.Mean) > 0 {
+			for j := range r.PIP {
+				h = append(h, fmt.Sprintf("mean%d", j+1))
+			}
+			for j := range r.PIP {
+				h = append(h, fmt.Sprintf("sd%d", j+1))
+			}
+		}
 		w.Write(h)
 	}
 	row := []string{r.Problem, r.Tool, r.Reference, itoa(r.Seed), itoa(r.Warmup), itoa(r.Steps),
@@ -441,6 +496,9 @@ func appendCSV(path string, r result) error {
 		} else {
 			row = append(row, "")
 		}
+	}
+	for _, v := range append(append([]float64(nil), r.Mean...), r.SD...) {
+		row = append(row, fmt.Sprintf("%.6g", v))
 	}
 	w.Write(row)
 	w.Flush()
@@ -477,16 +535,19 @@ func table(rs []result) string {
 		return keys[a].steps < keys[b].steps
 	})
 	var b strings.Builder
-	fmt.Fprintln(&b, "| problem | tool | steps | seeds | CPU s (mean) | max abs PIP error (mean over seeds) | (range) | trj: largest PIP z-score |")
-	fmt.Fprintln(&b, "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |")
+	fmt.Fprintln(&b, "| problem | tool | steps | seeds | CPU s (mean) | max abs PIP error (mean over seeds) | (range) | CPU × PIP error² | max coef error / sd | CPU × coef error² | trj: largest PIP z-score |")
+	fmt.Fprintln(&b, "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
 	for _, k := range keys {
 		g := groups[k]
-		var cpu, e float64
+		var cpu, e, e2, c, c2 float64
 		z := math.Inf(-1)
 		var es []float64
 		for _, r := range g {
 			cpu += r.CPUSeconds / float64(len(g))
 			e += r.MaxAbsErr / float64(len(g))
+			e2 += r.MaxAbsErr * r.MaxAbsErr / float64(len(g))
+			c += r.CoefErr / float64(len(g))
+			c2 += r.CoefErr * r.CoefErr / float64(len(g))
 			es = append(es, r.MaxAbsErr)
 			if !math.IsNaN(r.MaxZ) {
 				z = math.Max(z, r.MaxZ)
@@ -496,7 +557,11 @@ func table(rs []result) string {
 		if k.tool == "trj" && !math.IsInf(z, -1) {
 			zs = fmt.Sprintf("%.2f", z)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f | %.4f | %.4f–%.4f | %s |\n", k.problem, k.tool, k.steps, len(g), cpu, e, slices.Min(es), slices.Max(es), zs)
+		cs, cs2 := "—", "—"
+		if !math.IsNaN(c) {
+			cs, cs2 = fmt.Sprintf("%.3f", c), fmt.Sprintf("%.3g", cpu*c2)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f | %.4f | %.4f–%.4f | %.3g | %s | %s | %s |\n", k.problem, k.tool, k.steps, len(g), cpu, e, slices.Min(es), slices.Max(es), cpu*e2, cs, cs2, zs)
 	}
 	return b.String()
 }

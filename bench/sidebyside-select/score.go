@@ -32,6 +32,10 @@ func score(path, problemName, out string) error {
 			}
 		}
 		r.Seed, r.Warmup, r.Steps, r.CPUSeconds, r.PIP = int(v[0]), int(v[1]), int(v[2]), v[3], v[4:]
+		if pr.coef {
+			p := len(r.PIP) / 3
+			r.PIP, r.Mean, r.SD = r.PIP[:p], r.PIP[p:2*p], r.PIP[2*p:]
+		}
 		refName := pr.nigRef
 		if r.Tool == "BMS" {
 			refName = pr.bmsRef
@@ -42,6 +46,7 @@ func score(path, problemName, out string) error {
 		}
 		r.Reference = refName
 		r.MaxAbsErr, r.MeanAbsErr = errors2(r.PIP, ref.PIP)
+		r.CoefErr = coefErr(r, ref)
 		if err := appendCSV(out, r); err != nil {
 			return err
 		}
@@ -82,6 +87,10 @@ func tableOf(paths []string) error {
 					r.PIP = append(r.PIP, v)
 				case strings.HasPrefix(h, "mcse"):
 					r.MCSE = append(r.MCSE, v)
+				case indexed(h, "mean"):
+					r.Mean = append(r.Mean, v)
+				case indexed(h, "sd"):
+					r.SD = append(r.SD, v)
 				}
 			}
 			ref, ok := refs[r.Reference]
@@ -93,6 +102,7 @@ func tableOf(paths []string) error {
 			}
 			r.MaxAbsErr, r.MeanAbsErr = errors2(r.PIP, ref.PIP)
 			r.MaxZ = maxZ(r, ref)
+			r.CoefErr = coefErr(r, ref)
 			if len(r.MCSE) == 0 {
 				r.MaxZ = math.NaN() // a file written before the MCSE columns
 			}
@@ -110,4 +120,11 @@ func readCSV(path string) ([][]string, error) {
 		return nil, err
 	}
 	return csv.NewReader(bytes.NewReader(b)).ReadAll()
+}
+
+// indexed reports whether the column name h is prefix followed by a term's
+// number ("mean3"), not another column that starts alike ("mean_abs_err").
+func indexed(h, prefix string) bool {
+	_, err := strconv.Atoi(strings.TrimPrefix(h, prefix))
+	return strings.HasPrefix(h, prefix) && err == nil
 }
