@@ -137,6 +137,9 @@ func TestBadData(t *testing.T) {
 func TestEmbeddedDataMatchFiles(t *testing.T) {
 	dir := t.TempDir()
 	for _, m := range gallery {
+		if m.name == "diamonds" && raceDetector && testing.Short() {
+			continue // two builds of 5,000 rows: minutes under the race detector; the pass without -race checks it
+		}
 		raw, err := datasets.ReadFile(embeddedDir + m.file)
 		if err != nil {
 			t.Fatal(err)
