@@ -96,11 +96,11 @@ func readTable(r io.Reader, sep rune) (*Table, error) {
 	head, _, _ := bytes.Cut(b, []byte("\n"))
 	if sep == 0 {
 		sep = ','
-		if bytes.IndexByte(head, '\t') >= 0 && fields(head, '\t') > fields(head, ',') {
+		if bytes.ContainsRune(head, '\t') && fields(head, '\t') > fields(head, ',') {
 			sep = '\t'
 		}
 	}
-	if sep == ',' && bytes.IndexByte(head, ';') >= 0 && fields(head, ';') > fields(head, ',') {
+	if sep == ',' && bytes.ContainsRune(head, ';') && fields(head, ';') > fields(head, ',') {
 		return nil, fmt.Errorf("%w: line 1: the fields are separated by ';', not ','; save the file as comma-separated CSV with '.' as the decimal point", ErrFormat)
 	}
 	cr := csv.NewReader(bytes.NewReader(b))
@@ -172,7 +172,7 @@ func csvError(err error) error {
 // fields counts the fields of a header line split at sep (0 when it is
 // not one CSV record).
 func fields(line []byte, sep rune) int {
-	if bytes.IndexRune(line, sep) < 0 {
+	if !bytes.ContainsRune(line, sep) {
 		return 1
 	}
 	cr := csv.NewReader(bytes.NewReader(line))
