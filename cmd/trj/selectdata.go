@@ -44,15 +44,24 @@ func (c selectColumn) terms() []string {
 	return t
 }
 
-// yesWords and noWords are the texts of a binary response or of a
-// yes/no factor, compared case-insensitively: yes is 1, and no is a
-// factor's reference level.
-var (
-	yesWords = []string{"yes", "true", "y"}
-	noWords  = []string{"no", "false", "n"}
-)
+// isYes and isNo recognise the texts of a binary response or of a
+// yes/no factor, in any case: yes is 1, and no is a factor's reference
+// level.
+func isYes(s string) bool {
+	switch strings.ToLower(s) {
+	case "yes", "true", "y":
+		return true
+	}
+	return false
+}
 
-func isWord(words []string, s string) bool { return slices.Contains(words, strings.ToLower(s)) }
+func isNo(s string) bool {
+	switch strings.ToLower(s) {
+	case "no", "false", "n":
+		return true
+	}
+	return false
+}
 
 // parseSelectCSV parses b, the data file read from path (tab-separated
 // when path ends in .tsv or its header is), as readSelectCSV does: the
@@ -224,10 +233,10 @@ func selectResponse(path string, t *datasets.Table, yCol int, family string) ([]
 		}
 	}
 	if text != nil && family == "logistic" && !slices.ContainsFunc(t.Rows, func(rec []string) bool {
-		return !isWord(yesWords, rec[yCol]) && !isWord(noWords, rec[yCol])
+		return !isYes(rec[yCol]) && !isNo(rec[yCol])
 	}) {
 		for i, rec := range t.Rows {
-			if isWord(yesWords, rec[yCol]) {
+			if isYes(rec[yCol]) {
 				y[i] = 1
 			}
 		}
@@ -307,7 +316,7 @@ func classifyColumn(path string, t *datasets.Table, j int) (selectColumn, error)
 			path, name, quoteList(levels, 3))
 	}
 	slices.Sort(levels)
-	if k := slices.IndexFunc(levels, func(s string) bool { return isWord(noWords, s) }); k > 0 {
+	if k := slices.IndexFunc(levels, isNo); k > 0 {
 		ref := levels[k]
 		levels = append([]string{ref}, slices.Delete(levels, k, k+1)...)
 	}
