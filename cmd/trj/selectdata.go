@@ -388,8 +388,12 @@ func encodeLike(train *selectData, t *datasets.Table) (*mat.Dense, error) {
 // combinations, at most ten lines and what that means for the run.
 func collinearNotes(x *mat.Dense, names []string) []string {
 	sets := glmselect.CollinearSets(x)
+	var wide []string
+	if n, p := x.Dims(); p > n-1 {
+		wide = []string{fmt.Sprintf("%d terms and %d observations: any model of more than %d terms has a singular design; among the terms beyond the rank, only exact copies are named", p, n, n-1)}
+	}
 	if len(sets) == 0 {
-		return nil
+		return wide
 	}
 	var lines []string
 	group := map[int][]int{} // first column of a copy group → the copies
@@ -424,5 +428,5 @@ func collinearNotes(x *mat.Dense, names []string) []string {
 		lines = append(lines[:most], fmt.Sprintf("… (%d more)", len(lines)-most))
 	}
 	head := "exactly collinear terms: a model holding a whole set below has a singular design: its coefficients are not identified, and under the g-prior (-family gaussian) it gets zero prior mass"
-	return append([]string{head}, lines...)
+	return append(append(wide, head), lines...)
 }

@@ -265,3 +265,14 @@ func TestSelectCollinearNote(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errb.String())
 	}
 }
+
+// TestSelectWideNote: more terms than observations is noted, not refused.
+func TestSelectWideNote(t *testing.T) {
+	d, err := parseSelectCSV("w.csv", []byte("y,a,b,c,e\n1,1,4,2,0\n2,3,1,5,1\n4,2,2,2,7\n"), "y", "gaussian", "refuse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(d.notes, "\n"); !strings.Contains(notes, "4 terms and 3 observations: any model of more than 2 terms has a singular design") {
+		t.Errorf("notes %q", notes)
+	}
+}
