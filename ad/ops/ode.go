@@ -43,9 +43,11 @@ var (
 // goroutines.
 type ODE struct {
 	dim, params int
-	// prog evaluates L(z) = Σ_i w_i f_i(t, y, θ) at z = (w, y, θ, t); its
-	// gradient holds f (∂L/∂w) and wᵀ∂f/∂y, wᵀ∂f/∂θ. It is only cloned,
-	// never evaluated, so concurrent Lower calls may share it.
+	// prog evaluates L(z) = Σ_i w_i f_i(y⁽ⁱ⁾, θ⁽ⁱ⁾, t⁽ⁱ⁾) at z = (w, y⁽¹⁾,
+	// θ⁽¹⁾, t⁽¹⁾, …, y⁽ⁿ⁾, θ⁽ⁿ⁾, t⁽ⁿ⁾), n copies of the inputs: at w = 1
+	// and equal copies its gradient holds f (∂L/∂w) and, in copy i's
+	// place, row i of [∂f/∂y | ∂f/∂θ | ∂f/∂t]. It is only cloned, never
+	// evaluated, so concurrent Lower calls may share it.
 	prog *ad.Program
 }
 
@@ -54,7 +56,9 @@ type ODE struct {
 // (the parameters), all in one graph. It returns dim scalar nodes, the
 // derivatives dy_i/dt, built from them with gorgonia (and this package's)
 // ops. Writing the system one component at a time keeps small models, the
-// usual case, as short as their equations.
+// usual case, as short as their equations. NewODE calls it dim times, on
+// separate inputs, so that one evaluation yields the whole Jacobian; it
+// must build the same function each time.
 type ODERHS func(t *gorgonia.Node, y, theta []*gorgonia.Node) ([]*gorgonia.Node, error)
 
 // NewODE compiles the right-hand side rhs of a system of dim states and
@@ -71,31 +75,33 @@ func NewODE(dim, params int, rhs ODERHS) (*ODE, error) {
 		return nil, errors.New("ops: NewODE: nil right-hand side")
 	}
 	g := gorgonia.NewGraph()
-	nz := 2*dim + params + 1
-	z := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(nz), gorgonia.WithName("ode_z"))
+	blk := dim + params + 1
+	z := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(dim*(1+blk)), gorgonia.WithName("ode_z"))
 	at := func(i int) (*gorgonia.Node, error) { return gorgonia.Slice(z, gorgonia.S(i)) }
-	w, y, theta := make([]*gorgonia.Node, dim), make([]*gorgonia.Node, dim), make([]*gorgonia.Node, params)
-	var err error
+	w, f := make([]*gorgonia.Node, dim), make([]*gorgonia.Node, dim)
 	for i := range dim {
+		var err error
 		if w[i], err = at(i); err != nil {
 			return nil, fmt.Errorf("ops: NewODE: %w", err)
 		}
-		if y[i], err = at(dim + i); err != nil {
-			return nil, fmt.Errorf("ops: NewODE: %w", err)
+		// Copy i of the right-hand side, on inputs of its own, gives f_i;
+		// the gradient with respect to those inputs is row i of the
+		// Jacobian, so one evaluation gives all of them.
+		base := dim + i*blk
+		in := make([]*gorgonia.Node, blk)
+		for c := range in {
+			if in[c], err = at(base + c); err != nil {
+				return nil, fmt.Errorf("ops: NewODE: %w", err)
+			}
 		}
-	}
-	for k := range params {
-		if theta[k], err = at(2*dim + k); err != nil {
-			return nil, fmt.Errorf("ops: NewODE: %w", err)
+		fi, err := rhs(in[blk-1], in[:dim:dim], in[dim:dim+params:dim+params])
+		if err != nil {
+			return nil, fmt.Errorf("ops: NewODE: right-hand side: %w", err)
 		}
-	}
-	t, err := at(2*dim + params)
-	if err != nil {
-		return nil, fmt.Errorf("ops: NewODE: %w", err)
-	}
-	f, err := rhs(t, y, theta)
-	if err != nil {
-		return nil, fmt.Errorf("ops: NewODE: right-hand side: %w", err)
+		if len(fi) != dim {
+			return nil, fmt.Errorf("ops: NewODE: right-hand side returned %d derivatives, want %d (one per state)", len(fi), dim)
+		}
+		f[i] = fi[i]
 	}
 	l, err := weightedRHS(g, w, f)
 	if err != nil {
@@ -111,9 +117,6 @@ func NewODE(dim, params int, rhs ODERHS) (*ODE, error) {
 // weightedRHS returns Σ_i w_i f_i after checking that f has one scalar per
 // state, in graph g.
 func weightedRHS(g *gorgonia.ExprGraph, w, f []*gorgonia.Node) (*gorgonia.Node, error) {
-	if len(f) != len(w) {
-		return nil, fmt.Errorf("ops: NewODE: right-hand side returned %d derivatives, want %d (one per state)", len(f), len(w))
-	}
 	var sum *gorgonia.Node
 	for i, fi := range f {
 		if fi == nil {

@@ -80,13 +80,17 @@ func newODEKernel(sys *ODE, t0 float64, times []float64, set ODESettings) *odeKe
 	m := n + n*q
 	k := &odeKernel{sys: sys, n: n, p: p, q: q, m: m, t0: t0, times: times, set: set,
 		rhs: sys.prog.Clone()}
-	buf := make([]float64, (2*n+p+1)*2+n*q+10*m)
+	nz := n * (2 + q)
+	buf := make([]float64, 2*nz+n*q+10*m)
 	take := func(l int) []float64 {
 		s := buf[:l:l]
 		buf = buf[l:]
 		return s
 	}
-	k.z, k.g, k.jac = take(2*n+p+1), take(2*n+p+1), take(n*q)
+	k.z, k.g, k.jac = take(nz), take(nz), take(n*q)
+	for i := range n {
+		k.z[i] = 1 // the weights w of every copy's f_i
+	}
 	k.y, k.yn, k.ys = take(m), take(m), take(m)
 	for i := range k.k {
 		k.k[i] = take(m)
@@ -123,7 +127,10 @@ func (k *odeKernel) Eval(out []float64, in [][]float64) error {
 				return fmt.Errorf("%w: ODESolve: theta[%d] is %v", ad.ErrNonFinite, i, v)
 			}
 		}
-		copy(k.z[2*n:2*n+k.p], in[1])
+		for i := range n {
+			base := n + i*(k.q+1)
+			copy(k.z[base+n:base+k.q], in[1])
+		}
 	}
 	// y = y0, S = [I | 0].
 	copy(k.y, in[0])
@@ -153,23 +160,23 @@ func (k *odeKernel) Eval(out []float64, in [][]float64) error {
 }
 
 // deriv writes the derivative of the augmented state Y at time t into dY:
-// f(t, y, θ) and S' = (∂f/∂y)S + [0 | ∂f/∂θ]. Row i of the Jacobian is the
-// gradient of Σ w f at w = e_i, one program evaluation per state.
+// f(t, y, θ) and S' = (∂f/∂y)S + [0 | ∂f/∂θ], from one evaluation of the
+// right-hand side's program (see ODE.prog).
 func (k *odeKernel) deriv(t float64, Y, dY []float64) error {
 	n, q := k.n, k.q
 	z := k.z
-	copy(z[n:2*n], Y[:n])
-	z[2*n+k.p] = t
 	for i := range n {
-		clear(z[:n])
-		z[i] = 1
-		if _, err := k.rhs.LogDensityGrad(z, k.g); err != nil {
-			return fmt.Errorf("ODESolve: right-hand side at t = %g: %w", t, err)
-		}
-		if i == 0 {
-			copy(dY[:n], k.g[:n])
-		}
-		copy(k.jac[i*q:(i+1)*q], k.g[n:n+q])
+		base := n + i*(q+1)
+		copy(z[base:base+n], Y[:n])
+		z[base+q] = t
+	}
+	if _, err := k.rhs.LogDensityGrad(z, k.g); err != nil {
+		return fmt.Errorf("ODESolve: right-hand side at t = %g: %w", t, err)
+	}
+	copy(dY[:n], k.g[:n])
+	for i := range n {
+		base := n + i*(q+1)
+		copy(k.jac[i*q:(i+1)*q], k.g[base:base+q])
 	}
 	S, dS := Y[n:], dY[n:]
 	for i := range n {
