@@ -240,6 +240,25 @@ func TestODEStiff(t *testing.T) {
 		t.Fatalf("stiff problem with AllowStiff: error %v, want ErrODEMaxSteps", err)
 	}
 	t.Log(err)
+	// Robertson's chemical kinetics, the classic stiff test problem.
+	rob, err := NewODE(3, 3, func(_ *gorgonia.Node, y, k []*gorgonia.Node) ([]*gorgonia.Node, error) {
+		m := func(a, b *gorgonia.Node) *gorgonia.Node { return gorgonia.Must(gorgonia.Mul(a, b)) }
+		r1 := m(k[0], y[0])
+		r2 := m(k[1], m(y[1], y[2]))
+		r3 := m(k[2], m(y[1], y[1]))
+		d1 := gorgonia.Must(gorgonia.Sub(r2, r1))
+		d3 := r3
+		d2 := gorgonia.Must(gorgonia.Sub(gorgonia.Must(gorgonia.Sub(r1, r2)), r3))
+		return []*gorgonia.Node{d1, d2, d3}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = solvePacked(t, rob, []float64{1, 0, 0}, []float64{0.04, 1e4, 3e7}, 0, []float64{40}, nil)
+	if !errors.Is(err, ErrODEStiff) {
+		t.Fatalf("Robertson: error %v, want ErrODEStiff", err)
+	}
+	t.Log(err)
 	// The same equation with a mild rate is not stiff and solves: with
 	// rate k, y = k(k cos t + sin t)/(k² + 1) − k²e^{−kt}/(k² + 1).
 	const k = 2.0
@@ -256,4 +275,151 @@ func TestODEStiff(t *testing.T) {
 	}
 }
 
-var _ = ad.ErrNonFinite
+// A system without parameters takes a nil theta and differentiates with
+// respect to y0 only; output times equal to t0, and repeated, give y0 and
+// the identity.
+func TestODENoParameters(t *testing.T) {
+	sys, err := NewODE(1, 0, func(_ *gorgonia.Node, y, th []*gorgonia.Node) ([]*gorgonia.Node, error) {
+		if len(th) != 0 {
+			return nil, errors.New("parameters given")
+		}
+		return []*gorgonia.Node{gorgonia.Must(gorgonia.Mul(y[0], gorgonia.NewConstant(-0.7)))}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := []float64{1, 1, 2, 3}
+	y, sens, err := solvePacked(t, sys, []float64{2}, nil, 1, times, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, tj := range times {
+		e := math.Exp(-0.7 * (tj - 1))
+		if math.Abs(y[j]-2*e) > 1e-5 || math.Abs(sens[j]-e) > 1e-5 {
+			t.Errorf("t=%g: y = %v, ∂y/∂y0 = %v, want %v, %v", tj, y[j], sens[j], 2*e, e)
+		}
+	}
+	build := func(x *gorgonia.Node) (*gorgonia.Node, error) {
+		y, err := ODESolve(sys, x, nil, 1, times, &ODESettings{RelTol: 1e-10, AbsTol: 1e-10})
+		if err != nil {
+			return nil, err
+		}
+		return weightedSum(y, 3)
+	}
+	checkGrad(t, "no parameters", tensor.Shape{1}, []float64{2}, build, 1e-6)
+}
+
+// Bad systems, settings, times and shapes are refused when the graph is
+// built, each with an error naming the cause.
+func TestODEBadInput(t *testing.T) {
+	one := func(_ *gorgonia.Node, y, _ []*gorgonia.Node) ([]*gorgonia.Node, error) { return y, nil }
+	for name, c := range map[string]struct {
+		dim, params int
+		rhs         ODERHS
+		want        string
+	}{
+		"no states": {0, 1, one, "states"},
+		"negative":  {1, -1, one, "parameters"},
+		"nil rhs":   {1, 1, nil, "nil right-hand side"},
+		"rhs error": {1, 1, func(*gorgonia.Node, []*gorgonia.Node, []*gorgonia.Node) ([]*gorgonia.Node, error) {
+			return nil, errors.New("boom")
+		}, "boom"},
+		"too few": {2, 1, func(_ *gorgonia.Node, y, _ []*gorgonia.Node) ([]*gorgonia.Node, error) { return y[:1], nil }, "returned 1 derivatives, want 2"},
+		"nil derivative": {1, 1, func(*gorgonia.Node, []*gorgonia.Node, []*gorgonia.Node) ([]*gorgonia.Node, error) {
+			return []*gorgonia.Node{nil}, nil
+		}, "derivative 0 is nil"},
+		"foreign node": {1, 1, func(*gorgonia.Node, []*gorgonia.Node, []*gorgonia.Node) ([]*gorgonia.Node, error) {
+			return []*gorgonia.Node{gorgonia.NewScalar(gorgonia.NewGraph(), tensor.Float64)}, nil
+		}, "not built from"},
+		"vector": {1, 2, func(_ *gorgonia.Node, _, th []*gorgonia.Node) ([]*gorgonia.Node, error) {
+			v, err := gorgonia.Concat(0, gorgonia.Must(gorgonia.Reshape(th[0], tensor.Shape{1})), gorgonia.Must(gorgonia.Reshape(th[1], tensor.Shape{1})))
+			return []*gorgonia.Node{v}, err
+		}, "want a float64 scalar"},
+	} {
+		_, err := NewODE(c.dim, c.params, c.rhs)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, c.want)
+		}
+	}
+
+	sys := decayODE(t)
+	g := gorgonia.NewGraph()
+	y0 := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(1), gorgonia.WithName("y0"))
+	th := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(1), gorgonia.WithName("th"))
+	th2 := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("th2"))
+	ok := []float64{1, 2}
+	for name, c := range map[string]struct {
+		sys       *ODE
+		y0, theta *gorgonia.Node
+		t0        float64
+		times     []float64
+		set       *ODESettings
+		want      string
+	}{
+		"nil system":      {nil, y0, th, 0, ok, nil, "nil ODE"},
+		"negative RelTol": {sys, y0, th, 0, ok, &ODESettings{RelTol: -1}, "RelTol is -1"},
+		"NaN AbsTol":      {sys, y0, th, 0, ok, &ODESettings{AbsTol: math.NaN()}, "AbsTol is NaN"},
+		"tiny RelTol":     {sys, y0, th, 0, ok, &ODESettings{RelTol: 1e-20}, "below what float64"},
+		"negative steps":  {sys, y0, th, 0, ok, &ODESettings{MaxSteps: -3}, "MaxSteps is -3"},
+		"no times":        {sys, y0, th, 0, nil, nil, "no output times"},
+		"NaN t0":          {sys, y0, th, math.NaN(), ok, nil, "t0 is NaN"},
+		"before t0":       {sys, y0, th, 1.5, ok, nil, "before t0"},
+		"decreasing":      {sys, y0, th, 0, []float64{2, 1}, nil, "non-decreasing"},
+		"infinite time":   {sys, y0, th, 0, []float64{1, math.Inf(1)}, nil, "times[1] is +Inf"},
+		"wrong theta":     {sys, y0, th2, 0, ok, nil, "theta has shape (2)"},
+		"wrong y0":        {sys, th2, th, 0, ok, nil, "y0 has shape (2)"},
+		"nil y0":          {sys, nil, th, 0, ok, nil, "argument 0 is nil"},
+		"nil theta":       {sys, y0, nil, 0, ok, nil, "argument 1 is nil"},
+	} {
+		_, err := ODESolve(c.sys, c.y0, c.theta, c.t0, c.times, c.set)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, c.want)
+		}
+	}
+	noParams, err := NewODE(1, 0, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ODESolve(noParams, y0, th, 0, ok, nil); err == nil || !strings.Contains(err.Error(), "without parameters") {
+		t.Errorf("theta for a system without parameters: error %v", err)
+	}
+}
+
+// Values that go wrong while solving are errors naming the cause, never
+// NaN: a non-finite y0 or θ, a right-hand side that is NaN (log of a
+// negative state), and a solution that blows up in finite time (y' = y²
+// from y(0) = 1 is 1/(1 − t)).
+func TestODEBadValues(t *testing.T) {
+	sys := decayODE(t)
+	for name, in := range map[string][2][]float64{
+		"y0":    {{math.NaN()}, {1}},
+		"theta": {{1}, {math.Inf(1)}},
+	} {
+		_, _, err := solvePacked(t, sys, in[0], in[1], 0, []float64{1}, nil)
+		if !errors.Is(err, ad.ErrNonFinite) || !strings.Contains(err.Error(), name) {
+			t.Errorf("non-finite %s: error %v, want ad.ErrNonFinite naming it", name, err)
+		}
+	}
+	logSys, err := NewODE(1, 1, func(_ *gorgonia.Node, y, th []*gorgonia.Node) ([]*gorgonia.Node, error) {
+		return []*gorgonia.Node{gorgonia.Must(gorgonia.Sub(gorgonia.Must(gorgonia.Log(y[0])), th[0]))}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// y' = log y − 1 from y = 1 decreases through 0, where log y is NaN.
+	_, _, err = solvePacked(t, logSys, []float64{1}, []float64{1}, 0, []float64{5}, nil)
+	if !errors.Is(err, ad.ErrNonFinite) || !strings.Contains(err.Error(), "right-hand side at t =") {
+		t.Errorf("log of a negative state: error %v, want ad.ErrNonFinite at a time", err)
+	}
+	square, err := NewODE(1, 1, func(_ *gorgonia.Node, y, th []*gorgonia.Node) ([]*gorgonia.Node, error) {
+		return []*gorgonia.Node{gorgonia.Must(gorgonia.Mul(th[0], gorgonia.Must(gorgonia.Square(y[0]))))}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = solvePacked(t, square, []float64{1}, []float64{1}, 0, []float64{0.5, 2}, nil)
+	if !errors.Is(err, ErrODEStepSize) && !errors.Is(err, ad.ErrNonFinite) {
+		t.Errorf("blow-up: error %v, want ErrODEStepSize or ad.ErrNonFinite", err)
+	}
+	t.Log(err)
+}
