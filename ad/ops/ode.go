@@ -208,8 +208,8 @@ func (s *ODESettings) resolve() (ODESettings, error) {
 
 // ODESolve returns the solution of sys at the output times: a
 // len(times) × Dim matrix whose row j is y(times[j]), where y(t0) = y0 (a
-// vector of Dim entries) and theta holds the Params parameters (nil when
-// there are none). Both y0 and theta are differentiable; times and t0 are
+// vector of Dim entries, or a scalar when Dim is 1) and theta holds the
+// Params parameters (likewise; nil when there are none). Both y0 and theta are differentiable; times and t0 are
 // data, with times non-decreasing and none before t0.
 //
 // The solver is Dormand and Prince's explicit Runge–Kutta pair of orders
@@ -245,6 +245,15 @@ func ODESolve(sys *ODE, y0, theta *gorgonia.Node, t0 float64, times []float64, s
 	}
 	if err := checkNodes("ODESolve", args...); err != nil {
 		return nil, err
+	}
+	for i, a := range args {
+		// A scalar stands for a vector of one, as ppl declares a single
+		// parameter.
+		if a.IsScalar() {
+			if args[i], err = gorgonia.Reshape(a, tensor.Shape{1}); err != nil {
+				return nil, fmt.Errorf("ops: ODESolve: %w", err)
+			}
+		}
 	}
 	op := odeOp{sys: sys, t0: t0, times: append([]float64(nil), times...), set: set}
 	shapes := make([]gorgonia.DimSizer, len(args))
