@@ -93,7 +93,7 @@ func lvPoint(tb testing.TB, m *ppl.GraphModel) []float64 {
 func TestODEModelGradient(t *testing.T) {
 	lv := lotkaVolterra(t)
 	times, obs := lvData(t, lv)
-	m := lvModel(t, lv, times, obs, &ops.ODESettings{RelTol: 1e-11, AbsTol: 1e-11})
+	m := lvModel(t, lv, times, obs, &ops.ODESettings{RelTol: 1e-10, AbsTol: 1e-10})
 	if fb := m.Fallbacks(); len(fb) != 0 {
 		t.Errorf("fallbacks %v", fb)
 	}

@@ -85,7 +85,7 @@ func solvePacked(t *testing.T, sys *ODE, y0, theta []float64, t0 float64, times 
 		t.Fatal(err)
 	}
 	if err := k.Eval(out, in); err != nil {
-		return nil, nil, err
+		return nil, nil, err // the error path may allocate its message
 	}
 	if allocs := testing.AllocsPerRun(3, func() { _ = k.Eval(out, in) }); allocs != 0 {
 		t.Errorf("odeKernel.Eval allocates %v times per call", allocs)
@@ -197,25 +197,34 @@ func lvCost(sys *ODE, times []float64, s *ODESettings) builder {
 }
 
 // The compiled gradient of a Lotka–Volterra cost with respect to θ and y0
-// matches central finite differences of the same tape (solved tightly, so
-// that differencing the adaptive solver's steps adds little noise), and the
-// compiled program matches gorgonia's TapeMachine.
+// matches central finite differences of the compiled value (solved
+// tightly, so that differencing the adaptive solver's steps adds little
+// noise), and the compiled program matches gorgonia's TapeMachine.
 func TestODELotkaVolterraGradient(t *testing.T) {
 	sys := lotkaVolterraODE(t)
-	times := []float64{0.5, 1, 2, 3, 5, 8, 12}
+	times := []float64{0.5, 1, 2, 3, 5, 8}
 	x0 := []float64{30, 4, 0.55, 0.028, 0.8, 0.024}
-	build := lvCost(sys, times, &ODESettings{RelTol: 1e-11, AbsTol: 1e-11})
-	checkGrad(t, "LotkaVolterra", tensor.Shape{6}, x0, build, 1e-5)
+	build := lvCost(sys, times, &ODESettings{RelTol: 1e-10, AbsTol: 1e-10})
 	p := compileBuilt(t, tensor.Shape{6}, build)
 	if fb := p.Fallbacks(); len(fb) != 0 {
 		t.Errorf("fallbacks %v", fb)
 	}
+	grad := make([]float64, 6)
+	if _, err := p.LogDensityGrad(x0, grad); err != nil {
+		t.Fatal(err)
+	}
+	want := fd.Gradient(nil, orNaN(p.LogDensity), x0, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+	for i := range want {
+		if !closeTo(grad[i], want[i], 1e-5) {
+			t.Errorf("gradient[%d] = %.10g, finite differences %.10g", i, grad[i], want[i])
+		}
+	}
 	tg := newTapeGraph(t, tensor.Shape{6}, build)
-	want, wantGrad, err := tg.eval(x0)
+	tv, tgrad, err := tg.eval(x0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkMatchesTape(t, "LotkaVolterra", p, x0, want, wantGrad, 1e-12)
+	checkMatchesTape(t, "LotkaVolterra", p, x0, tv, tgrad, 1e-12)
 }
 
 // Stiff problems fail fast with a clear error instead of hanging: the
@@ -235,7 +244,7 @@ func TestODEStiff(t *testing.T) {
 		t.Fatalf("stiff problem: error %v, want ErrODEStiff", err)
 	}
 	t.Log(err)
-	_, _, err = solvePacked(t, sys, []float64{0}, []float64{1e6}, 0, []float64{1, 10}, &ODESettings{AllowStiff: true, MaxSteps: 20000})
+	_, _, err = solvePacked(t, sys, []float64{0}, []float64{1e6}, 0, []float64{1, 10}, &ODESettings{AllowStiff: true, MaxSteps: 5000})
 	if !errors.Is(err, ErrODEMaxSteps) || !strings.Contains(err.Error(), "stiff") {
 		t.Fatalf("stiff problem with AllowStiff: error %v, want ErrODEMaxSteps", err)
 	}
