@@ -245,11 +245,15 @@ func (k *odeKernel) advance(tout float64) error {
 			return fmt.Errorf("%w: %d steps reached at t = %g (of %g)", ErrODEMaxSteps, k.steps, k.t, tout)
 		}
 		k.steps++
+		// A step that would end just short of tout is stretched to it, so
+		// that no sliver of a step remains (Hairer's DOPRI5 does the same);
+		// a step landing on tout may be as short as the gap between the
+		// output times.
 		h, last := k.h, false
-		if k.t+h >= tout {
+		if k.t+1.01*h >= tout {
 			h, last = tout-k.t, true
 		}
-		if h <= 0 || 0.1*h <= math.Abs(k.t)*0x1p-52 {
+		if !last && 0.1*h <= math.Abs(k.t)*0x1p-52 || !(h > 0) {
 			return fmt.Errorf("%w: step %g at t = %g", ErrODEStepSize, h, k.t)
 		}
 		err, stiff, e := k.trial(h)

@@ -286,7 +286,7 @@ func TestODEStiff(t *testing.T) {
 
 // A system without parameters takes a nil theta and differentiates with
 // respect to y0 only; output times equal to t0, and repeated, give y0 and
-// the identity.
+// the identity, and output times one ulp apart are no trouble.
 func TestODENoParameters(t *testing.T) {
 	sys, err := NewODE(1, 0, func(_ *gorgonia.Node, y, th []*gorgonia.Node) ([]*gorgonia.Node, error) {
 		if len(th) != 0 {
@@ -297,7 +297,7 @@ func TestODENoParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	times := []float64{1, 1, 2, 3}
+	times := []float64{1, 1, 2, 2 + 0x1p-51, 3}
 	y, sens, err := solvePacked(t, sys, []float64{2}, nil, 1, times, nil)
 	if err != nil {
 		t.Fatal(err)
