@@ -17,6 +17,9 @@ import (
 func FuzzDataJSON(f *testing.F) {
 	all := models.All()
 	for i, e := range all {
+		if models.SkippedInRacePass(e.DataFile) {
+			continue // large data: the pass without -race runs this seed
+		}
 		b, err := datasets.ReadFile(e.DataFile)
 		if err != nil {
 			f.Fatal(err)

@@ -38,6 +38,10 @@ func TestRegistry(t *testing.T) {
 func TestRegistryBuildsEveryModel(t *testing.T) {
 	dir := t.TempDir()
 	for _, e := range All() {
+		if SkippedInRacePass(e.DataFile) {
+			t.Logf("%s: not built with -race -short (large data; the pass without -race builds it)", e.Name)
+			continue
+		}
 		raw, err := datasets.ReadFile(e.DataFile)
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name, err)

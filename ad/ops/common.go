@@ -55,6 +55,8 @@ var (
 	_ lowerer = sliceOp{}
 	_ lowerer = glmOp{}
 	_ lowerer = glmGradOp{}
+	_ lowerer = odeOp{}
+	_ lowerer = odeGradOp{}
 
 	_ gorgonia.SDOp = unaryOp{}
 	_ gorgonia.SDOp = scaledOp{}
@@ -71,10 +73,13 @@ var (
 	_ gorgonia.SDOp = sliceOp{}
 	_ gorgonia.SDOp = glmOp{}
 	_ gorgonia.SDOp = glmGradOp{}
+	_ gorgonia.SDOp = odeOp{}
+	_ gorgonia.SDOp = odeGradOp{}
 
 	_ ad.Lowerer = choleskyOp{}
 	_ ad.Cloner  = (*choleskyGradKernel)(nil)
 	_ ad.Cloner  = (*glmKernel)(nil)
+	_ ad.Cloner  = (*odeKernel)(nil)
 
 	_ ad.FullWriter = (*maskedKernel)(nil)
 	_ ad.FullWriter = rowsKernel{}
@@ -83,6 +88,8 @@ var (
 	_ ad.FullWriter = embedKernel{}
 	_ ad.FullWriter = permuteKernel{}
 	_ ad.FullWriter = unaryKernel{}
+	_ ad.FullWriter = (*odeKernel)(nil)
+	_ ad.FullWriter = odeGradKernel{}
 )
 
 // typeVar is the element type shared by all inputs and the output.

@@ -8,6 +8,12 @@
 // in one pass over the design matrix and can split their rows over several
 // goroutines (ad.Program.SetWorkers) with results that do not depend on how
 // many.
+// ODESolve returns the solution of a system of ordinary differential
+// equations at given times, by Dormand and Prince's adaptive 5(4) pair,
+// differentiable in the initial state and the parameters by forward
+// sensitivities; the right-hand side is itself a small graph (NewODE), so
+// its Jacobians come from ad. Stiff problems are detected and reported
+// (ErrODEStiff), and every solve is bounded by a number of steps.
 // For normalizing flows it adds the layers a masked autoregressive flow is
 // made of: MaskedLinear (a fully connected layer with a block-triangular
 // mask, whose products skip the masked weights), PermuteColumns, and

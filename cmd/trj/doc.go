@@ -15,7 +15,7 @@
 //	           [-json FILE] [-o DIR] [-g 1 -a 0.01 -b 0.01] [-prior-sd 2.5]
 //	           [-intercept-sd 10] [-seed 1] [-chains 4] [-warmup 1000]
 //	           [-steps 40000] [-top 20] [-proposal fullcond|laplace|...] [-quiet]
-//	           [-shard i/n|n (needs -json or -o)]
+//	           [-shard i/n|n (needs -json or -o)] [-na refuse|drop]
 //	trj select -merge [-json FILE] PART.json...
 //	trj summary FILE...
 //	trj study factor [-n 2000] [-pairs 10] [-reps 100] [-seed 1] [-data FILE]
@@ -59,6 +59,15 @@
 // and the most visited models, and writes them as JSON to -json and the
 // kept steps as CmdStan CSV (an indicator column per predictor) into -o.
 // -data embedded:select/linear_p20.csv reads a data set built into trj.
+// The data may be comma- or tab-separated (a .tsv name, or tabs in the
+// header), with R's row names (an empty first header field). A text
+// column is a factor: one 0/1 term column[level] per level but the
+// reference (No or FALSE when present, else the first in order), each
+// selected on its own; a Yes/No, TRUE/FALSE or Y/N response is a
+// logistic one (Yes = 1). Rows with a missing value (NA, empty, NaN, nan,
+// .) are refused, naming them, or dropped with -na drop. Before the run
+// it notes the factors, the dropped rows and the exactly collinear
+// columns (glmselect.CollinearSets), which are not an error.
 // Interrupted, it prints and writes (-json, the figures) the partial
 // result of every step the chains finished, none cut to the shortest (the
 // JSON's "complete" false and "stopped" the reason), and marks the -o

@@ -45,6 +45,7 @@ func selectProposalNames() string {
 // selectFlags are the parsed flags of "trj select".
 type selectFlags struct {
 	data, y, family, jsonPath, out string
+	na                             string
 	proposal                       string
 	g, a, b, priorSD, interceptSD  float64
 	seed                           uint64
@@ -64,6 +65,7 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row: the response column and the candidate predictors (required; embedded:NAME reads a data set built into trj, e.g. embedded:select/linear_p20.csv)")
 	fs.StringVar(&f.y, "y", "", "the response `column`; every other column is a candidate predictor (required)")
+	fs.StringVar(&f.na, "na", "refuse", "rows with a missing value (NA, empty, NaN, nan or .): refuse (an error naming them) or drop")
 	fs.StringVar(&f.family, "family", "gaussian", "the regression: "+strings.Join(selectFamilies(), ", "))
 	fs.StringVar(&f.jsonPath, "json", "", "write the result as JSON to `file`")
 	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv) with an indicator column per predictor, and the figures pips.png (every PIP ± 2 MCSE) and running_pips.png (running PIPs of the least certain predictors)")
@@ -108,6 +110,8 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		return nil, errors.New("-data is required: a CSV file with a header row")
 	case f.y == "":
 		return nil, errors.New("-y is required: the name of the response column")
+	case !slices.Contains(naPolicies(), f.na):
+		return nil, fmt.Errorf("-na %q: want one of %s", f.na, strings.Join(naPolicies(), ", "))
 	case !slices.Contains(selectFamilies(), f.family):
 		return nil, fmt.Errorf("-family %q: want one of %s", f.family, strings.Join(selectFamilies(), ", "))
 	case f.chains == 0:
@@ -188,22 +192,29 @@ type selectData struct {
 	y     []float64
 	x     *mat.Dense
 	names []string
+	// The encoding of the data (selectdata.go): the predictor columns
+	// with their levels, the row names, the rows dropped for missing
+	// values and the notes to print before the run.
+	columns []selectColumn
+	labels  []string
+	dropped int
+	notes   []string
 }
 
 // embeddedPrefix names a data set built into trj in -data, as output
 // labels it (datasets.Label): embedded:select/linear_p20.csv.
 const embeddedPrefix = "embedded:"
 
-// readSelectCSV reads the CSV at path (or the embedded data set
-// embedded:NAME) with the response column yName;
-// every other column is a predictor. Errors name the file, line and
-// column.
-func readSelectCSV(path, yName, family string) (*selectData, error) {
+// readSelectCSV reads the CSV or TSV at path (or the embedded data set
+// embedded:NAME) with the response column yName and the missing-value
+// policy na; every other column is a predictor. Errors name the file,
+// row and column.
+func readSelectCSV(path, yName, family, na string) (*selectData, error) {
 	b, err := readDataFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return parseSelectCSV(path, b, yName, family)
+	return parseSelectCSV(path, b, yName, family, na)
 }
 
 // readDataFile returns the bytes of the file at path, or of the embedded
@@ -213,86 +224,6 @@ func readDataFile(path string) ([]byte, error) {
 		return datasets.ReadFile(name)
 	}
 	return os.ReadFile(path)
-}
-
-// parseSelectCSV parses b, the CSV read from path, as readSelectCSV does.
-func parseSelectCSV(path string, b []byte, yName, family string) (*selectData, error) {
-	t, err := datasets.ReadCSV(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	header := t.Header
-	yCol := -1
-	seen := map[string]int{}
-	for j, h := range header {
-		if h == "" {
-			return nil, fmt.Errorf("%s: column %d has no name in the header", path, j+1)
-		}
-		if k, dup := seen[h]; dup {
-			return nil, fmt.Errorf("%s: columns %d and %d are both named %q", path, k+1, j+1, h)
-		}
-		seen[h] = j
-		if h == yName {
-			yCol = j
-		}
-	}
-	if yCol < 0 {
-		return nil, fmt.Errorf("-y %q: no such column in %s (columns: %s)", yName, path, listNames(header, 12))
-	}
-	if len(header) == 1 {
-		return nil, fmt.Errorf("%s has no predictor columns besides the response %q: nothing to select (p = 0)", path, yName)
-	}
-	var rows [][]float64
-	for i, rec := range t.Rows {
-		line := t.Lines[i]
-		row := make([]float64, len(rec))
-		for j, s := range rec {
-			v, err := datasets.ParseDatum(s)
-			if err != nil {
-				return nil, fmt.Errorf("%s: line %d, column %q: %v", path, line, header[j], err)
-			}
-			row[j] = v
-		}
-		y := row[yCol]
-		switch family {
-		case "logistic":
-			if y != 0 && y != 1 {
-				return nil, fmt.Errorf("%s: line %d: -family logistic needs the response %q to be 0 or 1, but it is %v", path, line, yName, y)
-			}
-		case "poisson":
-			if y < 0 || y != math.Trunc(y) {
-				return nil, fmt.Errorf("%s: line %d: -family poisson needs the response %q to be a non-negative integer count, but it is %v", path, line, yName, y)
-			}
-		}
-		rows = append(rows, row)
-	}
-	n, p := len(rows), len(header)-1
-	if n < 2 {
-		return nil, fmt.Errorf("%s: %d observation(s); need at least 2", path, n)
-	}
-	d := &selectData{y: make([]float64, n), x: mat.NewDense(n, p, nil)}
-	for j, h := range header {
-		if j != yCol {
-			d.names = append(d.names, h)
-		}
-	}
-	for i, row := range rows {
-		d.y[i] = row[yCol]
-		k := 0
-		for j, v := range row {
-			if j != yCol {
-				d.x.Set(i, k, v)
-				k++
-			}
-		}
-	}
-	for k := range p {
-		col := mat.Col(nil, k, d.x)
-		if slices.Min(col) == slices.Max(col) {
-			return nil, fmt.Errorf("%s: column %q is constant (%v in every row): it duplicates the intercept, which is always in; drop the column", path, d.names[k], col[0])
-		}
-	}
-	return d, nil
 }
 
 // listNames lists up to max names, then how many more.
@@ -367,9 +298,12 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(fmt.Errorf("-o: %w", err))
 		}
 	}
-	d, err := readSelectCSV(f.data, f.y, f.family)
+	d, err := readSelectCSV(f.data, f.y, f.family, f.na)
 	if err != nil {
 		return fail(err)
+	}
+	for _, note := range d.notes {
+		fmt.Fprintf(stderr, "trj select: note: %s\n", note)
 	}
 	dataSum, err := dataSHA256(f.data)
 	if err != nil {

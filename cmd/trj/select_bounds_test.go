@@ -62,9 +62,11 @@ func FuzzSelectCSV(f *testing.F) {
 	f.Add([]byte("\ufeffy;x1\n1;2\n3;4\n"), "y", uint8(0))
 	f.Add([]byte("y,\n1,2\n"), "y", uint8(0))
 	f.Add([]byte("\"y\",\"x\"\"1\"\n1,2\n3,\"4\"\n"), "y", uint8(2))
+	f.Add([]byte("\"\",\"type\",\"x\",\"g\"\n\"a\",Yes,1,A\n\"b\",No,2,B\n\"c\",No,NA,C\n\"d\",Yes,4,A\n"), "type", uint8(9))
+	f.Add([]byte("y\tx1\tx2\n1\t0.5\tNo\n2\t0.2\tYes\n3\t.\tYes\n"), "y", uint8(8))
 	f.Fuzz(func(t *testing.T, b []byte, yName string, fam uint8) {
 		family := selectFamilies()[int(fam)%len(selectFamilies())]
-		d, err := parseSelectCSV("fuzz.csv", b, yName, family)
+		d, err := parseSelectCSV("fuzz.csv", b, yName, family, naPolicies()[int(fam/8)%len(naPolicies())])
 		if err != nil {
 			if d != nil {
 				t.Fatalf("error %v with data", err)

@@ -12,8 +12,8 @@
 // The models' own loaders read any file from a path (factor.LoadData,
 // robustvs.LoadData, the posteriordb constructors); an empty path makes
 // them use the copy embedded here. They read every file, embedded or not,
-// through one path: ReadCSV and ParseDatum for CSV, ReadJSONObject for
-// JSON. It accepts a UTF-8 byte-order mark, names UTF-16 and semicolon
+// through one path: ReadCSV (which reads tab-separated files too, and R's
+// row names) and ParseDatum for CSV, ReadJSONObject for JSON. It accepts a UTF-8 byte-order mark, names UTF-16 and semicolon
 // separators, refuses JSON with text after the object, a second object or
 // a key given twice, and refuses numbers beyond MaxDatum, whose squares
 // would make the likelihood non-finite far from the datum's name.

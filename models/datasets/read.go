@@ -58,23 +58,57 @@ type Table struct {
 	Header []string
 	Rows   [][]string
 	Lines  []int
+	// Labels are the rows' names when the file has them, as R's
+	// write.csv writes them: a first column with an empty header field
+	// and a value in every row. They are not data, so that column is in
+	// neither Header nor Rows; nil when the file has no row names.
+	Labels []string
+}
+
+// Row names row i of t in messages: by its label when the file has row
+// names (users know their rows by them), else by its line in the file.
+func (t *Table) Row(i int) string {
+	if t.Labels != nil {
+		return fmt.Sprintf("row %q (line %d)", t.Labels[i], t.Lines[i])
+	}
+	return fmt.Sprintf("line %d", t.Lines[i])
 }
 
 // ReadCSV reads a comma-separated data file with a header row: a UTF-8
 // byte-order mark is accepted, UTF-16 and semicolon separators are named,
 // and a row with another number of fields than the header is an error
-// naming its line. Header names and fields are trimmed of spaces.
-func ReadCSV(r io.Reader) (*Table, error) {
+// naming its line. A header that splits into more fields at tabs than at
+// commas is read as tab-separated, as ReadTSV reads it. Header names and
+// fields are trimmed of spaces; row names (R's write.csv) go to Labels.
+func ReadCSV(r io.Reader) (*Table, error) { return readTable(r, 0) }
+
+// ReadTSV reads a tab-separated data file (a .tsv file, or what
+// spreadsheets copy) as ReadCSV reads a comma-separated one.
+func ReadTSV(r io.Reader) (*Table, error) { return readTable(r, '\t') }
+
+// readTable reads a delimited data file with the separator sep, or the
+// one its header line shows when sep is 0.
+func readTable(r io.Reader, sep rune) (*Table, error) {
 	b, err := readText(r)
 	if err != nil {
 		return nil, err
 	}
-	if head, _, _ := bytes.Cut(b, []byte("\n")); semicolons(head) {
+	head, _, _ := bytes.Cut(b, []byte("\n"))
+	if sep == 0 {
+		sep = ','
+		if bytes.ContainsRune(head, '\t') && fields(head, '\t') > fields(head, ',') {
+			sep = '\t'
+		}
+	}
+	if sep == ',' && bytes.ContainsRune(head, ';') && fields(head, ';') > fields(head, ',') {
 		return nil, fmt.Errorf("%w: line 1: the fields are separated by ';', not ','; save the file as comma-separated CSV with '.' as the decimal point", ErrFormat)
 	}
 	cr := csv.NewReader(bytes.NewReader(b))
+	cr.Comma = sep
 	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
+	// Spaces after a comma may precede a quoted field; a tab is itself
+	// white space, so tab-separated fields are only trimmed below.
+	cr.TrimLeadingSpace = sep != '\t'
 	t := &Table{}
 	for {
 		rec, err := cr.Read()
@@ -82,7 +116,7 @@ func ReadCSV(r io.Reader) (*Table, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+			return nil, fmt.Errorf("%w: %v", ErrFormat, csvError(err))
 		}
 		for i := range rec {
 			rec[i] = strings.TrimSpace(rec[i])
@@ -101,26 +135,65 @@ func ReadCSV(r io.Reader) (*Table, error) {
 	if t.Header == nil {
 		return nil, fmt.Errorf("%w: empty file (want a header row, then one row per observation)", ErrFormat)
 	}
+	t.rowNames()
 	return t, nil
 }
 
-// semicolons reports whether a header line is separated by semicolons:
-// it splits into more fields at ';' than at ','.
-func semicolons(line []byte) bool {
-	if bytes.IndexByte(line, ';') < 0 {
-		return false
+// rowNames moves a row-name column (an empty first header field, a value
+// in every row) from the data to Labels.
+func (t *Table) rowNames() {
+	if len(t.Header) < 2 || t.Header[0] != "" || len(t.Rows) == 0 {
+		return
 	}
-	n := func(sep rune) int {
-		cr := csv.NewReader(bytes.NewReader(line))
-		cr.Comma = sep
-		cr.LazyQuotes = true
-		rec, err := cr.Read()
-		if err != nil {
-			return 0
+	for _, rec := range t.Rows {
+		if rec[0] == "" {
+			return
 		}
-		return len(rec)
 	}
-	return n(';') > n(',')
+	t.Labels = make([]string, len(t.Rows))
+	for i, rec := range t.Rows {
+		t.Labels[i] = rec[0]
+		t.Rows[i] = rec[1:]
+	}
+	t.Header = t.Header[1:]
+}
+
+// csvError says where a malformed file fails by line and character:
+// encoding/csv's "column" is a byte position, which users would take for
+// a data column.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("line %d, character %d: %v", pe.Line, pe.Column, pe.Err)
+}
+
+// fields counts the fields of a header line split at sep (0 when it is
+// not one CSV record).
+func fields(line []byte, sep rune) int {
+	if !bytes.ContainsRune(line, sep) {
+		return 1
+	}
+	cr := csv.NewReader(bytes.NewReader(line))
+	cr.Comma = sep
+	cr.LazyQuotes = true
+	rec, err := cr.Read()
+	if err != nil {
+		return 0
+	}
+	return len(rec)
+}
+
+// IsMissing reports whether a field of a data file is a missing value as
+// R, pandas, Stata and spreadsheets write them: "NA", "", "NaN", "nan"
+// or ".".
+func IsMissing(s string) bool {
+	switch strings.TrimSpace(s) {
+	case "NA", "", "NaN", "nan", ".":
+		return true
+	}
+	return false
 }
 
 // ParseDatum parses one number of a data file: finite and at most

@@ -337,6 +337,13 @@ func TestPilotModes(t *testing.T) {
 // TestRunTiny runs the whole experiment at toy sizes and writes its
 // figures.
 func TestRunTiny(t *testing.T) {
+	if raceDetector && testing.Short() {
+		// Under the race detector this took nearly four minutes of CI's
+		// race pass; trj.Run's concurrency, all it would check here, is
+		// covered by the root package's race pass. The pass without -race
+		// runs it.
+		t.Skip("skipped with -race -short (run without -race)")
+	}
 	cfg := DefaultConfig()
 	cfg.PilotDraws = 400
 	cfg.SMC = kernels.SMCSettings{} // the paper's faster tempering

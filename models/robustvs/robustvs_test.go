@@ -164,6 +164,13 @@ func TestBadInput(t *testing.T) {
 // TestRunTiny runs the whole experiment at toy sizes and writes its
 // figures.
 func TestRunTiny(t *testing.T) {
+	if raceDetector && testing.Short() {
+		// The whole experiment outlasted ten minutes under the race
+		// detector on a loaded machine; trj.Run's concurrency, all the
+		// detector would check here, is covered by the root package's
+		// race pass. The pass without -race runs it.
+		t.Skip("skipped with -race -short (run without -race)")
+	}
 	cfg := tinyConfig()
 	cfg.ScatterSources = 20
 	res, err := Run(context.Background(), cfg)

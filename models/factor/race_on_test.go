@@ -1,0 +1,5 @@
+//go:build race
+
+package factor
+
+const raceDetector = true

@@ -1,0 +1,5 @@
+//go:build race
+
+package posteriordb
+
+const raceDetector = true

@@ -1,0 +1,5 @@
+//go:build !race
+
+package robustvs
+
+const raceDetector = false
