@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/trjgo/trj/models/datasets"
 )
 
 // TestUScrimeBMS checks the exact g-prior reference of UScrime against
@@ -90,4 +94,86 @@ func TestMC3AgainstExact(t *testing.T) {
 		t.Errorf("largest PIP standard error %.4f: the Rao-Blackwellised estimate should be far tighter", maxSE)
 	}
 	t.Logf("largest PIP SE %.5f, acceptance %.3f, visited %d, max chain z %.2f", maxSE, r.Acceptance, r.Visited, r.MaxChainZ)
+}
+
+// TestLogisticISMoments checks the importance-sampling posterior means and
+// second moments of an intercept-and-slope model whose intercept prior is
+// not centred at zero (the Pima prior's N(logit ȳ, 10²)) against a
+// two-dimensional midpoint rule, with standard errors from ten replicates.
+func TestLogisticISMoments(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const n = 60
+	m := &logitModel{n: n, d: 2, x: make([]float64, 2*n), y: make([]float64, n), prec: []float64{1.0 / 100, 1.0 / 6.25}, m0: -0.8}
+	for i := range n {
+		x := r.NormFloat64()
+		m.x[2*i], m.x[2*i+1] = 1, x
+		if r.Float64() < 1/(1+math.Exp(-(-0.6+0.9*x))) {
+			m.y[i] = 1
+		}
+	}
+	mu, _, err := m.mode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Midpoint rule over ±3 around the mode (posterior sds are about 0.3).
+	const k = 200
+	eta := make([]float64, n)
+	var z, m1a, m1b, m2a, m2b float64
+	h := 6.0 / k
+	for a := range k {
+		for b := range k {
+			beta := []float64{mu[0] - 3 + (float64(a)+0.5)*h, mu[1] - 3 + (float64(b)+0.5)*h}
+			w := math.Exp(m.logPost(beta, eta) - m.logPost(mu, eta))
+			z += w
+			m1a += w * beta[0]
+			m1b += w * beta[1]
+			m2a += w * beta[0] * beta[0]
+			m2b += w * beta[1] * beta[1]
+		}
+	}
+	want := []float64{m1a / z, m1b / z, m2a / z, m2b / z}
+	const reps = 10
+	got := make([][]float64, reps)
+	for i := range reps {
+		est, err := m.logEvidenceIS(isSettings{Draws: 2000, Nu: 5}, rand.New(rand.NewPCG(23, uint64(i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = []float64{est.mean[0], est.mean[1], est.m2[0], est.m2[1]}
+	}
+	for q, w := range want {
+		var mean, v float64
+		for _, g := range got {
+			mean += g[q] / reps
+		}
+		for _, g := range got {
+			v += (g[q] - mean) * (g[q] - mean) / (reps - 1) / reps
+		}
+		if z := (mean - w) / math.Sqrt(v); !(math.Abs(z) <= 4) {
+			t.Errorf("moment %d: IS %.6f ± %.6f, quadrature %.6f (z = %.2f)", q, mean, math.Sqrt(v), w, z)
+		}
+	}
+}
+
+// TestStoredUScrimeReference checks that the stored UScrime reference is
+// this program's enumeration.
+func TestStoredUScrimeReference(t *testing.T) {
+	b, err := datasets.ReadFile("select/" + UScrimeRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored Reference
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := uscrimeReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range ref.PIP {
+		if math.Abs(stored.PIP[j]-ref.PIP[j]) > 1e-12 || math.Abs(stored.CoefMean[j]-ref.CoefMean[j]) > 1e-12 || math.Abs(stored.CoefSD[j]-ref.CoefSD[j]) > 1e-12 {
+			t.Errorf("%s: stored (%v, %v, %v), computed (%v, %v, %v); run go run ./bench/selectref -real uscrime",
+				ref.Names[j], stored.PIP[j], stored.CoefMean[j], stored.CoefSD[j], ref.PIP[j], ref.CoefMean[j], ref.CoefSD[j])
+		}
+	}
 }
