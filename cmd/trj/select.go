@@ -54,6 +54,8 @@ type selectFlags struct {
 	sh                             shard.Shard
 	merge                          bool
 	parts                          []string
+	predict, predictions           string
+	newRows                        *mat.Dense // -predict's rows, read before the run
 }
 
 // parseSelectFlags parses and validates the flags of "trj select"; errors
@@ -80,6 +82,8 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.IntVar(&f.top, "top", selection.DefaultTop, "number of most visited models reported")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	fs.StringVar(&f.shardArg, "shard", "", shardFlagHelp+"; the shard runs its block of the chains, seeded as in the whole run, and writes its result (-json) and files (-o); \"trj select -merge -json all.json PART.json...\" combines the shards' results")
+	fs.StringVar(&f.predict, "predict", "", "CSV `file` of new rows (a header naming the predictors; other columns, such as the response, are ignored) at which to predict the mean response, averaged over the models")
+	fs.StringVar(&f.predictions, "predictions", "", "write the -predict rows' predictions to `file` (CSV: row, mean, lower, upper, mean_mcse; lower and upper bound the central 95% interval)")
 	fs.BoolVar(&f.merge, "merge", false, "combine the -json results of the shards of one run, given as arguments, into one table and -json")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -90,6 +94,9 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 			return nil, errors.New("-merge needs the shards' result files as arguments")
 		}
 		return &f, nil
+	}
+	if f.predictions != "" && f.predict == "" {
+		return nil, errors.New("-predictions needs -predict: the new rows to predict at (with -merge, the parts' predictions are merged)")
 	}
 	var err error
 	if f.sh, err = shardAndArgs(fs, f.shardArg); err != nil {
@@ -306,6 +313,9 @@ func listNames(names []string, max int) string {
 // selectSpace builds the selection space of the flags' family and prior.
 func selectSpace(f *selectFlags, d *selectData) (*ppl.SelectionSpace, error) {
 	s := &glmselect.Settings{Names: d.names, G: f.g, A: f.a, B: f.b, PriorSD: f.priorSD, InterceptSD: f.interceptSD}
+	if f.newRows != nil {
+		s.Predict = f.newRows
+	}
 	switch f.family {
 	case "logistic":
 		return glmselect.Logistic(d.x, d.y, s)
@@ -367,9 +377,19 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(fmt.Errorf("-o: %w", err))
 		}
 	}
+	if f.predictions != "" {
+		if err := checkWritable(f.predictions); err != nil {
+			return fail(fmt.Errorf("-predictions: %w", err))
+		}
+	}
 	d, err := readSelectCSV(f.data, f.y, f.family)
 	if err != nil {
 		return fail(err)
+	}
+	if f.predict != "" {
+		if f.newRows, err = readPredictRows(f.predict, d.names); err != nil {
+			return fail(err)
+		}
 	}
 	dataSum, err := dataSHA256(f.data)
 	if err != nil {
@@ -425,6 +445,12 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(err)
 		}
 		files = append(files, f.jsonPath)
+	}
+	if f.predictions != "" {
+		if err := writePredictions(f.predictions, res); err != nil {
+			return fail(err)
+		}
+		files = append(files, f.predictions)
 	}
 	if f.out != "" {
 		files = append(files, filepath.Join(f.out, "select-*.csv"))
@@ -540,6 +566,11 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 			return fmt.Errorf("-json: %w", err)
 		}
 	}
+	if f.predictions != "" {
+		if err := checkWritable(f.predictions); err != nil {
+			return fmt.Errorf("-predictions: %w", err)
+		}
+	}
 	var parts []*selection.Result
 	var rp []runs.Part
 	var head selectJSON
@@ -573,6 +604,11 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 	}
 	if err := res.WriteTable(stdout); err != nil {
 		return err
+	}
+	if f.predictions != "" {
+		if err := writePredictions(f.predictions, res); err != nil {
+			return err
+		}
 	}
 	if f.jsonPath == "" {
 		return nil

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/trjgo/trj/models/datasets"
+	"github.com/trjgo/trj/selection"
+)
+
+// readPredictRows reads the new rows of -predict: a CSV with a header
+// naming (at least) the predictors, matched by name in any order; other
+// columns, the response among them, are ignored. Errors name the file,
+// the missing columns or the line and column of a bad value.
+func readPredictRows(path string, predictors []string) (*mat.Dense, error) {
+	b, err := readDataFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-predict: %w", err)
+	}
+	t, err := datasets.ReadCSV(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("-predict %s: %w", path, err)
+	}
+	at := make(map[string]int, len(t.Header))
+	for j, h := range t.Header {
+		at[h] = j
+	}
+	cols := make([]int, len(predictors))
+	var missing []string
+	for k, name := range predictors {
+		j, ok := at[name]
+		if !ok {
+			missing = append(missing, name)
+		}
+		cols[k] = j
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("-predict %s: no column for the predictor(s) %s (its columns: %s)", path, listNames(missing, 12), listNames(t.Header, 12))
+	}
+	if len(t.Rows) == 0 {
+		return nil, fmt.Errorf("-predict %s: no rows to predict at", path)
+	}
+	x := mat.NewDense(len(t.Rows), len(predictors), nil)
+	for i, rec := range t.Rows {
+		for k, j := range cols {
+			v, err := datasets.ParseDatum(rec[j])
+			if err != nil {
+				return nil, fmt.Errorf("-predict %s: line %d, column %q: %v", path, t.Lines[i], predictors[k], err)
+			}
+			x.Set(i, k, v)
+		}
+	}
+	return x, nil
+}
+
+// writePredictions writes the model-averaged predictions of res to path:
+// one row per new row, its mean, central 95% interval and the mean's
+// MCSE.
+func writePredictions(path string, res *selection.Result) error {
+	if len(res.Quantities) == 0 {
+		return errors.New("-predictions: the result holds no predictions")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-predictions: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString("row,mean,lower,upper,mean_mcse\n")
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for i, q := range res.Quantities {
+		w.WriteString(strings.Join([]string{strconv.Itoa(i + 1), g(float64(q.Mean)), g(float64(q.Lower)), g(float64(q.Upper)), g(float64(q.MeanMCSE))}, ","))
+		w.WriteByte('\n')
+	}
+	err = w.Flush()
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("-predictions: %w", err)
+	}
+	return nil
+}
