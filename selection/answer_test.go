@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/trjgo/trj/models/glmselect"
 	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
+	"github.com/trjgo/trj/ppl/draws"
 )
 
 // answerData is the p = 6 problem of the answer tests: 60 rows from
@@ -257,4 +261,44 @@ func TestAnswerWarnsRunLonger(t *testing.T) {
 	if len(long.Warnings) != 0 {
 		t.Errorf("a long run warns: %q", long.Warnings)
 	}
+}
+
+// termColumn reads a chain file of Settings.DrawsDir and returns, for
+// each row, whether term is in its model: from model__ and the
+// "# model N: terms" lines that define the numbers.
+func termColumn(t *testing.T, path, term string) []float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := map[int]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, "# model ")
+		if !ok {
+			continue
+		}
+		num, terms, ok := strings.Cut(rest, ": ")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			t.Fatalf("%s: bad model line %q", path, line)
+		}
+		if _, dup := has[n]; dup {
+			t.Fatalf("%s: model %d defined twice", path, n)
+		}
+		has[n] = slices.Contains(strings.Split(terms, ","), term)
+	}
+	d, _, err := draws.ReadCSV(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, d.Len(0))
+	for i := range out {
+		in, ok := has[d.ModelIndex(0, i)]
+		if !ok {
+			t.Fatalf("%s: row %d in model %d, never defined", path, i, d.ModelIndex(0, i))
+		}
+		out[i] = b2f(in)
+	}
+	return out
 }

@@ -170,7 +170,7 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 				s.record(chain, st.Active, st.Theta)
 			}
 			if csv != nil {
-				if err := csv.write(st, info, tg.sp); err != nil {
+				if err := csv.write(st, info, e.terms); err != nil {
 					return out, err
 				}
 			}
