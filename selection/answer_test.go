@@ -264,7 +264,7 @@ func TestAnswerWarnsRunLonger(t *testing.T) {
 }
 
 // termColumn reads a chain file of Settings.DrawsDir and returns, for
-// each row, whether term is in its model: from model__ and the
+// each row, whether term is in its model: from chain_model__ and the
 // "# model N: terms" lines that define the numbers.
 func termColumn(t *testing.T, path, term string) []float64 {
 	t.Helper()
@@ -292,11 +292,16 @@ func termColumn(t *testing.T, path, term string) []float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	col := slices.Index(d.Layout().Diagnostics, "chain_model__")
+	if col < 0 {
+		t.Fatalf("%s: no chain_model__ column in %v", path, d.Layout().Diagnostics)
+	}
 	out := make([]float64, d.Len(0))
 	for i := range out {
-		in, ok := has[d.ModelIndex(0, i)]
+		id := int(d.Diagnostics(0, i)[col])
+		in, ok := has[id]
 		if !ok {
-			t.Fatalf("%s: row %d in model %d, never defined", path, i, d.ModelIndex(0, i))
+			t.Fatalf("%s: row %d in model %d, never defined", path, i, id)
 		}
 		out[i] = b2f(in)
 	}

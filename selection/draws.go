@@ -15,8 +15,10 @@ import (
 )
 
 // selectCSV writes one chain's kept steps in CmdStan's CSV layout, sized
-// to what changes from step to step: lp__, accept_stat__, size__, model__
-// (the model's number in the chain, in order of first visit), then the
+// to what changes from step to step: lp__, accept_stat__, size__,
+// chain_model__ (the model's number in this chain, in order of first
+// visit: the chains number their models apart, so it is no model__ column
+// that summaries would pool across chains), then the
 // always-in and shared coordinates. The first row in a model is preceded by
 // the comment line "# model <number>: <terms>" (names joined by commas):
 // at p = 150 a row of every indicator and saturated coordinate cost 800
@@ -55,10 +57,10 @@ func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *Settings, chain int, fp
 	if err != nil {
 		return nil, fmt.Errorf("selection: draws: %w", err)
 	}
-	w, err := draws.NewCSVWriter(f, draws.Layout{Diagnostics: []string{"lp__", "accept_stat__", "size__"}, Params: names, Transdimensional: true}, []draws.Setting{
+	w, err := draws.NewCSVWriter(f, draws.Layout{Diagnostics: []string{"lp__", "accept_stat__", "size__", "chain_model__"}, Params: names}, []draws.Setting{
 		{Key: "method", Value: "select"}, {Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
 		{Key: "chain", Value: strconv.Itoa(chain)}, {Key: "proposal", Value: s.Proposal.String()},
-		{Key: "parameters", Value: "unconstrained"}, {Key: "models", Value: "model__ numbers the chain's models; '# model N: terms' defines N before its first row"},
+		{Key: "parameters", Value: "unconstrained"}, {Key: "models", Value: "chain_model__ numbers this chain's models; '# model N: terms' defines N before its first row"},
 		{Key: "chain_id", Value: strconv.Itoa(chain + 1)}, {Key: "num_chains", Value: strconv.Itoa(s.Chains)},
 		{Key: runs.FingerprintKey, Value: fp},
 	})
@@ -70,7 +72,7 @@ func newSelectCSV(dir string, sp *ppl.SelectionSpace, s *Settings, chain int, fp
 	for j, n := range sp.Names() {
 		termNames[j] = csvName(n)
 	}
-	return &selectCSV{f: f, w: w, A: A, S: S, row: make([]float64, len(names)), diag: make([]float64, 3), ids: map[string]int{}, names: termNames}, nil
+	return &selectCSV{f: f, w: w, A: A, S: S, row: make([]float64, len(names)), diag: make([]float64, 4), ids: map[string]int{}, names: termNames}, nil
 }
 
 // csvName is a term's name as the model comment lines write it: without
@@ -103,8 +105,8 @@ func (c *selectCSV) write(st *kernels.SelectionState, info kernels.SelectionInfo
 	}
 	copy(c.row[:c.A], st.Theta[:c.A])
 	copy(c.row[c.A:], st.Theta[len(st.Theta)-c.S:])
-	c.diag[0], c.diag[1], c.diag[2] = st.LogPrior+st.LogDensity, info.AcceptProb, float64(len(st.Active))
-	return c.w.WriteModel(id, c.row, c.diag)
+	c.diag[0], c.diag[1], c.diag[2], c.diag[3] = st.LogPrior+st.LogDensity, info.AcceptProb, float64(len(st.Active)), float64(id)
+	return c.w.Write(c.row, c.diag)
 }
 
 func (c *selectCSV) close() error {

@@ -51,7 +51,7 @@ type Settings struct {
 	Top int
 	// DrawsDir, when set, receives one CmdStan CSV file per chain
 	// (select-<chain>.csv) with the kept steps: lp__, accept_stat__,
-	// size__, model__ (the chain's number for the step's model, defined by
+	// size__, chain_model__ (the chain's own number for the step's model, defined by
 	// a comment line "# model N: terms" before its first row), then the
 	// always-in and shared unconstrained coordinates. A row's size does
 	// not grow with the number of terms; the coefficients are summarised
