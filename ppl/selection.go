@@ -305,6 +305,8 @@ type SelectionSpace struct {
 	builds *atomic.Int64 // per clone; atomic because Build may run on several goroutines
 	hits   int
 	masked *maskedSaturated // the saturated model of NewMaskedSelectionSpace, or nil
+	qnames []string         // WithQuantities' names, or nil
+	qfunc  QuantityFunc     // WithQuantities' function, or nil
 }
 
 // SelectionOption configures NewSelectionSpace.

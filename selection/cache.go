@@ -28,6 +28,9 @@ type selShared struct {
 	order   *list.List // of *sharedEntry, most recent first
 	items   map[string]*list.Element
 	flagged atomic.Int64
+	// bound and chainBound are the shared cache's and each chain's bounds
+	// on the models they keep (cacheBounds).
+	bound, chainBound int
 	// fingerprint is the run's, written in its chain files.
 	fingerprint string
 }
@@ -49,6 +52,7 @@ type sharedEntry struct {
 
 func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *Settings) (*selShared, error) {
 	t := &selShared{sp: sp, order: list.New(), items: map[string]*list.Element{}}
+	t.bound, t.chainBound = cacheBounds(sp.CacheBound(), sp.P(), s.Chains)
 	empty, _ := ppl.NewTerms(sp.P())
 	m, err := sp.Build(empty)
 	if err != nil {
@@ -86,7 +90,7 @@ func (t *selShared) get(tm ppl.Terms) (*sharedEntry, error) {
 	}
 	e := &sharedEntry{key: key, terms: tm, done: make(chan struct{})}
 	t.items[key] = t.order.PushFront(e)
-	for t.order.Len() > t.sp.CacheBound() {
+	for t.order.Len() > t.bound {
 		last := t.order.Back()
 		t.order.Remove(last)
 		delete(t.items, last.Value.(*sharedEntry).key)
@@ -103,6 +107,29 @@ func (t *selShared) get(tm ppl.Terms) (*sharedEntry, error) {
 		t.mu.Unlock()
 	}
 	return e, e.err
+}
+
+// cacheBudget is the memory the run's model caches aim at: the entries
+// are fixed functions of their models, so a smaller cache changes which
+// models are built again, never a number, and a bounded one keeps a run
+// over hundreds of terms (where every chain proposes tens of thousands of
+// models) within a laptop's memory.
+const cacheBudget = 48 << 20
+
+// cacheEntryBytes estimates one cached model over p terms: its masked
+// view (a mask of p values, index and output lists, names), its transport
+// (a Cholesky factor) and each chain's clone, measured at about 7.5 kB at
+// p = 150 (heap profile of a default run); counted generously.
+func cacheEntryBytes(p int) int { return 2048 + 64*p }
+
+// cacheBounds returns the shared cache's bound (the space's CacheBound,
+// lowered to cacheBudget's worth of models but never below 256) and each
+// chain's (a quarter of it, but at least 256: a chain's own entries keep
+// their shared models alive after the shared cache evicts them).
+func cacheBounds(spaceBound, p, chains int) (shared, chain int) {
+	shared = min(spaceBound, max(256, cacheBudget/cacheEntryBytes(p)))
+	chain = min(shared, max(256, shared/max(1, chains)))
+	return shared, chain
 }
 
 // laplace builds model tm and fits its Laplace approximation, warm-started
@@ -219,7 +246,7 @@ func (t *selTarget) Model(active []int) (kernels.SelectionModel, error) {
 	}
 	e := &selEntry{sharedEntry: se}
 	t.items[key] = t.order.PushFront(e)
-	for t.order.Len() > t.sp.CacheBound() {
+	for t.order.Len() > t.chainBound {
 		last := t.order.Back()
 		t.order.Remove(last)
 		delete(t.items, last.Value.(*selEntry).key)

@@ -97,6 +97,7 @@ type selChain struct {
 	models   []ppl.Terms
 	ids      []int32
 	evidence []float64 // Laplace log evidence of each model in models
+	answer   *answerAcc
 	moves    [4]struct{ proposed, accepted int }
 	within   struct{ proposed, accepted int }
 }
@@ -122,7 +123,7 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 	if err != nil {
 		return nil, err
 	}
-	out := &selChain{chain: chain, ids: make([]int32, 0, s.Steps)}
+	out := &selChain{chain: chain, ids: make([]int32, 0, s.Steps), answer: newAnswerAcc(sp, s)}
 	index := map[string]int32{}
 	var csv *selectCSV
 	if s.DrawsDir != "" {
@@ -162,11 +163,14 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 				out.evidence = append(out.evidence, e.LogEvidence())
 			}
 			out.ids = append(out.ids, id)
+			if err := out.answer.add(e.terms, st.Active, st.Theta); err != nil {
+				return out, fmt.Errorf("selection: chain %d: %w", chain, err)
+			}
 			if s.record != nil {
 				s.record(chain, st.Active, st.Theta)
 			}
 			if csv != nil {
-				if err := csv.write(st, info, tg.sp); err != nil {
+				if err := csv.write(st, info, e.terms); err != nil {
 					return out, err
 				}
 			}

@@ -51,9 +51,11 @@ type Settings struct {
 	Top int
 	// DrawsDir, when set, receives one CmdStan CSV file per chain
 	// (select-<chain>.csv) with the kept steps: lp__, accept_stat__,
-	// size__, then an indicator column per term (gamma.<name>) and the
-	// unconstrained parameters in the saturated layout (0 for an inactive
-	// term).
+	// size__, chain_model__ (the chain's own number for the step's model, defined by
+	// a comment line "# model N: terms" before its first row), then the
+	// always-in and shared unconstrained coordinates. A row's size does
+	// not grow with the number of terms; the coefficients are summarised
+	// in Result.Coefficients.
 	DrawsDir string
 	// Progress, when set, is called about every 1% of a chain's steps
 	// (from the chains' goroutines, one call at a time).
