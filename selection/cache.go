@@ -46,8 +46,11 @@ type sharedEntry struct {
 	lap    *flows.Laplace
 	jump   kernels.Transport
 	within kernels.Transport
-	done   chan struct{}
-	err    error
+	// logZ is the model's exact log evidence when the space has them
+	// (ppl.WithModelEvidence), else NaN.
+	logZ float64
+	done chan struct{}
+	err  error
 }
 
 func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *Settings) (*selShared, error) {
@@ -70,8 +73,8 @@ func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *Settings) (*se
 	if t.prop == nil {
 		return nil, fmt.Errorf("selection: the %v proposals prepared nothing", s.Proposal)
 	}
-	if s.Informed && !t.prop.Laplace() {
-		return nil, fmt.Errorf("selection: Informed weighs neighbours by their Laplace evidences, which the %v proposals do not fit (use Laplace)", s.Proposal)
+	if s.Informed && !t.prop.Laplace() && !sp.HasEvidence() {
+		return nil, fmt.Errorf("selection: Informed weighs neighbours by their evidences: the space has no exact ones (ppl.WithModelEvidence) and the %v proposals fit no Laplace approximation (use Laplace)", s.Proposal)
 	}
 	return t, nil
 }
@@ -88,7 +91,7 @@ func (t *selShared) get(tm ppl.Terms) (*sharedEntry, error) {
 		<-e.done
 		return e, e.err
 	}
-	e := &sharedEntry{key: key, terms: tm, done: make(chan struct{})}
+	e := &sharedEntry{key: key, terms: tm, done: make(chan struct{}), logZ: math.NaN()}
 	t.items[key] = t.order.PushFront(e)
 	for t.order.Len() > t.bound {
 		last := t.order.Back()
@@ -161,6 +164,11 @@ func (t *selShared) laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace, erro
 
 func (t *selShared) build(e *sharedEntry) error {
 	var err error
+	if t.sp.HasEvidence() {
+		if e.logZ, err = t.sp.LogEvidence(e.terms); err != nil {
+			return fmt.Errorf("selection: model %v: %w", e.terms, err)
+		}
+	}
 	if t.prop.Laplace() {
 		e.proto, e.lap, err = t.laplace(e.terms)
 	} else {
@@ -193,10 +201,11 @@ func (e *selEntry) LogDensity(theta []float64) (float64, error) {
 func (e *selEntry) Transport() kernels.Transport { return e.jump }
 func (e *selEntry) Proposal() kernels.Transport  { return e.within }
 
-// LogEvidence is the model's Laplace log evidence, NaN without a fit.
+// LogEvidence is the model's exact log evidence when the space has them,
+// else its Laplace log evidence, NaN without a fit.
 func (e *selEntry) LogEvidence() float64 {
-	if e.lap == nil {
-		return math.NaN()
+	if !math.IsNaN(e.logZ) || e.lap == nil {
+		return e.logZ
 	}
 	return e.lap.LogEvidence
 }
@@ -252,4 +261,37 @@ func (t *selTarget) Model(active []int) (kernels.SelectionModel, error) {
 		delete(t.items, last.Value.(*selEntry).key)
 	}
 	return e, nil
+}
+
+// evidenceTarget is a chain's target of a space with exact evidences: the
+// kernel's informed choice reads neighbours' evidences from it without
+// building them (kernels.SelectionEvidence). It keeps the evidences it
+// computed in a bounded map, since a chain meets the same neighbours again
+// and again.
+type evidenceTarget struct {
+	*selTarget
+	logZ map[string]float64
+}
+
+// maxEvidenceCache bounds a chain's map of evidences (about 100 bytes an
+// entry); the map is emptied when full.
+const maxEvidenceCache = 1 << 17
+
+func (t *evidenceTarget) ModelLogEvidence(active []int) (float64, error) {
+	if err := t.terms.SetIndices(active...); err != nil {
+		return math.NaN(), err
+	}
+	t.key = t.terms.AppendKey(t.key[:0])
+	if v, ok := t.logZ[string(t.key)]; ok {
+		return v, nil
+	}
+	v, err := t.sp.LogEvidence(t.terms)
+	if err != nil {
+		return v, fmt.Errorf("selection: model %v: %w", t.terms, err)
+	}
+	if len(t.logZ) >= maxEvidenceCache {
+		clear(t.logZ)
+	}
+	t.logZ[string(t.key)] = v
+	return v, nil
 }

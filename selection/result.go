@@ -22,12 +22,13 @@ type Model struct {
 	Estimate pipeline.Estimate `json:"estimate"`
 	// Visits is the number of kept steps in the model.
 	Visits int `json:"visits"`
-	// LogEvidence is the Laplace approximation of log p(y | γ) (NaN when
-	// there is no fit, or the fit was flagged), and Renormalised the
+	// LogEvidence is log p(y | γ): exact where the space has closed forms
+	// (ppl.WithModelEvidence), else its Laplace approximation (NaN when
+	// there is no fit, or the fit was flagged); Renormalised is the
 	// model's probability from these evidences and the model prior,
 	// renormalised over the reported top models to their total chain
-	// probability (0 without evidences): a check of the chains where the
-	// Laplace approximation is good.
+	// probability (0 without evidences): a check of the chains, exact
+	// with exact evidences.
 	LogEvidence  pipeline.Float `json:"log_evidence"`
 	Renormalised pipeline.Float `json:"renormalised"`
 }

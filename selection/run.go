@@ -40,6 +40,11 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 		return nil, errors.New("selection: Run: nil selection space")
 	}
 	s := settings.withDefaults()
+	if s.Informed && sp.HasEvidence() && (settings == nil || settings.Proposal == nil) {
+		// The informed weights come from the space's exact evidences:
+		// no Laplace fit per model is needed.
+		s.Proposal = FullConditional{}
+	}
 	if err := s.validate(sp); err != nil {
 		return nil, err
 	}
@@ -69,7 +74,7 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 		done[i] = r
 		return err
 	})
-	if !sh.prop.Laplace() && ctx.Err() == nil {
+	if !sh.prop.Laplace() && !sp.HasEvidence() && ctx.Err() == nil {
 		if err2 := sh.topEvidence(done, s.Top); err2 != nil && err == nil {
 			err = err2
 		}
@@ -111,7 +116,11 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 		ks = *s.Kernel
 	}
 	ks.Informed = s.Informed
-	k, err := kernels.NewSelectionKernel(tg, &ks)
+	var target kernels.SelectionTarget = tg
+	if sp.HasEvidence() {
+		target = &evidenceTarget{selTarget: tg, logZ: map[string]float64{}}
+	}
+	k, err := kernels.NewSelectionKernel(target, &ks)
 	if err != nil {
 		return nil, err
 	}

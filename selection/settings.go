@@ -36,7 +36,8 @@ type Settings struct {
 	Shard []int
 	// Proposal is the family of the jumps' transports and of the
 	// within-model proposals (nil: FullConditional, or Laplace
-	// when Informed, whose weights need every model's evidence).
+	// when Informed on a space without exact evidences, whose weights need
+	// every model's evidence).
 	Proposal Proposal
 	// Informed chooses the term to add or drop by locally balanced weights
 	// from the models' Laplace evidences (see kernels.SelectionSettings).
