@@ -47,6 +47,16 @@ type SelectionTarget interface {
 	Model(active []int) (SelectionModel, error)
 }
 
+// SelectionEvidence is implemented by a SelectionTarget that knows each
+// model's log evidence without building it (a closed form): the informed
+// choice then weighs a model's P neighbours by their exact evidences and
+// builds only the model it jumps to.
+type SelectionEvidence interface {
+	// ModelLogEvidence returns log ∫ π_γ of model active (−Inf for a
+	// model of no mass).
+	ModelLogEvidence(active []int) (float64, error)
+}
+
 // SelectionMove names a move of SelectionKernel.
 type SelectionMove uint8
 
@@ -82,7 +92,8 @@ type SelectionSettings struct {
 	// Informed chooses the term to add or drop with locally balanced
 	// weights √(p(γ')Ẑ(γ')/(p(γ)Ẑ(γ))) from the models' approximate
 	// evidences, instead of uniformly. It builds every neighbour of each
-	// model visited.
+	// model visited, unless the target knows their evidences without
+	// building them (SelectionEvidence).
 	Informed bool
 	// Independence is the number of within-model independence
 	// Metropolis–Hastings steps from each model's Proposal after every
@@ -158,6 +169,8 @@ type SelectionKernel struct {
 	next []int
 	// informed: the normalising sums of the neighbour weights, by model.
 	wsum map[string]float64
+	// evidence is the target's ModelLogEvidence, or nil.
+	evidence func(active []int) (float64, error)
 }
 
 // NewSelectionKernel returns the kernel over target's models.
@@ -194,7 +207,11 @@ func NewSelectionKernel(target SelectionTarget, s *SelectionSettings) (*Selectio
 	if !(set.RandomWalkScale > 0) || math.IsInf(set.RandomWalkScale, 1) {
 		return nil, fmt.Errorf("kernels: random-walk scale %v", set.RandomWalkScale)
 	}
-	return &SelectionKernel{target: target, set: set, p: p, wsum: map[string]float64{}}, nil
+	k := &SelectionKernel{target: target, set: set, p: p, wsum: map[string]float64{}}
+	if e, ok := target.(SelectionEvidence); ok {
+		k.evidence = e.ModelLogEvidence
+	}
+	return k, nil
 }
 
 // Init returns the state at model active and point theta (nil: the
@@ -509,7 +526,17 @@ func (k *SelectionKernel) neighbourWeights(active []int, keep bool) (float64, er
 	if s, ok := k.wsum[key]; ok && !keep {
 		return s, nil
 	}
-	m, err := k.target.Model(active)
+	evidence := k.evidence
+	if evidence == nil {
+		evidence = func(active []int) (float64, error) {
+			m, err := k.target.Model(active)
+			if err != nil {
+				return math.NaN(), err
+			}
+			return m.LogEvidence(), nil
+		}
+	}
+	le, err := evidence(active)
 	if err != nil {
 		return 0, err
 	}
@@ -517,7 +544,7 @@ func (k *SelectionKernel) neighbourWeights(active []int, keep bool) (float64, er
 	if err != nil {
 		return 0, err
 	}
-	base := lp + m.LogEvidence()
+	base := lp + le
 	if cap(k.w) < k.p {
 		k.w = make([]float64, k.p)
 	}
@@ -535,19 +562,25 @@ func (k *SelectionKernel) neighbourWeights(active []int, keep bool) (float64, er
 		} else {
 			nb = insertSorted(append(nb, active...), j)
 		}
-		mj, err := k.target.Model(nb)
-		if err != nil {
-			return 0, err
-		}
 		lpj, err := k.target.LogModelPrior(nb)
 		if err != nil {
 			return 0, err
 		}
-		r := lpj + mj.LogEvidence() - base
+		var lej float64
+		if math.IsInf(lpj, -1) {
+			lej = 0 // no mass: its weight is the floor below
+		} else if lej, err = evidence(nb); err != nil {
+			return 0, err
+		}
+		r := lpj + lej - base
 		// Without evidences the choice is uniform; weights are clamped
-		// so that no neighbour is starved.
-		if !finite(r) {
+		// (symmetrically, so that the reverse weight stays 1/w) so that no
+		// neighbour is starved, and a neighbour of no mass gets the least.
+		switch {
+		case math.IsNaN(r):
 			r = 0
+		case math.IsInf(r, 0):
+			r = math.Copysign(80, r)
 		}
 		w[j] = math.Exp(math.Max(-40, math.Min(40, r/2)))
 		sum += w[j]

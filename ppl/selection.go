@@ -305,6 +305,10 @@ type SelectionSpace struct {
 	builds *atomic.Int64 // per clone; atomic because Build may run on several goroutines
 	hits   int
 	masked *maskedSaturated // the saturated model of NewMaskedSelectionSpace, or nil
+	qnames []string         // WithQuantities' names, or nil
+	qfunc  QuantityFunc     // WithQuantities' function, or nil
+	// evidence is the family's exact log evidence of a model, or nil.
+	evidence func(Terms) (float64, error)
 }
 
 // SelectionOption configures NewSelectionSpace.
@@ -363,6 +367,44 @@ func WithModelPrior(q ModelPrior) SelectionOption {
 		s.prior = q
 		return nil
 	}
+}
+
+// WithModelEvidence declares that logEvidence(γ) is model γ's exact log
+// evidence, log ∫ π_γ(θ) dθ of the model's log-density (up to a constant
+// common to every model), known in closed form without building the
+// model: a conjugate family's, say. Samplers then weigh a model's
+// neighbours without building them (informed jumps), and report exact
+// evidences. logEvidence is called from several goroutines at once, so it
+// must be safe for concurrent use; −Inf is allowed (a model of no prior
+// mass), NaN is an error.
+func WithModelEvidence(logEvidence func(Terms) (float64, error)) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if logEvidence == nil {
+			return errors.New("ppl: nil model evidence function")
+		}
+		s.evidence = logEvidence
+		return nil
+	}
+}
+
+// HasEvidence reports whether the space knows its models' exact evidences
+// (WithModelEvidence).
+func (s *SelectionSpace) HasEvidence() bool { return s.evidence != nil }
+
+// LogEvidence returns model t's exact log evidence (WithModelEvidence), or
+// an error when the space has none.
+func (s *SelectionSpace) LogEvidence(t Terms) (float64, error) {
+	if s.evidence == nil {
+		return math.NaN(), errors.New("ppl: the selection space has no exact model evidence (WithModelEvidence)")
+	}
+	if err := s.Check(t); err != nil {
+		return math.NaN(), err
+	}
+	le, err := s.evidence(t)
+	if err == nil && math.IsNaN(le) {
+		err = fmt.Errorf("ppl: the log evidence of model %v is NaN", t)
+	}
+	return le, err
 }
 
 // DefaultModelCache is the default bound on the models a SelectionSpace

@@ -198,3 +198,40 @@ func TestTermsReuse(t *testing.T) {
 		t.Errorf("SetIndices and AppendKey allocate %v times per call", n)
 	}
 }
+
+func TestSelectionSpaceEvidence(t *testing.T) {
+	sp, err := NewSelectionSpace(3, linearBuild(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := NewTerms(3, 1)
+	if sp.HasEvidence() {
+		t.Error("a space without WithModelEvidence has evidences")
+	}
+	if _, err := sp.LogEvidence(a); err == nil {
+		t.Error("LogEvidence without WithModelEvidence: no error")
+	}
+	ev := func(t Terms) (float64, error) {
+		if t.Has(2) {
+			return math.NaN(), nil
+		}
+		return -float64(t.Count()), nil
+	}
+	sp, err = NewSelectionSpace(3, linearBuild(0), WithModelEvidence(ev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if le, err := sp.Clone().LogEvidence(a); err != nil || le != -1 {
+		t.Errorf("clone's log evidence %v (%v), want -1", le, err)
+	}
+	c, _ := NewTerms(3, 2)
+	if _, err := sp.LogEvidence(c); err == nil {
+		t.Error("NaN evidence: no error")
+	}
+	if _, err := sp.LogEvidence(Terms{}); err == nil {
+		t.Error("terms of another space: no error")
+	}
+	if _, err := NewSelectionSpace(3, linearBuild(0), WithModelEvidence(nil)); err == nil {
+		t.Error("nil evidence function: no error")
+	}
+}

@@ -28,6 +28,9 @@ type selShared struct {
 	order   *list.List // of *sharedEntry, most recent first
 	items   map[string]*list.Element
 	flagged atomic.Int64
+	// bound and chainBound are the shared cache's and each chain's bounds
+	// on the models they keep (cacheBounds).
+	bound, chainBound int
 	// fingerprint is the run's, written in its chain files.
 	fingerprint string
 }
@@ -43,12 +46,16 @@ type sharedEntry struct {
 	lap    *flows.Laplace
 	jump   kernels.Transport
 	within kernels.Transport
-	done   chan struct{}
-	err    error
+	// logZ is the model's exact log evidence when the space has them
+	// (ppl.WithModelEvidence), else NaN.
+	logZ float64
+	done chan struct{}
+	err  error
 }
 
 func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *Settings) (*selShared, error) {
 	t := &selShared{sp: sp, order: list.New(), items: map[string]*list.Element{}}
+	t.bound, t.chainBound = cacheBounds(sp.CacheBound(), sp.P(), s.Chains)
 	empty, _ := ppl.NewTerms(sp.P())
 	m, err := sp.Build(empty)
 	if err != nil {
@@ -66,8 +73,8 @@ func newSelShared(ctx context.Context, sp *ppl.SelectionSpace, s *Settings) (*se
 	if t.prop == nil {
 		return nil, fmt.Errorf("selection: the %v proposals prepared nothing", s.Proposal)
 	}
-	if s.Informed && !t.prop.Laplace() {
-		return nil, fmt.Errorf("selection: Informed weighs neighbours by their Laplace evidences, which the %v proposals do not fit (use Laplace)", s.Proposal)
+	if s.Informed && !t.prop.Laplace() && !sp.HasEvidence() {
+		return nil, fmt.Errorf("selection: Informed weighs neighbours by their evidences: the space has no exact ones (ppl.WithModelEvidence) and the %v proposals fit no Laplace approximation (use Laplace)", s.Proposal)
 	}
 	return t, nil
 }
@@ -84,9 +91,9 @@ func (t *selShared) get(tm ppl.Terms) (*sharedEntry, error) {
 		<-e.done
 		return e, e.err
 	}
-	e := &sharedEntry{key: key, terms: tm, done: make(chan struct{})}
+	e := &sharedEntry{key: key, terms: tm, done: make(chan struct{}), logZ: math.NaN()}
 	t.items[key] = t.order.PushFront(e)
-	for t.order.Len() > t.sp.CacheBound() {
+	for t.order.Len() > t.bound {
 		last := t.order.Back()
 		t.order.Remove(last)
 		delete(t.items, last.Value.(*sharedEntry).key)
@@ -103,6 +110,29 @@ func (t *selShared) get(tm ppl.Terms) (*sharedEntry, error) {
 		t.mu.Unlock()
 	}
 	return e, e.err
+}
+
+// cacheBudget is the memory the run's model caches aim at: the entries
+// are fixed functions of their models, so a smaller cache changes which
+// models are built again, never a number, and a bounded one keeps a run
+// over hundreds of terms (where every chain proposes tens of thousands of
+// models) within a laptop's memory.
+const cacheBudget = 48 << 20
+
+// cacheEntryBytes estimates one cached model over p terms: its masked
+// view (a mask of p values, index and output lists, names), its transport
+// (a Cholesky factor) and each chain's clone, measured at about 7.5 kB at
+// p = 150 (heap profile of a default run); counted generously.
+func cacheEntryBytes(p int) int { return 2048 + 64*p }
+
+// cacheBounds returns the shared cache's bound (the space's CacheBound,
+// lowered to cacheBudget's worth of models but never below 256) and each
+// chain's (a quarter of it, but at least 256: a chain's own entries keep
+// their shared models alive after the shared cache evicts them).
+func cacheBounds(spaceBound, p, chains int) (shared, chain int) {
+	shared = min(spaceBound, max(256, cacheBudget/cacheEntryBytes(p)))
+	chain = min(shared, max(256, shared/max(1, chains)))
+	return shared, chain
 }
 
 // laplace builds model tm and fits its Laplace approximation, warm-started
@@ -134,6 +164,11 @@ func (t *selShared) laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace, erro
 
 func (t *selShared) build(e *sharedEntry) error {
 	var err error
+	if t.sp.HasEvidence() {
+		if e.logZ, err = t.sp.LogEvidence(e.terms); err != nil {
+			return fmt.Errorf("selection: model %v: %w", e.terms, err)
+		}
+	}
 	if t.prop.Laplace() {
 		e.proto, e.lap, err = t.laplace(e.terms)
 	} else {
@@ -166,10 +201,11 @@ func (e *selEntry) LogDensity(theta []float64) (float64, error) {
 func (e *selEntry) Transport() kernels.Transport { return e.jump }
 func (e *selEntry) Proposal() kernels.Transport  { return e.within }
 
-// LogEvidence is the model's Laplace log evidence, NaN without a fit.
+// LogEvidence is the model's exact log evidence when the space has them,
+// else its Laplace log evidence, NaN without a fit.
 func (e *selEntry) LogEvidence() float64 {
-	if e.lap == nil {
-		return math.NaN()
+	if !math.IsNaN(e.logZ) || e.lap == nil {
+		return e.logZ
 	}
 	return e.lap.LogEvidence
 }
@@ -219,10 +255,43 @@ func (t *selTarget) Model(active []int) (kernels.SelectionModel, error) {
 	}
 	e := &selEntry{sharedEntry: se}
 	t.items[key] = t.order.PushFront(e)
-	for t.order.Len() > t.sp.CacheBound() {
+	for t.order.Len() > t.chainBound {
 		last := t.order.Back()
 		t.order.Remove(last)
 		delete(t.items, last.Value.(*selEntry).key)
 	}
 	return e, nil
+}
+
+// evidenceTarget is a chain's target of a space with exact evidences: the
+// kernel's informed choice reads neighbours' evidences from it without
+// building them (kernels.SelectionEvidence). It keeps the evidences it
+// computed in a bounded map, since a chain meets the same neighbours again
+// and again.
+type evidenceTarget struct {
+	*selTarget
+	logZ map[string]float64
+}
+
+// maxEvidenceCache bounds a chain's map of evidences (about 100 bytes an
+// entry); the map is emptied when full.
+const maxEvidenceCache = 1 << 17
+
+func (t *evidenceTarget) ModelLogEvidence(active []int) (float64, error) {
+	if err := t.terms.SetIndices(active...); err != nil {
+		return math.NaN(), err
+	}
+	t.key = t.terms.AppendKey(t.key[:0])
+	if v, ok := t.logZ[string(t.key)]; ok {
+		return v, nil
+	}
+	v, err := t.sp.LogEvidence(t.terms)
+	if err != nil {
+		return v, fmt.Errorf("selection: model %v: %w", t.terms, err)
+	}
+	if len(t.logZ) >= maxEvidenceCache {
+		clear(t.logZ)
+	}
+	t.logZ[string(t.key)] = v
+	return v, nil
 }

@@ -9,13 +9,18 @@ import (
 	"github.com/trjgo/trj/internal/figures"
 )
 
-// WriteFigure draws every term's posterior inclusion probability with an
-// interval of ±2 MCSE (clipped to [0, 1]), highest PIP at the top, to path
-// (".png" or ".svg"). ref, when given, holds reference PIPs in term order
-// (for instance exact ones from enumeration) drawn as crosses beside the
-// estimates. A term the chains never left (not Mixed) is drawn without an
-// interval: its MCSE cannot be estimated. It works on a result read back
-// with ReadResult.
+// maxFigureTerms bounds the terms WriteFigure draws, so that its height
+// stays readable at any p.
+const maxFigureTerms = 40
+
+// WriteFigure draws the terms' posterior inclusion probabilities with an
+// interval of ±2 MCSE (clipped to [0, 1]) on a fixed 0–1 axis, highest PIP
+// at the top, to path (".png" or ".svg"): all of them up to 40 terms,
+// else the 40 largest and a note of how many more, below which PIP. ref,
+// when given, holds reference PIPs in term order (for instance exact ones
+// from enumeration) drawn as crosses beside the estimates. A term the
+// chains never left (not Mixed) is drawn without an interval: its MCSE
+// cannot be estimated. It works on a result read back with ReadResult.
 func (r *Result) WriteFigure(path string, ref ...float64) error {
 	if len(r.PIP) == 0 {
 		return fmt.Errorf("selection: no inclusion probabilities to draw")
@@ -28,6 +33,12 @@ func (r *Result) WriteFigure(path string, ref ...float64) error {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return r.PIP[order[a]].P > r.PIP[order[b]].P })
+	label := "posterior inclusion probability"
+	if len(order) > maxFigureTerms {
+		rest := len(order) - maxFigureTerms
+		label += fmt.Sprintf(" (%d more terms with PIP < %.3g not shown)", rest, r.PIP[order[maxFigureTerms-1]].P)
+		order = order[:maxFigureTerms]
+	}
 	rows := make([]figures.Interval, len(order))
 	for k, j := range order {
 		e := r.PIP[j]
@@ -43,7 +54,7 @@ func (r *Result) WriteFigure(path string, ref ...float64) error {
 		}
 	}
 	title := fmt.Sprintf("Posterior inclusion probabilities ± 2 MCSE (%d kept steps)", r.Steps)
-	return figures.Intervals(path, title, rows, figures.WithXLabel("posterior inclusion probability"))
+	return figures.Intervals(path, title, rows, figures.WithXLabel(label), figures.WithXRange(0, 1))
 }
 
 // RunningPIP returns term j's inclusion probability after each kept step
@@ -76,8 +87,10 @@ func (r *Result) RunningPIP(j int) []float64 {
 
 // WriteRunningFigure draws each chain's running inclusion probability of
 // the given terms (default: the six whose PIP is nearest ½, the hardest to
-// estimate), one panel per term, to path (".png" or ".svg"). It needs the
-// chains of this run (a result read back from JSON has none).
+// estimate), one panel per term on a 0–1 axis, one colour per chain (a
+// chain that disagrees with the others shows in every panel), to path
+// (".png" or ".svg"). It needs the chains of this run (a result read back
+// from JSON has none).
 func (r *Result) WriteRunningFigure(path string, terms ...int) error {
 	if len(r.runs) == 0 {
 		return errors.New("selection: no chains to draw")
@@ -111,6 +124,7 @@ func (r *Result) WriteRunningFigure(path string, terms ...int) error {
 		}
 	}
 	_, err := figures.RunningEstimates(path, "Running inclusion probabilities", series, math.NaN(),
-		figures.WithOrder(names...), figures.WithYLabel("running PIP"), figures.WithXLabel("kept step"))
+		figures.WithOrder(names...), figures.WithYLabel("running PIP"), figures.WithXLabel("kept step"),
+		figures.ByChain(), figures.WithYRange(0, 1))
 	return err
 }

@@ -55,9 +55,28 @@ func fingerprint(sp *ppl.SelectionSpace, s *Settings) (string, map[string]string
 			}
 			v, err := m.LogDensity(x)
 			fmt.Fprintln(w, strconv.FormatFloat(v, 'g', 12, 64), err != nil)
+			hashQuantities(w, sp, t, x)
 		}
 	}
 	return w.Sum(), runs.Describe(s, 2, fingerprintRules)
+}
+
+// hashQuantities writes the space's quantities (ppl.WithQuantities) at
+// model t's point x, so that runs predicting at different new data have
+// different fingerprints; a space without quantities writes nothing (its
+// fingerprint is what it was before quantities existed).
+func hashQuantities(w *runs.Hasher, sp *ppl.SelectionSpace, t ppl.Terms, x []float64) {
+	names, f := sp.Quantities()
+	if f == nil {
+		return
+	}
+	q := make([]float64, len(names))
+	err := f(t, x, q)
+	fmt.Fprint(w, "quantities ", names, err != nil)
+	for _, v := range q {
+		fmt.Fprint(w, " ", strconv.FormatFloat(v, 'g', 12, 64))
+	}
+	fmt.Fprintln(w)
 }
 
 // fingerprintRules leave out of the fingerprint what cannot change the

@@ -88,7 +88,6 @@ func TestRunInterruptedKeepsEveryStep(t *testing.T) {
 	}
 
 	// The files hold every kept step; those of stopped chains are marked.
-	col := -1
 	var ones float64
 	for i, n := range res.ChainSteps {
 		d, set, err := readChainFile(filepath.Join(dir, fmt.Sprintf("select-%d.csv", i)))
@@ -102,9 +101,8 @@ func TestRunInterruptedKeepsEveryStep(t *testing.T) {
 		if marked != (n < steps) {
 			t.Errorf("chain %d (%d of %d steps): marked interrupted %v", i, n, steps, marked)
 		}
-		col = slices.Index(d.Layout().Params, "gamma.x1")
-		for r := range d.Len(0) {
-			ones += d.Params(0, r)[col]
+		for _, v := range termColumn(t, filepath.Join(dir, fmt.Sprintf("select-%d.csv", i)), "x1") {
+			ones += v
 		}
 	}
 	if got := ones / float64(sum); math.Abs(got-res.PIP[0].P) > 1e-12 {

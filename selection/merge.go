@@ -98,6 +98,7 @@ func Merge(parts ...*Result) (*Result, error) {
 		out.PIP[j] = merge(func(r *Result) *pipeline.Estimate { return &r.PIP[j] })
 	}
 	out.Size = merge(func(r *Result) *pipeline.Estimate { return &r.Size })
+	mergeAnswer(out, parts)
 	for m := range first.Moves {
 		st := MoveStat{Move: first.Moves[m].Move}
 		for _, r := range parts {

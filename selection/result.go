@@ -22,12 +22,13 @@ type Model struct {
 	Estimate pipeline.Estimate `json:"estimate"`
 	// Visits is the number of kept steps in the model.
 	Visits int `json:"visits"`
-	// LogEvidence is the Laplace approximation of log p(y | γ) (NaN when
-	// there is no fit, or the fit was flagged), and Renormalised the
+	// LogEvidence is log p(y | γ): exact where the space has closed forms
+	// (ppl.WithModelEvidence), else its Laplace approximation (NaN when
+	// there is no fit, or the fit was flagged); Renormalised is the
 	// model's probability from these evidences and the model prior,
 	// renormalised over the reported top models to their total chain
-	// probability (0 without evidences): a check of the chains where the
-	// Laplace approximation is good.
+	// probability (0 without evidences): a check of the chains, exact
+	// with exact evidences.
 	LogEvidence  pipeline.Float `json:"log_evidence"`
 	Renormalised pipeline.Float `json:"renormalised"`
 }
@@ -47,6 +48,15 @@ type Result struct {
 	PIP   []pipeline.Estimate `json:"pip"`
 	// Size is the posterior expected model size (number of terms).
 	Size pipeline.Estimate `json:"size"`
+	// Coefficients are the terms' model-averaged coefficients, in term
+	// order, and Quantities the model-averaged posteriors of the space's
+	// quantities (ppl.WithQuantities; none without them).
+	Coefficients []Coefficient `json:"coefficients"`
+	Quantities   []Quantity    `json:"quantities,omitempty"`
+	// Warnings say what the reader must know before trusting the numbers:
+	// terms whose PIP or coefficient has R̂ > 1.05 or ESS < 100 (run
+	// longer). A run with warnings still succeeds.
+	Warnings []string `json:"warnings,omitempty"`
 	// Top lists the most visited models, most visited first.
 	Top []Model `json:"top"`
 	// Visited is the number of distinct models visited in the kept steps
@@ -145,6 +155,11 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 	}
 	x = runs.Series(x, lens, func(c, t int) float64 { return float64(done[c].models[done[c].ids[t]].Count()) })
 	r.Size = pipeline.EstimateMean(x)
+	accs := make([]*answerAcc, len(done))
+	for i, c := range done {
+		accs[i] = c.answer
+	}
+	r.Coefficients, r.Quantities = answer(r.Names, accs)
 	// Models: global visit counts.
 	type agg struct {
 		terms  ppl.Terms
@@ -199,6 +214,7 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 		sumP += m.Estimate.P
 		r.Top = append(r.Top, m)
 	}
+	r.setWarnings()
 	if allEv && len(top) > 0 {
 		for i := range lz {
 			sumL += math.Exp(lz[i] - maxL)

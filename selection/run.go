@@ -40,6 +40,11 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 		return nil, errors.New("selection: Run: nil selection space")
 	}
 	s := settings.withDefaults()
+	if s.Informed && sp.HasEvidence() && (settings == nil || settings.Proposal == nil) {
+		// The informed weights come from the space's exact evidences:
+		// no Laplace fit per model is needed.
+		s.Proposal = FullConditional{}
+	}
 	if err := s.validate(sp); err != nil {
 		return nil, err
 	}
@@ -69,7 +74,7 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 		done[i] = r
 		return err
 	})
-	if !sh.prop.Laplace() && ctx.Err() == nil {
+	if !sh.prop.Laplace() && !sp.HasEvidence() && ctx.Err() == nil {
 		if err2 := sh.topEvidence(done, s.Top); err2 != nil && err == nil {
 			err = err2
 		}
@@ -97,6 +102,7 @@ type selChain struct {
 	models   []ppl.Terms
 	ids      []int32
 	evidence []float64 // Laplace log evidence of each model in models
+	answer   *answerAcc
 	moves    [4]struct{ proposed, accepted int }
 	within   struct{ proposed, accepted int }
 }
@@ -110,7 +116,11 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 		ks = *s.Kernel
 	}
 	ks.Informed = s.Informed
-	k, err := kernels.NewSelectionKernel(tg, &ks)
+	var target kernels.SelectionTarget = tg
+	if sp.HasEvidence() {
+		target = &evidenceTarget{selTarget: tg, logZ: map[string]float64{}}
+	}
+	k, err := kernels.NewSelectionKernel(target, &ks)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +132,7 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 	if err != nil {
 		return nil, err
 	}
-	out := &selChain{chain: chain, ids: make([]int32, 0, s.Steps)}
+	out := &selChain{chain: chain, ids: make([]int32, 0, s.Steps), answer: newAnswerAcc(sp, s)}
 	index := map[string]int32{}
 	var csv *selectCSV
 	if s.DrawsDir != "" {
@@ -162,11 +172,14 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 				out.evidence = append(out.evidence, e.LogEvidence())
 			}
 			out.ids = append(out.ids, id)
+			if err := out.answer.add(e.terms, st.Active, st.Theta); err != nil {
+				return out, fmt.Errorf("selection: chain %d: %w", chain, err)
+			}
 			if s.record != nil {
 				s.record(chain, st.Active, st.Theta)
 			}
 			if csv != nil {
-				if err := csv.write(st, info, tg.sp); err != nil {
+				if err := csv.write(st, info, e.terms); err != nil {
 					return out, err
 				}
 			}

@@ -36,7 +36,8 @@ type Settings struct {
 	Shard []int
 	// Proposal is the family of the jumps' transports and of the
 	// within-model proposals (nil: FullConditional, or Laplace
-	// when Informed, whose weights need every model's evidence).
+	// when Informed on a space without exact evidences, whose weights need
+	// every model's evidence).
 	Proposal Proposal
 	// Informed chooses the term to add or drop by locally balanced weights
 	// from the models' Laplace evidences (see kernels.SelectionSettings).
@@ -51,9 +52,11 @@ type Settings struct {
 	Top int
 	// DrawsDir, when set, receives one CmdStan CSV file per chain
 	// (select-<chain>.csv) with the kept steps: lp__, accept_stat__,
-	// size__, then an indicator column per term (gamma.<name>) and the
-	// unconstrained parameters in the saturated layout (0 for an inactive
-	// term).
+	// size__, chain_model__ (the chain's own number for the step's model, defined by
+	// a comment line "# model N: terms" before its first row), then the
+	// always-in and shared unconstrained coordinates. A row's size does
+	// not grow with the number of terms; the coefficients are summarised
+	// in Result.Coefficients.
 	DrawsDir string
 	// Progress, when set, is called about every 1% of a chain's steps
 	// (from the chains' goroutines, one call at a time).

@@ -65,6 +65,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "%-*s  %7.4f  %7.4f  %6s  %7.0f\n", width, r.Names[j], e.P, e.MCSE, rhatString(e.Rhat), e.ESS)
 	}
+	r.writeCoefficients(&b, order, width)
+	r.writeQuantities(&b)
 	fmt.Fprintf(&b, "\nExpected model size: %.3f ± %.3f (MCSE)\n", r.Size.P, r.Size.MCSE)
 	fmt.Fprintf(&b, "\nTop %d of %d visited models (by visits):\n%4s  %7s  %7s  %9s  %4s  %s\n", len(r.Top), r.Visited, "rank", "P", "MCSE", "Laplace", "size", "terms")
 	for i, m := range r.Top {
@@ -85,6 +87,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.LaplaceWarning != "" {
 		b.WriteString("\nNote: " + r.LaplaceWarning + "\n")
 	}
+	r.writeWarnings(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

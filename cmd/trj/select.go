@@ -55,6 +55,8 @@ type selectFlags struct {
 	sh                             shard.Shard
 	merge                          bool
 	parts                          []string
+	predict, predictions           string
+	newRows                        *mat.Dense // -predict's rows, read before the run
 }
 
 // parseSelectFlags parses and validates the flags of "trj select"; errors
@@ -68,7 +70,7 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.StringVar(&f.na, "na", "refuse", "rows with a missing value (NA, empty, NaN, nan or .): refuse (an error naming them) or drop")
 	fs.StringVar(&f.family, "family", "gaussian", "the regression: "+strings.Join(selectFamilies(), ", "))
 	fs.StringVar(&f.jsonPath, "json", "", "write the result as JSON to `file`")
-	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv) with an indicator column per predictor, and the figures pips.png (every PIP ± 2 MCSE) and running_pips.png (running PIPs of the least certain predictors)")
+	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv: lp__, accept_stat__, size__, chain_model__ numbering the chain's models, each defined by a '# model N: terms' line, the intercept and shared coordinates), and the figures pips.png (every PIP ± 2 MCSE) and running_pips.png (running PIPs of the least certain predictors)")
 	fs.StringVar(&f.proposal, "proposal", "", "the jumps' proposal family: "+selectProposalNames()+" (default "+selection.FullConditional{}.String()+"; see selection.Proposals)")
 	fs.Float64Var(&f.g, "g", glmselect.DefaultG, "gaussian: every coefficient, intercept included, ~ N(0, σ² g) on the standardised predictors")
 	fs.Float64Var(&f.a, "a", glmselect.DefaultA, "gaussian: σ² ~ InverseGamma(a, b), shape")
@@ -82,6 +84,8 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.IntVar(&f.top, "top", selection.DefaultTop, "number of most visited models reported")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress messages on stderr")
 	fs.StringVar(&f.shardArg, "shard", "", shardFlagHelp+"; the shard runs its block of the chains, seeded as in the whole run, and writes its result (-json) and files (-o); \"trj select -merge -json all.json PART.json...\" combines the shards' results")
+	fs.StringVar(&f.predict, "predict", "", "CSV `file` of new rows (a header naming the predictors; other columns, such as the response, are ignored) at which to predict the mean response, averaged over the models")
+	fs.StringVar(&f.predictions, "predictions", "", "write the -predict rows' predictions to `file` (CSV: row, mean, lower, upper, mean_mcse; lower and upper bound the central 95% interval)")
 	fs.BoolVar(&f.merge, "merge", false, "combine the -json results of the shards of one run, given as arguments, into one table and -json")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -92,6 +96,9 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 			return nil, errors.New("-merge needs the shards' result files as arguments")
 		}
 		return &f, nil
+	}
+	if f.predictions != "" && f.predict == "" {
+		return nil, errors.New("-predictions needs -predict: the new rows to predict at (with -merge, the parts' predictions are merged)")
 	}
 	var err error
 	if f.sh, err = shardAndArgs(fs, f.shardArg); err != nil {
@@ -237,6 +244,9 @@ func listNames(names []string, max int) string {
 // selectSpace builds the selection space of the flags' family and prior.
 func selectSpace(f *selectFlags, d *selectData) (*ppl.SelectionSpace, error) {
 	s := &glmselect.Settings{Names: d.names, G: f.g, A: f.a, B: f.b, PriorSD: f.priorSD, InterceptSD: f.interceptSD}
+	if f.newRows != nil {
+		s.Predict = f.newRows
+	}
 	switch f.family {
 	case "logistic":
 		return glmselect.Logistic(d.x, d.y, s)
@@ -298,12 +308,22 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(fmt.Errorf("-o: %w", err))
 		}
 	}
+	if f.predictions != "" {
+		if err := checkWritable(f.predictions); err != nil {
+			return fail(fmt.Errorf("-predictions: %w", err))
+		}
+	}
 	d, err := readSelectCSV(f.data, f.y, f.family, f.na)
 	if err != nil {
 		return fail(err)
 	}
 	for _, note := range d.notes {
 		fmt.Fprintf(stderr, "trj select: note: %s\n", note)
+	}
+	if f.predict != "" {
+		if f.newRows, err = readPredictRows(f.predict, d); err != nil {
+			return fail(err)
+		}
 	}
 	dataSum, err := dataSHA256(f.data)
 	if err != nil {
@@ -359,6 +379,12 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(err)
 		}
 		files = append(files, f.jsonPath)
+	}
+	if f.predictions != "" {
+		if err := writePredictions(f.predictions, res); err != nil {
+			return fail(err)
+		}
+		files = append(files, f.predictions)
 	}
 	if f.out != "" {
 		files = append(files, filepath.Join(f.out, "select-*.csv"))
@@ -474,6 +500,11 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 			return fmt.Errorf("-json: %w", err)
 		}
 	}
+	if f.predictions != "" {
+		if err := checkWritable(f.predictions); err != nil {
+			return fmt.Errorf("-predictions: %w", err)
+		}
+	}
 	var parts []*selection.Result
 	var rp []runs.Part
 	var head selectJSON
@@ -507,6 +538,11 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 	}
 	if err := res.WriteTable(stdout); err != nil {
 		return err
+	}
+	if f.predictions != "" {
+		if err := writePredictions(f.predictions, res); err != nil {
+			return err
+		}
 	}
 	if f.jsonPath == "" {
 		return nil

@@ -56,6 +56,13 @@ type config struct {
 	setX, setY    bool
 	maxLine       int
 	maxScatter    int
+	// xRange and yRange fix an axis when hi > lo (WithXRange, WithYRange).
+	xRange, yRange [2]float64
+	byChain        bool
+}
+
+func errRange(lo, hi float64) error {
+	return fmt.Errorf("figures: axis range [%v, %v]: want finite lo < hi", lo, hi)
 }
 
 // newFigure checks a figure's options and its path's format (".png" or

@@ -64,7 +64,10 @@ func Intervals(path, title string, rows []Interval, opts ...Option) error {
 	}
 	p := newPanel("", xLabel, "")
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	// A band of one row above the first keeps the key clear of the bars.
+	panelH := vg.Length(math.Max(2.5, 0.28*float64(len(rows))+1.5)) * vg.Inch
 	p.Y.Min, p.Y.Max = -0.7, float64(len(rows))-0.3
+	p.Y.Max += (p.Y.Max - p.Y.Min) * keyBand(panelH-0.9*vg.Inch)
 
 	var pal colours
 	col := pal.of("estimate")
@@ -80,7 +83,8 @@ func Intervals(path, title string, rows []Interval, opts ...Option) error {
 	}
 	pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
 	p.Add(bars, pts)
-	p.Legend.Add("estimate ± interval", pts)
+	key := newKeyRow(p)
+	key.add("estimate ± interval", pts)
 	if len(refs) > 0 {
 		rs, err := plotter.NewScatter(refs)
 		if err != nil {
@@ -88,8 +92,11 @@ func Intervals(path, title string, rows []Interval, opts ...Option) error {
 		}
 		rs.GlyphStyle = draw.GlyphStyle{Color: pal.of("reference"), Radius: vg.Points(3.5), Shape: draw.CrossGlyph{}}
 		p.Add(rs)
-		p.Legend.Add("reference", rs)
+		key.add("reference", rs)
 	}
-	panelH := vg.Length(math.Max(2.5, 0.28*float64(len(rows))+1.2)) * vg.Inch
+	p.Add(key)
+	if r := cfg.xRange; r[1] > r[0] {
+		p.X.Min, p.X.Max = r[0], r[1]
+	}
 	return save(path, cfg, title, [][]*plot.Plot{{p}}, 6.5*vg.Inch, panelH)
 }

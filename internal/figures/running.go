@@ -51,16 +51,17 @@ func RunningEstimates(path, title string, series map[string][][]float64, truth f
 
 	// Build every line first so that bad input is reported before drawing
 	// and shared axis ranges are known.
-	var pal colours
+	var pal, chainPal colours
+	chains := 0
 	lines := make(map[string][]*plotter.Line, len(names))
 	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, name := range names {
-		chains := series[name]
-		if len(chains) == 0 {
+		if len(series[name]) == 0 {
 			return 0, fmt.Errorf("%w: RunningEstimates: proposal %q has no chains", ErrEmpty, name)
 		}
 		col := pal.of(name)
-		for c, chain := range chains {
+		chains = max(chains, len(series[name]))
+		for c, chain := range series[name] {
 			// Thin the finite points, not the indices, so that a NaN at a
 			// picked index cannot leave a hole or an empty line.
 			finite := make(plotter.XYs, 0, len(chain))
@@ -82,7 +83,11 @@ func RunningEstimates(path, title string, series map[string][][]float64, truth f
 			if err != nil {
 				return skipped, fmt.Errorf("figures: RunningEstimates: proposal %q chain %d: %w", name, c, err)
 			}
-			l.LineStyle = draw.LineStyle{Color: withAlpha(col, 0.75), Width: vg.Points(0.9)}
+			lc := col
+			if cfg.byChain {
+				lc = chainPal.of(chainName(c))
+			}
+			l.LineStyle = draw.LineStyle{Color: withAlpha(lc, 0.75), Width: vg.Points(0.9)}
 			lines[name] = append(lines[name], l)
 			x0, x1, y0, y1 := plotter.XYRange(xys)
 			xmin, xmax = math.Min(xmin, x0), math.Max(xmax, x1)
@@ -123,6 +128,23 @@ func RunningEstimates(path, title string, series map[string][][]float64, truth f
 	if cols == 0 {
 		cols = 1
 	}
+	panelH := 2.4 * vg.Inch
+	if len(panels) == 1 {
+		panelH = 3.6 * vg.Inch
+	}
+	if r := cfg.yRange; r[1] > r[0] {
+		ymin, ymax = r[0], r[1]
+	}
+	if cfg.byChain {
+		// Every panel keeps the key's band, so that the panels share one
+		// scale; the first one shows the key.
+		ymax += (ymax - ymin) * keyBand(panelH-0.9*vg.Inch)
+		key := newKeyRow(panels[0])
+		for c := range chains {
+			key.add(chainName(c), lineThumb{draw.LineStyle{Color: chainPal.of(chainName(c)), Width: vg.Points(2)}})
+		}
+		panels[0].Add(key)
+	}
 	for k, p := range panels {
 		if k+cols < len(panels) {
 			p.X.Label.Text = "" // a panel below carries the shared x label
@@ -131,10 +153,6 @@ func RunningEstimates(path, title string, series map[string][][]float64, truth f
 		p.Y.Min, p.Y.Max = ymin, ymax
 	}
 	layout := layoutGrid(panels, cols)
-	panelH := 2.4 * vg.Inch
-	if len(panels) == 1 {
-		panelH = 3.6 * vg.Inch
-	}
 	return skipped, save(path, cfg, title, layout, 6.5*vg.Inch, panelH)
 }
 

@@ -58,6 +58,14 @@ type Settings struct {
 	// Logistic and Poisson families, β_j ~ N(0, PriorSD²) (default 2.5),
 	// and InterceptSD the intercept's (default 10).
 	PriorSD, InterceptSD float64
+
+	// Predict, when set, holds new rows of predictors (the columns of X,
+	// in data units) at which the space predicts: its quantities
+	// (ppl.WithQuantities) are then mean[i], the mean response of new row
+	// i (the inverse link of its linear predictor: the mean for Gaussian,
+	// the probability for Logistic, the rate for Poisson), which a
+	// selection run averages over the models.
+	Predict mat.Matrix
 }
 
 func (s *Settings) withDefaults() Settings {
@@ -110,6 +118,10 @@ type design struct {
 	cols  [][]float64
 	y     []float64
 	names []string
+	// means and scales are the training columns' means and the scales
+	// they were divided by (0 and 1 for Raw): cols[j] = (x_j − means[j]) /
+	// scales[j], how new rows are put on the coefficients' scale.
+	means, scales []float64
 }
 
 func newDesign(X mat.Matrix, y []float64, s *Settings) (*design, error) {
@@ -131,7 +143,7 @@ func newDesign(X mat.Matrix, y []float64, s *Settings) (*design, error) {
 			return nil, fmt.Errorf("%w: response %d is %v", ErrData, i, v)
 		}
 	}
-	d := &design{n: n, p: p, cols: make([][]float64, p), y: append([]float64(nil), y...)}
+	d := &design{n: n, p: p, cols: make([][]float64, p), y: append([]float64(nil), y...), means: make([]float64, p), scales: make([]float64, p)}
 	for j := range p {
 		c := make([]float64, n)
 		for i := range n {
@@ -140,8 +152,10 @@ func newDesign(X mat.Matrix, y []float64, s *Settings) (*design, error) {
 				return nil, fmt.Errorf("%w: predictor %d, row %d is %v", ErrData, j, i, c[i])
 			}
 		}
+		d.scales[j] = 1
 		if !s.Raw {
 			m, sd := stat.MeanStdDev(c, nil)
+			d.means[j], d.scales[j] = m, sd
 			if !(sd > 1e-12*math.Max(1, math.Abs(m))) {
 				return nil, fmt.Errorf("%w: predictor %d is constant (%v), which cannot be standardised and duplicates the intercept", ErrData, j, m)
 			}
@@ -179,11 +193,6 @@ func (d *design) matrix(t ppl.Terms) *mat.Dense {
 	return m
 }
 
-func (d *design) space(build ppl.BuildFunc, s *Settings, shared int) (*ppl.SelectionSpace, error) {
-	return ppl.NewSelectionSpace(d.p, build, ppl.WithTermNames(d.names...), ppl.WithModelPrior(s.ModelPrior),
-		ppl.WithModelCache(s.Cache), ppl.WithSelectionShared(shared))
-}
-
 // Gaussian returns the selection space of the linear regression
 // y = α + Xβ + ε, ε ~ N(0, σ² I), with the conjugate normal-inverse-gamma
 // prior: every coefficient, the intercept α included, N(0, σ² G), and
@@ -208,7 +217,7 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 		b.AddLogDensity(b.Check(ops.NormalIDGLM(b.DataMatrix("X", d.matrix(t)), beta, b.Data("y", d.y), sigma)))
 		return nil
 	}
-	return d.choose(build, gaussianMasked(d, &s), &s, 1)
+	return d.choose(build, gaussianMasked(d, &s), &s, 1, identity)
 }
 
 // Logistic returns the selection space of the logistic regression
@@ -222,7 +231,7 @@ func Logistic(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 			return nil, fmt.Errorf("%w: logistic regression needs a binary response (0 or 1), but response %d is %v", ErrData, i, v)
 		}
 	}
-	return glm(X, y, settings, ops.BernoulliLogitGLM)
+	return glm(X, y, settings, ops.BernoulliLogitGLM, logistic)
 }
 
 // Poisson returns the selection space of the Poisson regression
@@ -233,7 +242,7 @@ func Poisson(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpace
 			return nil, fmt.Errorf("%w: Poisson regression needs non-negative integer counts, but response %d is %v", ErrData, i, v)
 		}
 	}
-	return glm(X, y, settings, ops.PoissonLogGLM)
+	return glm(X, y, settings, ops.PoissonLogGLM, math.Exp)
 }
 
 // prepare applies settings' defaults, checks them and makes the design.
@@ -246,7 +255,7 @@ func prepare(X mat.Matrix, y []float64, settings *Settings) (Settings, *design, 
 	return s, d, err
 }
 
-func glm(X mat.Matrix, y []float64, settings *Settings, lik func(x, beta, y *gorgonia.Node) (*gorgonia.Node, error)) (*ppl.SelectionSpace, error) {
+func glm(X mat.Matrix, y []float64, settings *Settings, lik func(x, beta, y *gorgonia.Node) (*gorgonia.Node, error), link func(float64) float64) (*ppl.SelectionSpace, error) {
 	s, d, err := prepare(X, y, settings)
 	if err != nil {
 		return nil, err
@@ -263,5 +272,5 @@ func glm(X mat.Matrix, y []float64, settings *Settings, lik func(x, beta, y *gor
 		b.AddLogDensity(b.Check(lik(b.DataMatrix("X", d.matrix(t)), beta, b.Data("y", d.y))))
 		return nil
 	}
-	return d.choose(build, glmMasked(d, &s, lik), &s, 0)
+	return d.choose(build, glmMasked(d, &s, lik), &s, 0, link)
 }

@@ -70,11 +70,20 @@ func glmMasked(d *design, s *Settings, lik func(x, beta, y *gorgonia.Node) (*gor
 }
 
 // choose returns the space of build (one model compiled per visit) when
-// s.PerModel is set, else the space of the saturated form masked.
-func (d *design) choose(build ppl.BuildFunc, masked ppl.MaskedBuildFunc, s *Settings, shared int) (*ppl.SelectionSpace, error) {
-	if s.PerModel {
-		return d.space(build, s, shared)
+// s.PerModel is set, else the space of the saturated form masked; with
+// s.Predict, its quantities are the predictions through the inverse link.
+func (d *design) choose(build ppl.BuildFunc, masked ppl.MaskedBuildFunc, s *Settings, shared int, link func(float64) float64) (*ppl.SelectionSpace, error) {
+	opts := []ppl.SelectionOption{ppl.WithTermNames(d.names...), ppl.WithModelPrior(s.ModelPrior),
+		ppl.WithModelCache(s.Cache), ppl.WithSelectionShared(shared)}
+	if s.Predict != nil {
+		q, err := d.predictions(s.Predict, link)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, q)
 	}
-	return ppl.NewMaskedSelectionSpace(d.p, masked, ppl.WithTermNames(d.names...), ppl.WithModelPrior(s.ModelPrior),
-		ppl.WithModelCache(s.Cache), ppl.WithSelectionShared(shared))
+	if s.PerModel {
+		return ppl.NewSelectionSpace(d.p, build, opts...)
+	}
+	return ppl.NewMaskedSelectionSpace(d.p, masked, opts...)
 }

@@ -120,6 +120,15 @@ func (r *checkedRows) write(transdimensional bool, k int, params, diagnostics []
 // Flush writes any buffered data to the underlying io.Writer.
 func (cw *CSVWriter) Flush() error { return cw.w.Flush() }
 
+// Comment writes text as a comment line after the rows written so far (its
+// line breaks replaced by spaces), for what a row's columns refer to, such
+// as the terms of a model first met at that row. Readers skip it; ReadCSV
+// returns it as a Setting when it reads "key = value", so text should not.
+func (cw *CSVWriter) Comment(text string) error {
+	_, err := cw.w.WriteString("# " + strings.NewReplacer("\n", " ", "\r", " ").Replace(text) + "\n")
+	return err
+}
+
 // MarkInterrupted writes the comment line "# interrupted = reason" (reason
 // "true" if empty) after the rows written so far, as
 // Stream.MarkInterrupted does: the rows are valid, but the chain stopped
