@@ -45,6 +45,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/glmselect"
@@ -98,7 +99,8 @@ type problem struct {
 	family  string
 	x       *mat.Dense
 	y       []float64
-	dataCSV string // path of the data on disk, for R
+	sd      []float64 // the predictors' sample sds, which turn standardised coefficients into data units
+	dataCSV string    // path of the data on disk, for R
 }
 
 // result is one measured run.
@@ -371,6 +373,10 @@ func loadProblem(name, tmp string) (*problem, error) {
 			}
 		}
 	}
+	pr.sd = make([]float64, p)
+	for j := range p {
+		pr.sd[j] = stat.StdDev(mat.Col(nil, j, pr.x), nil)
+	}
 	return &pr, nil
 }
 
@@ -402,6 +408,12 @@ func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 	for _, e := range res.PIP {
 		r.PIP = append(r.PIP, e.P)
 		r.MCSE = append(r.MCSE, e.MCSE)
+	}
+	// glmselect standardises the predictors: its coefficients are per
+	// predictor sd.
+	for j, c := range res.Coefficients {
+		r.Mean = append(r.Mean, float64(c.Mean)/pr.sd[j])
+		r.SD = append(r.SD, float64(c.SD)/pr.sd[j])
 	}
 	return r, nil
 }
