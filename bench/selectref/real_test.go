@@ -177,3 +177,27 @@ func TestStoredUScrimeReference(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredPimaPrior checks that the stored Pima reference was computed
+// under the prior this program states (intercept centred at logit ȳ).
+func TestStoredPimaPrior(t *testing.T) {
+	b, err := datasets.ReadFile("select/" + PimaRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct {
+		Prior map[string]any `json:"prior"`
+		N     int            `json:"n"`
+	}
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := realData(PimaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := pimaPrior(d.y)
+	if stored.N != len(d.y) || stored.Prior["s0"] != pr.S0 || stored.Prior["s"] != pr.S || math.Abs(stored.Prior["intercept_mean"].(float64)-pr.M0) > 1e-15 {
+		t.Errorf("stored n %d prior %v; want n %d and %+v", stored.N, stored.Prior, len(d.y), pr)
+	}
+}
