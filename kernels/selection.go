@@ -323,11 +323,17 @@ func (k *SelectionKernel) jump(rng *rand.Rand, st *SelectionState) (SelectionInf
 		}
 	}
 	k.next = newActive
-	m2, err := k.target.Model(newActive)
+	lp2, err := k.target.LogModelPrior(newActive)
 	if err != nil {
 		return info, err
 	}
-	lp2, err := k.target.LogModelPrior(newActive)
+	if math.IsInf(lp2, -1) {
+		// A model of prior probability zero is never entered, so it is
+		// never built: its density may be improper (a g-prior's model
+		// with more terms than the data support).
+		return info, nil
+	}
+	m2, err := k.target.Model(newActive)
 	if err != nil {
 		return info, err
 	}
@@ -535,11 +541,15 @@ func (k *SelectionKernel) neighbourWeights(active []int, keep bool) (float64, er
 		} else {
 			nb = insertSorted(append(nb, active...), j)
 		}
-		mj, err := k.target.Model(nb)
+		lpj, err := k.target.LogModelPrior(nb)
 		if err != nil {
 			return 0, err
 		}
-		lpj, err := k.target.LogModelPrior(nb)
+		if math.IsInf(lpj, -1) { // never proposed, never built
+			w[j] = 0
+			continue
+		}
+		mj, err := k.target.Model(nb)
 		if err != nil {
 			return 0, err
 		}

@@ -305,6 +305,7 @@ type SelectionSpace struct {
 	builds *atomic.Int64 // per clone; atomic because Build may run on several goroutines
 	hits   int
 	masked *maskedSaturated // the saturated model of NewMaskedSelectionSpace, or nil
+	offset func(Terms) (float64, error)
 }
 
 // SelectionOption configures NewSelectionSpace.
@@ -363,6 +364,40 @@ func WithModelPrior(q ModelPrior) SelectionOption {
 		s.prior = q
 		return nil
 	}
+}
+
+// WithModelOffset adds offset(γ) to every log-density of model γ: a term
+// constant in the parameters that differs between models (a prior's
+// normalising constant, such as a g-prior's ½ log|X_γᵀX_γ|), which a
+// masked space's saturated graph cannot hold and a per-model graph need
+// not recompute. Both kinds of space apply it. An offset of −Inf excludes
+// the model: LogPrior gives it −Inf (prior probability zero, so a sampler
+// never moves there) and its built model carries no offset. offset must
+// be safe for concurrent use; an error or a NaN or +Inf offset fails the
+// model's build and LogPrior.
+func WithModelOffset(offset func(Terms) (float64, error)) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if offset == nil {
+			return errors.New("ppl: nil model offset")
+		}
+		s.offset = offset
+		return nil
+	}
+}
+
+// modelOffset is offset(t), checked: −Inf (excluded) or finite.
+func (s *SelectionSpace) modelOffset(t Terms) (float64, error) {
+	if s.offset == nil {
+		return 0, nil
+	}
+	off, err := s.offset(t)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("ppl: the log-density offset of the model with terms %v: %w", t, err)
+	}
+	if math.IsNaN(off) || math.IsInf(off, 1) {
+		return math.NaN(), fmt.Errorf("ppl: the log-density offset of the model with terms %v is %v", t, off)
+	}
+	return off, nil
 }
 
 // DefaultModelCache is the default bound on the models a SelectionSpace
@@ -466,10 +501,18 @@ func (s *SelectionSpace) Check(t Terms) error {
 	return nil
 }
 
-// LogPrior returns log p(γ) under the space's model prior.
+// LogPrior returns log p(γ) under the space's model prior, −Inf for a
+// model that WithModelOffset excludes.
 func (s *SelectionSpace) LogPrior(t Terms) (float64, error) {
 	if err := s.Check(t); err != nil {
 		return math.Inf(-1), err
+	}
+	off, err := s.modelOffset(t)
+	if err != nil {
+		return math.NaN(), err
+	}
+	if math.IsInf(off, -1) {
+		return off, nil
 	}
 	return s.prior.LogModelPrior(t), nil
 }
@@ -511,8 +554,17 @@ func (s *SelectionSpace) buildModel(t Terms) (m *GraphModel, err error) {
 	if s.builds != nil {
 		s.builds.Add(1)
 	}
+	off, err := s.modelOffset(t)
+	if err != nil {
+		return nil, err
+	}
+	if math.IsInf(off, -1) {
+		off = 0
+	}
 	if s.masked != nil {
-		return s.masked.view(t), nil
+		m = s.masked.view(t)
+		m.offset = off
+		return m, nil
 	}
 	b := NewBuilder()
 	if err := s.build(b, t); err != nil {
@@ -528,6 +580,7 @@ func (s *SelectionSpace) buildModel(t Terms) (m *GraphModel, err error) {
 				t, m.Dim(), want, s.always, t.Count(), s.shared)
 		}
 	}
+	m.offset = off
 	return m, nil
 }
 
