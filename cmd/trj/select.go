@@ -444,11 +444,11 @@ type selectJSON struct {
 	Data string `json:"data"`
 	// DataSHA256 is the SHA-256 of the data file's bytes: what merges
 	// compare, not the path.
-	DataSHA256 string             `json:"data_sha256"`
-	Response   string             `json:"response"`
-	Family     string             `json:"family"`
-	Prior      selectPrior        `json:"prior"`
-	Shard      string             `json:"shard,omitempty"`
+	DataSHA256 string      `json:"data_sha256"`
+	Response   string      `json:"response"`
+	Family     string      `json:"family"`
+	Prior      selectPrior `json:"prior"`
+	Shard      string      `json:"shard,omitempty"`
 	*selection.Result
 }
 

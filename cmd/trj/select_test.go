@@ -163,8 +163,8 @@ func TestSelectRuns(t *testing.T) {
 				ModelPrior string `json:"model_prior"`
 			}
 			Names []string
-			PIP    []struct{ P float64 }
-			Steps  int
+			PIP   []struct{ P float64 }
+			Steps int
 		}
 		b, err := os.ReadFile(js)
 		if err != nil {

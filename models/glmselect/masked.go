@@ -1,7 +1,6 @@
 package glmselect
 
 import (
-
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 

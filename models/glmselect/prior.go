@@ -100,11 +100,11 @@ func (q NormalInverseGamma) withDefaults() NormalInverseGamma {
 type gKind int
 
 const (
-	gFixed   gKind = iota
-	gHyper         // shrinkage g/(1+g) ~ Beta(1, a/2 − 1)
-	gHyperN        // shrinkage (g/n)/(1+g/n) ~ Beta(1, a/2 − 1)
-	gZS            // g ~ InverseGamma(1/2, n/2)
-	gNIG           // not a g-prior
+	gFixed  gKind = iota
+	gHyper        // shrinkage g/(1+g) ~ Beta(1, a/2 − 1)
+	gHyperN       // shrinkage (g/n)/(1+g/n) ~ Beta(1, a/2 − 1)
+	gZS           // g ~ InverseGamma(1/2, n/2)
+	gNIG          // not a g-prior
 )
 
 // resolved is a Gaussian prior with its defaults applied for n
