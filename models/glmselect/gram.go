@@ -75,7 +75,7 @@ func (g *gram) factor(idx []int, L []float64) (logdet float64, ok bool) {
 	return logdet, true
 }
 
-// solve overwrites b with C_γ⁻¹ b from the factor L of factor.
+// solveChol overwrites b with C_γ⁻¹ b from the factor L of factor.
 func solveChol(L []float64, k int, b []float64) {
 	for r := range k {
 		v := b[r]
@@ -97,16 +97,6 @@ func solveChol(L []float64, k int, b []float64) {
 // (with the intercept, n − 1 columns, and a residual degree of freedom
 // left for σ²).
 func (g *gram) maxTerms() int { return g.n - 2 }
-
-// inSupport reports whether model idx has a g-prior: at most n − 2 terms,
-// none exactly collinear with the others.
-func (g *gram) inSupport(idx []int) bool {
-	if len(idx) > g.maxTerms() {
-		return false
-	}
-	_, ok := g.factor(idx, make([]float64, len(idx)*len(idx)))
-	return ok
-}
 
 // offset is the g-prior's normalising term of model t, ½ log|X_γᵀX_γ| in
 // data units, or −Inf when the model has no g-prior

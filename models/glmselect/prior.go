@@ -18,9 +18,9 @@ type GaussianPrior interface {
 	gaussianPrior()
 }
 
-// DefaultHyperA is the default a of HyperG and HyperGN (Liang et al.
-// 2008's recommendation, which puts half the prior mass of the shrinkage
-// g/(1+g) above 1/2... for a = 3 its prior is Beta(1, 1/2)).
+// DefaultHyperA is the default a of HyperG and HyperGN, within Liang et
+// al.'s (2008) recommended 2 < a ≤ 4: the shrinkage g/(1+g) is then
+// Beta(1, 1/2), of prior mean 2/3.
 const DefaultHyperA = 3.0
 
 // GPrior is Zellner's g-prior with a fixed g, on the coefficients of the
