@@ -67,7 +67,7 @@ func whichPredictors(ctx context.Context, w io.Writer, settings *selection.Setti
 	if err != nil {
 		return nil, err
 	}
-	// Gaussian family, default normal-inverse-gamma prior, intercept always in.
+	// Gaussian family, default g-prior (g = n), intercept always in.
 	sp, err := glmselect.Gaussian(X, y, &glmselect.Settings{Names: names})
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func robustSelection(X *mat.Dense, y []float64) (*ppl.SelectionSpace, error) {
 // data set under glmselect's default prior (bench/selectref).
 func exactPIPs(t *testing.T) []float64 {
 	t.Helper()
-	b, err := datasets.ReadFile("select/linear_p20_nig_exact.json")
+	b, err := datasets.ReadFile("select/linear_p20_gprior_exact.json")
 	if err != nil {
 		t.Fatal(err)
 	}

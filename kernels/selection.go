@@ -340,11 +340,17 @@ func (k *SelectionKernel) jump(rng *rand.Rand, st *SelectionState) (SelectionInf
 		}
 	}
 	k.next = newActive
-	m2, err := k.target.Model(newActive)
+	lp2, err := k.target.LogModelPrior(newActive)
 	if err != nil {
 		return info, err
 	}
-	lp2, err := k.target.LogModelPrior(newActive)
+	if math.IsInf(lp2, -1) {
+		// A model of prior probability zero is never entered, so it is
+		// never built: its density may be improper (a g-prior's model
+		// with more terms than the data support).
+		return info, nil
+	}
+	m2, err := k.target.Model(newActive)
 	if err != nil {
 		return info, err
 	}
@@ -566,16 +572,18 @@ func (k *SelectionKernel) neighbourWeights(active []int, keep bool) (float64, er
 		if err != nil {
 			return 0, err
 		}
-		var lej float64
-		if math.IsInf(lpj, -1) {
-			lej = 0 // no mass: its weight is the floor below
-		} else if lej, err = evidence(nb); err != nil {
+		if math.IsInf(lpj, -1) { // never proposed, never built
+			w[j] = 0
+			continue
+		}
+		lej, err := evidence(nb)
+		if err != nil {
 			return 0, err
 		}
 		r := lpj + lej - base
 		// Without evidences the choice is uniform; weights are clamped
 		// (symmetrically, so that the reverse weight stays 1/w) so that no
-		// neighbour is starved, and a neighbour of no mass gets the least.
+		// neighbour is starved.
 		switch {
 		case math.IsNaN(r):
 			r = 0

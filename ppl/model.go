@@ -46,6 +46,9 @@ type GraphModel struct {
 	initU   []float64 // fixed initial point, or nil for Stan's uniform(−2, 2)
 	uBuf    []float64
 	scratch []float64
+	// offset is added to every log-density: a selection space's per-model
+	// constant (WithModelOffset).
+	offset float64
 }
 
 // modelLayout is the immutable part of a GraphModel, shared by clones.
@@ -199,7 +202,8 @@ func (m *GraphModel) LogDensity(u []float64) (float64, error) {
 	if len(u) != m.shared.dim {
 		return math.Inf(-1), fmt.Errorf("ppl: point has length %d, want %d", len(u), m.shared.dim)
 	}
-	return m.ev.LogDensity(u)
+	lp, err := m.ev.LogDensity(u)
+	return lp + m.offset, err
 }
 
 // LogDensityGrad returns the log-density at u and writes its gradient into
@@ -208,7 +212,8 @@ func (m *GraphModel) LogDensityGrad(u, grad []float64) (float64, error) {
 	if len(u) != m.shared.dim || len(grad) != m.shared.dim {
 		return math.Inf(-1), fmt.Errorf("ppl: point and gradient have lengths %d and %d, want %d", len(u), len(grad), m.shared.dim)
 	}
-	return m.ev.LogDensityGrad(u, grad)
+	lp, err := m.ev.LogDensityGrad(u, grad)
+	return lp + m.offset, err
 }
 
 // ParamNames returns the flattened names of the parameters, then of the
@@ -339,6 +344,7 @@ func (m *GraphModel) Init(rng *rand.Rand, u []float64) error {
 func (m *GraphModel) clone() *GraphModel {
 	c := newGraphModel(m.ev.clone(), m.shared)
 	c.initU = m.initU // never modified after WithInit
+	c.offset = m.offset
 	return c
 }
 

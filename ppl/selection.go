@@ -309,6 +309,7 @@ type SelectionSpace struct {
 	qfunc  QuantityFunc     // WithQuantities' function, or nil
 	// evidence is the family's exact log evidence of a model, or nil.
 	evidence func(Terms) (float64, error)
+	offset   func(Terms) (float64, error)
 }
 
 // SelectionOption configures NewSelectionSpace.
@@ -387,6 +388,25 @@ func WithModelEvidence(logEvidence func(Terms) (float64, error)) SelectionOption
 	}
 }
 
+// WithModelOffset adds offset(γ) to every log-density of model γ: a term
+// constant in the parameters that differs between models (a prior's
+// normalising constant, such as a g-prior's ½ log|X_γᵀX_γ|), which a
+// masked space's saturated graph cannot hold and a per-model graph need
+// not recompute. Both kinds of space apply it. An offset of −Inf excludes
+// the model: LogPrior gives it −Inf (prior probability zero, so a sampler
+// never moves there) and its built model carries no offset. offset must
+// be safe for concurrent use; an error or a NaN or +Inf offset fails the
+// model's build and LogPrior.
+func WithModelOffset(offset func(Terms) (float64, error)) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if offset == nil {
+			return errors.New("ppl: nil model offset")
+		}
+		s.offset = offset
+		return nil
+	}
+}
+
 // HasEvidence reports whether the space knows its models' exact evidences
 // (WithModelEvidence).
 func (s *SelectionSpace) HasEvidence() bool { return s.evidence != nil }
@@ -405,6 +425,22 @@ func (s *SelectionSpace) LogEvidence(t Terms) (float64, error) {
 		err = fmt.Errorf("ppl: the log evidence of model %v is NaN", t)
 	}
 	return le, err
+
+}
+
+// modelOffset is offset(t), checked: −Inf (excluded) or finite.
+func (s *SelectionSpace) modelOffset(t Terms) (float64, error) {
+	if s.offset == nil {
+		return 0, nil
+	}
+	off, err := s.offset(t)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("ppl: the log-density offset of the model with terms %v: %w", t, err)
+	}
+	if math.IsNaN(off) || math.IsInf(off, 1) {
+		return math.NaN(), fmt.Errorf("ppl: the log-density offset of the model with terms %v is %v", t, off)
+	}
+	return off, nil
 }
 
 // DefaultModelCache is the default bound on the models a SelectionSpace
@@ -508,10 +544,18 @@ func (s *SelectionSpace) Check(t Terms) error {
 	return nil
 }
 
-// LogPrior returns log p(γ) under the space's model prior.
+// LogPrior returns log p(γ) under the space's model prior, −Inf for a
+// model that WithModelOffset excludes.
 func (s *SelectionSpace) LogPrior(t Terms) (float64, error) {
 	if err := s.Check(t); err != nil {
 		return math.Inf(-1), err
+	}
+	off, err := s.modelOffset(t)
+	if err != nil {
+		return math.NaN(), err
+	}
+	if math.IsInf(off, -1) {
+		return off, nil
 	}
 	return s.prior.LogModelPrior(t), nil
 }
@@ -553,8 +597,17 @@ func (s *SelectionSpace) buildModel(t Terms) (m *GraphModel, err error) {
 	if s.builds != nil {
 		s.builds.Add(1)
 	}
+	off, err := s.modelOffset(t)
+	if err != nil {
+		return nil, err
+	}
+	if math.IsInf(off, -1) {
+		off = 0
+	}
 	if s.masked != nil {
-		return s.masked.view(t), nil
+		m = s.masked.view(t)
+		m.offset = off
+		return m, nil
 	}
 	b := NewBuilder()
 	if err := s.build(b, t); err != nil {
@@ -570,6 +623,7 @@ func (s *SelectionSpace) buildModel(t Terms) (m *GraphModel, err error) {
 				t, m.Dim(), want, s.always, t.Count(), s.shared)
 		}
 	}
+	m.offset = off
 	return m, nil
 }
 

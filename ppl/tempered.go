@@ -291,6 +291,9 @@ func (m *GraphModel) Tempered() (*TemperedModel, error) {
 	if m.shared.view != nil {
 		return nil, fmt.Errorf("%w: Tempered", errMaskedView)
 	}
+	if m.offset != 0 {
+		return nil, errors.New("ppl: a model with a selection space's log-density offset (WithModelOffset) has no tempered form")
+	}
 	plan, err := m.shared.temper.compile(m.shared)
 	if err != nil {
 		return nil, err

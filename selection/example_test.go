@@ -28,7 +28,7 @@ func ExampleRun() {
 		y[i] = 1 + 2*X.At(i, 0) - 1.5*X.At(i, 2) + rng.NormFloat64()
 	}
 
-	sp, err := glmselect.Gaussian(X, y, nil) // NIG prior, intercept always in
+	sp, err := glmselect.Gaussian(X, y, nil) // unit-information g-prior, intercept always in
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestSelectWriteExactP20(t *testing.T) {
 		t.Skip("set TRJ_SELECT_EXACT=1 to enumerate the 2^20 models")
 	}
 	X, y := selectData(p20N, 20, p20Seed)
-	nig, err := glmselect.NewNIG(X, y, nil)
+	nig, err := glmselect.NewEvidence(X, y, nigSettings)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestSelectMeasureP20(t *testing.T) {
 	} else {
 		want = readExactP20(t)
 	}
-	sp, err := glmselect.Gaussian(X, y, &glmselect.Settings{Cache: envInt("TRJ_SELECT_CACHE", 0)})
+	sp, err := glmselect.Gaussian(X, y, &glmselect.Settings{Prior: glmselect.NormalInverseGamma{}, Cache: envInt("TRJ_SELECT_CACHE", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

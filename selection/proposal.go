@@ -3,6 +3,7 @@ package selection
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/trjgo/trj/flows"
@@ -91,14 +92,81 @@ func (in *Preparation) Laplace(tm ppl.Terms) (*ppl.GraphModel, *flows.Laplace, e
 }
 
 // FullLaplace fits the Laplace approximation of the model with every term.
+// When that model has prior probability zero (a g-prior's with more terms
+// than the data support, or exactly collinear ones: its posterior need not
+// be proper) or its fit fails, it fits the model's density with a small
+// ridge on the terms' coordinates instead (ridgeFraction of each term's
+// curvature at the model without terms), which exists whenever the
+// density is proper up to directions of the terms: a Gaussian that is
+// only a proposal, the chains' exactness coming from the target.
 func (in *Preparation) FullLaplace() (*flows.Laplace, error) {
 	all := make([]int, in.Space.P())
 	for i := range all {
 		all[i] = i
 	}
 	full, _ := ppl.NewTerms(in.Space.P(), all...)
-	_, lap, err := in.laplace(full)
-	return lap, err
+	lp, err := in.Space.LogPrior(full)
+	if err != nil {
+		return nil, err
+	}
+	if !math.IsInf(lp, -1) {
+		_, lap, err := in.laplace(full)
+		if err == nil {
+			return lap, nil
+		}
+	}
+	return in.ridgeLaplace(full)
+}
+
+// ridgeFraction is the ridge of ridgeLaplace relative to each term's
+// curvature.
+const ridgeFraction = 0.01
+
+// ridgeLaplace fits model full's density minus ½ Σ_j w_j θ_j² over the
+// term coordinates j, w_j = ridgeFraction × the density's curvature in
+// θ_j at Base (the terms at 0), so that the ridge is in the units of the
+// model and needs no setting.
+func (in *Preparation) ridgeLaplace(full ppl.Terms) (*flows.Laplace, error) {
+	m, err := in.Space.Build(full)
+	if err != nil {
+		return nil, err
+	}
+	A, S, P, d := in.Space.Always(), in.Space.Shared(), in.Space.P(), m.Dim()
+	x0 := make([]float64, d)
+	copy(x0[:A], in.Base[:A])
+	copy(x0[d-S:], in.Base[A:])
+	g0, g1 := make([]float64, d), make([]float64, d)
+	if _, err := m.LogDensityGrad(x0, g0); err != nil {
+		return nil, err
+	}
+	w := make([]float64, P)
+	const h = 1e-4
+	for j := range P {
+		x0[A+j] = h
+		_, err := m.LogDensityGrad(x0, g1)
+		x0[A+j] = 0
+		if err != nil {
+			return nil, err
+		}
+		w[j] = ridgeFraction * math.Abs(g0[A+j]-g1[A+j]) / h
+		if !(w[j] > 0) || math.IsInf(w[j], 0) {
+			w[j] = ridgeFraction
+		}
+	}
+	f := func(x, grad []float64) (float64, error) {
+		lp, err := m.LogDensityGrad(x, grad)
+		for j := range P {
+			v := x[A+j]
+			lp -= 0.5 * w[j] * v * v
+			grad[A+j] -= w[j] * v
+		}
+		return lp, err
+	}
+	lap, err := flows.FitLaplace(f, x0, nil)
+	if err != nil {
+		return nil, fmt.Errorf("selection: the ridge-regularised fit of the model with every term: %w", err)
+	}
+	return lap, nil
 }
 
 // Seed returns the seed of part i of the named stage of the preparation,

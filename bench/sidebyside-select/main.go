@@ -395,7 +395,9 @@ func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 	var sp *ppl.SelectionSpace
 	var err error
 	if pr.family == "gaussian" {
-		sp, err = glmselect.Gaussian(pr.x, pr.y, nil)
+		// The normal-inverse-gamma prior of the stored trj reference
+		// (linear_p20_nig_exact.json); BMS runs its own g-prior.
+		sp, err = glmselect.Gaussian(pr.x, pr.y, &glmselect.Settings{Prior: glmselect.NormalInverseGamma{}})
 	} else {
 		sp, err = glmselect.Logistic(pr.x, pr.y, nil)
 	}

@@ -60,7 +60,7 @@ func scaleOne(p, chains, warmup, steps int) error {
 		return err
 	}
 	x := widen(pr.x, p)
-	sp, err := glmselect.Gaussian(x, pr.y, nil)
+	sp, err := glmselect.Gaussian(x, pr.y, &glmselect.Settings{Prior: glmselect.NormalInverseGamma{}})
 	if err != nil {
 		return err
 	}

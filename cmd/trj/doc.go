@@ -12,8 +12,9 @@
 //	           [-data FILE (factor, robustvs)] [-shard i/n|n -o PARTIAL.json (sas)]
 //	           [-stage pilot|fit|chains -stages DIR (sas)]
 //	trj select -data FILE.csv -y COLUMN [-family gaussian|logistic|poisson]
-//	           [-json FILE] [-o DIR] [-g 1 -a 0.01 -b 0.01] [-prior-sd 2.5]
-//	           [-intercept-sd 10] [-seed 1] [-chains 4] [-warmup 1000]
+//	           [-json FILE] [-o DIR] [-prior g|bric|hyper-g|hyper-g/n|zs|nig]
+//	           [-g G] [-a A] [-b B] [-model-prior beta-binomial(1,1)|uniform|bernoulli(q)]
+//	           [-prior-sd 2.5] [-intercept-sd 10] [-seed 1] [-chains 4] [-warmup 1000]
 //	           [-steps 40000] [-top 20] [-proposal fullcond|laplace|...] [-quiet]
 //	           [-shard i/n|n (needs -json or -o)] [-na refuse|drop]
 //	trj select -merge [-json FILE] PART.json...
@@ -50,11 +51,16 @@
 //
 // select runs variable selection over the CSV's columns (selection.Run on a
 // models/glmselect space): the response -y against every other column,
-// standardised, the intercept always in, with the documented default
-// priors of package glmselect (gaussian: β | σ² ~ N(0, σ² g) for every
-// coefficient, σ² ~ InverseGamma(a, b); logistic and poisson: N(0,
-// prior-sd²) coefficients and an N(0, intercept-sd²) intercept; a
-// beta-binomial(1, 1) prior over model size). It prints the inclusion
+// centred, the intercept always in, with the documented default priors of
+// package glmselect (gaussian: -prior g, Zellner's g-prior with g = n,
+// which does not depend on the units of y or the predictors; -prior bric,
+// hyper-g (-a, default 3), hyper-g/n, zs (Zellner–Siow) or nig (the
+// normal-inverse-gamma prior, -g, -a, -b on the standardised predictors);
+// logistic and poisson: N(0, prior-sd²) coefficients on the standardised
+// predictors and an N(link(ȳ), intercept-sd²) intercept; -model-prior, by
+// default a beta-binomial(1, 1) prior over model size). The table's first
+// line names the prior and model prior that ran, and the JSON's "prior"
+// holds its name, values and model prior. It prints the inclusion
 // probability of every predictor ± MCSE with R̂, the expected model size
 // and the most visited models, and writes them as JSON to -json and the
 // kept steps as CmdStan CSV (an indicator column per predictor) into -o.

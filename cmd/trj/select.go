@@ -46,7 +46,7 @@ func selectProposalNames() string {
 type selectFlags struct {
 	data, y, family, jsonPath, out string
 	na                             string
-	proposal                       string
+	proposal, prior, modelPrior    string
 	g, a, b, priorSD, interceptSD  float64
 	seed                           uint64
 	chains, warmup, steps, top     int
@@ -72,11 +72,13 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.StringVar(&f.jsonPath, "json", "", "write the result as JSON to `file`")
 	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv: lp__, accept_stat__, size__, chain_model__ numbering the chain's models, each defined by a '# model N: terms' line, the intercept and shared coordinates), and the figures pips.png (every PIP ± 2 MCSE) and running_pips.png (running PIPs of the least certain predictors)")
 	fs.StringVar(&f.proposal, "proposal", "", "the jumps' proposal family: "+selectProposalNames()+" (default "+selection.FullConditional{}.String()+"; see selection.Proposals)")
-	fs.Float64Var(&f.g, "g", glmselect.DefaultG, "gaussian: every coefficient, intercept included, ~ N(0, σ² g) on the standardised predictors")
-	fs.Float64Var(&f.a, "a", glmselect.DefaultA, "gaussian: σ² ~ InverseGamma(a, b), shape")
-	fs.Float64Var(&f.b, "b", glmselect.DefaultB, "gaussian: σ² ~ InverseGamma(a, b), scale")
+	fs.StringVar(&f.prior, "prior", "g", "gaussian: the coefficients' prior, "+strings.Join(selectPriors(), ", ")+" (g: Zellner's g-prior, g = -g or n; bric: g = max(n, p²); hyper-g and hyper-g/n: Liang et al.'s, parameter -a; zs: Zellner–Siow; nig: normal-inverse-gamma -g, -a, -b on the standardised predictors, which depends on y's units)")
+	fs.Float64Var(&f.g, "g", 0, "gaussian -prior g: the fixed g (default n, unit information); -prior nig: every coefficient, intercept included, ~ N(0, σ² g) on the standardised predictors (default 1)")
+	fs.Float64Var(&f.a, "a", 0, "gaussian -prior hyper-g, hyper-g/n: a, 2 < a ≤ 4 (default 3); -prior nig: σ² ~ InverseGamma(a, b), shape (default 0.01)")
+	fs.Float64Var(&f.b, "b", 0, "gaussian -prior nig: σ² ~ InverseGamma(a, b), scale (default 0.01)")
+	fs.StringVar(&f.modelPrior, "model-prior", "beta-binomial(1,1)", "the prior over models: beta-binomial(a,b) (model size beta-binomial; (1,1): every size equally likely), uniform (every model equally likely) or bernoulli(q) (each term in with probability q)")
 	fs.Float64Var(&f.priorSD, "prior-sd", glmselect.DefaultPriorSD, "logistic, poisson: each coefficient ~ N(0, prior-sd²) on the standardised predictors")
-	fs.Float64Var(&f.interceptSD, "intercept-sd", glmselect.DefaultInterceptSD, "logistic, poisson: the intercept ~ N(0, intercept-sd²)")
+	fs.Float64Var(&f.interceptSD, "intercept-sd", glmselect.DefaultInterceptSD, "logistic, poisson: the intercept ~ N(link(ȳ), intercept-sd²), centred at the data's mean on the link scale")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; chains derive their streams from it")
 	fs.IntVar(&f.chains, "chains", selection.DefaultChains, "number of chains")
 	fs.IntVar(&f.warmup, "warmup", selection.DefaultWarmup, "warm-up steps per chain, not kept (0: none)")
@@ -130,18 +132,29 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 		return nil, errors.New("-top 0: need at least 1 model")
 	case f.warmup < 0:
 		return nil, fmt.Errorf("-warmup %d: need 0 or more warm-up steps (0: none)", f.warmup)
-	case f.family != "gaussian" && (set["g"] || set["a"] || set["b"]):
-		return nil, fmt.Errorf("-g, -a and -b are the gaussian family's prior; -family %s takes -prior-sd and -intercept-sd", f.family)
+	case f.family != "gaussian" && (set["prior"] || set["g"] || set["a"] || set["b"]):
+		return nil, fmt.Errorf("-prior, -g, -a and -b are the gaussian family's prior; -family %s takes -prior-sd and -intercept-sd", f.family)
 	case f.family == "gaussian" && (set["prior-sd"] || set["intercept-sd"]):
-		return nil, errors.New("-prior-sd and -intercept-sd apply to -family logistic and poisson; the gaussian family's prior is -g, -a, -b")
+		return nil, errors.New("-prior-sd and -intercept-sd apply to -family logistic and poisson; the gaussian family's prior is -prior with -g, -a, -b")
 	}
 	for _, p := range []struct {
 		name string
 		v    float64
 	}{{"g", f.g}, {"a", f.a}, {"b", f.b}, {"prior-sd", f.priorSD}, {"intercept-sd", f.interceptSD}} {
+		if !set[p.name] {
+			continue
+		}
 		if err := positive(p.name, p.v); err != nil {
 			return nil, err
 		}
+	}
+	if f.family == "gaussian" {
+		if _, err := f.gaussianPrior(set); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := parseModelPrior(f.modelPrior); err != nil {
+		return nil, err
 	}
 	// The library's bounds (counts, shard, -top, memory), before the data
 	// are read.
@@ -241,9 +254,102 @@ func listNames(names []string, max int) string {
 	return fmt.Sprintf("%s, … (%d more)", strings.Join(names[:max], ", "), len(names)-max)
 }
 
+// selectPriors are the -prior values of "trj select".
+func selectPriors() []string { return []string{"g", "bric", "hyper-g", "hyper-g/n", "zs", "nig"} }
+
+// gaussianPrior is the glmselect prior of -prior, -g, -a and -b; set holds
+// the flags given, so that one given to a prior that has no such value is
+// refused rather than ignored.
+func (f *selectFlags) gaussianPrior(set map[string]bool) (glmselect.GaussianPrior, error) {
+	takes := map[string]string{"g": "g", "bric": "", "hyper-g": "a", "hyper-g/n": "a", "zs": "", "nig": "g a b"}
+	name := strings.ToLower(strings.TrimSpace(f.prior))
+	values, ok := takes[name]
+	if !ok {
+		return nil, fmt.Errorf("-prior %q: want one of %s", f.prior, strings.Join(selectPriors(), ", "))
+	}
+	for _, v := range []string{"g", "a", "b"} {
+		if set[v] && !strings.Contains(" "+values+" ", " "+v+" ") {
+			return nil, fmt.Errorf("-%s does not apply to -prior %s", v, name)
+		}
+	}
+	var q glmselect.GaussianPrior
+	switch name {
+	case "g":
+		q = glmselect.GPrior{G: f.g}
+	case "bric":
+		q = glmselect.BRIC{}
+	case "hyper-g", "hyper-g/n":
+		if set["a"] && !(f.a > 2) {
+			return nil, fmt.Errorf("-a %v: -prior %s needs a > 2 (a proper prior on g)", f.a, name)
+		}
+		q = glmselect.HyperG{A: f.a}
+		if name == "hyper-g/n" {
+			q = glmselect.HyperGN{A: f.a}
+		}
+	case "zs":
+		q = glmselect.ZellnerSiow{}
+	case "nig":
+		q = glmselect.NormalInverseGamma{G: f.g, A: f.a, B: f.b}
+	}
+	return q, nil
+}
+
+// parseModelPrior reads -model-prior: beta-binomial(a,b), uniform or
+// bernoulli(q), in any case and with any spaces.
+func parseModelPrior(s string) (ppl.ModelPrior, error) {
+	v := strings.ToLower(strings.Join(strings.Fields(s), ""))
+	bad := func(why string) error {
+		return fmt.Errorf("-model-prior %q: %s (want beta-binomial(a,b), uniform or bernoulli(q))", s, why)
+	}
+	args := func(prefix string, n int) ([]float64, bool) {
+		if !strings.HasPrefix(v, prefix+"(") || !strings.HasSuffix(v, ")") {
+			return nil, false
+		}
+		f := strings.Split(strings.TrimSuffix(strings.TrimPrefix(v, prefix+"("), ")"), ",")
+		if len(f) != n {
+			return nil, false
+		}
+		out := make([]float64, n)
+		for i, x := range f {
+			var err error
+			if out[i], err = strconv.ParseFloat(x, 64); err != nil {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	var q ppl.ModelPrior
+	switch {
+	case v == "uniform":
+		q = ppl.UniformModels{}
+	case strings.HasPrefix(v, "beta-binomial"):
+		x, ok := args("beta-binomial", 2)
+		if !ok {
+			return nil, bad("beta-binomial needs two numbers")
+		}
+		q = ppl.BetaBinomial{A: x[0], B: x[1]}
+	case strings.HasPrefix(v, "bernoulli"):
+		x, ok := args("bernoulli", 1)
+		if !ok {
+			return nil, bad("bernoulli needs one number")
+		}
+		q = ppl.Bernoulli{Q: x[0]}
+	default:
+		return nil, bad("unknown prior")
+	}
+	// The library's checks of the values (A, B > 0; 0 < q < 1).
+	if err := ppl.WithModelPrior(q)(new(ppl.SelectionSpace)); err != nil {
+		return nil, bad(err.Error())
+	}
+	return q, nil
+}
+
 // selectSpace builds the selection space of the flags' family and prior.
 func selectSpace(f *selectFlags, d *selectData) (*ppl.SelectionSpace, error) {
-	s := &glmselect.Settings{Names: d.names, G: f.g, A: f.a, B: f.b, PriorSD: f.priorSD, InterceptSD: f.interceptSD}
+	s, err := f.glmSettings(d)
+	if err != nil {
+		return nil, err
+	}
 	if f.newRows != nil {
 		s.Predict = f.newRows
 	}
@@ -256,6 +362,22 @@ func selectSpace(f *selectFlags, d *selectData) (*ppl.SelectionSpace, error) {
 	return glmselect.Gaussian(d.x, d.y, s)
 }
 
+// glmSettings are the glmselect settings of the flags.
+func (f *selectFlags) glmSettings(d *selectData) (*glmselect.Settings, error) {
+	mp, err := parseModelPrior(f.modelPrior)
+	if err != nil {
+		return nil, err
+	}
+	s := &glmselect.Settings{Names: d.names, ModelPrior: mp, PriorSD: f.priorSD, InterceptSD: f.interceptSD}
+	if f.family == "gaussian" {
+		set := map[string]bool{"g": f.g != 0, "a": f.a != 0, "b": f.b != 0}
+		if s.Prior, err = f.gaussianPrior(set); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
 // selectJSON is the JSON "trj select" writes: the run's data, family and
 // prior, then the result; an interrupted run's is partial (the result's
 // "complete" false, "stopped" saying why).
@@ -263,19 +385,39 @@ type selectJSON struct {
 	Data string `json:"data"`
 	// DataSHA256 is the SHA-256 of the data file's bytes: what merges
 	// compare, not the path.
-	DataSHA256 string             `json:"data_sha256"`
-	Response   string             `json:"response"`
-	Family     string             `json:"family"`
-	Prior      map[string]float64 `json:"prior"`
-	Shard      string             `json:"shard,omitempty"`
+	DataSHA256 string      `json:"data_sha256"`
+	Response   string      `json:"response"`
+	Family     string      `json:"family"`
+	Prior      selectPrior `json:"prior"`
+	Shard      string      `json:"shard,omitempty"`
 	*selection.Result
 }
 
-func (f *selectFlags) prior() map[string]float64 {
-	if f.family == "gaussian" {
-		return map[string]float64{"g": f.g, "a": f.a, "b": f.b}
+// selectPrior is the JSON's "prior": the parameters' prior by name (its
+// String, as the table's header prints it), its values with the
+// defaults for these data applied, and the prior over models.
+type selectPrior struct {
+	Name       string             `json:"name"`
+	Values     map[string]float64 `json:"values"`
+	ModelPrior string             `json:"model_prior"`
+}
+
+// priorOf describes the prior of the run on d.
+func (f *selectFlags) priorOf(d *selectData) (selectPrior, error) {
+	s, err := f.glmSettings(d)
+	if err != nil {
+		return selectPrior{}, err
 	}
-	return map[string]float64{"prior_sd": f.priorSD, "intercept_sd": f.interceptSD}
+	out := selectPrior{ModelPrior: s.ModelPrior.String()}
+	if f.family != "gaussian" {
+		out.Name = "normal"
+		out.Values = map[string]float64{"prior_sd": f.priorSD, "intercept_sd": f.interceptSD}
+		return out, nil
+	}
+	n, p := d.x.Dims()
+	out.Name = s.Prior.String()
+	out.Values, err = glmselect.Values(s.Prior, n, p)
+	return out, err
 }
 
 // runSelect is "trj select": variable selection over the CSV's columns.
@@ -333,6 +475,10 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
+	prior, err := f.priorOf(d)
+	if err != nil {
+		return fail(err)
+	}
 	settings := f.settings()
 	if f.proposal != "" {
 		// Checked in parseSelectFlags.
@@ -343,6 +489,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			f.family, f.y, len(d.names), len(d.y), len(chainsOf(settings)), f.warmup, f.steps)
 		settings.Progress = selectProgress(stderr, len(chainsOf(settings)))
 	}
+	fmt.Fprintf(stdout, "%s regression of %q: prior %s, model prior %s\n", f.family, f.y, priorLabel(prior), prior.ModelPrior)
 	res, err := selection.Run(ctx, sp, settings)
 	interrupted := err != nil && ctx.Err() != nil
 	var bad *runs.SettingError
@@ -367,7 +514,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var files []string
 	if f.jsonPath != "" {
-		out := selectJSON{Data: f.data, DataSHA256: dataSum, Response: f.y, Family: f.family, Prior: f.prior(), Result: res}
+		out := selectJSON{Data: f.data, DataSHA256: dataSum, Response: f.y, Family: f.family, Prior: prior, Result: res}
 		if f.sh.Split() {
 			out.Shard = f.sh.String()
 		}
@@ -473,15 +620,21 @@ func sameSelectRun(pa string, a *selectJSON, pb string, b *selectJSON) error {
 	case a.Family != b.Family:
 		return differ("family", a.Family, b.Family)
 	}
-	keys := slices.Sorted(maps.Keys(a.Prior))
-	for k := range b.Prior {
-		if _, ok := a.Prior[k]; !ok {
+	if a.Prior.Name != b.Prior.Name {
+		return differ("prior", a.Prior.Name, b.Prior.Name)
+	}
+	if a.Prior.ModelPrior != b.Prior.ModelPrior {
+		return differ("model prior", a.Prior.ModelPrior, b.Prior.ModelPrior)
+	}
+	keys := slices.Sorted(maps.Keys(a.Prior.Values))
+	for k := range b.Prior.Values {
+		if _, ok := a.Prior.Values[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
 	for _, k := range keys {
-		va, oka := a.Prior[k]
-		vb, okb := b.Prior[k]
+		va, oka := a.Prior.Values[k]
+		vb, okb := b.Prior.Values[k]
 		if va != vb || oka != okb {
 			return differ("prior "+k, va, vb)
 		}
@@ -536,6 +689,7 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(stdout, "%s regression of %q: prior %s, model prior %s\n", head.Family, head.Response, priorLabel(head.Prior), head.Prior.ModelPrior)
 	if err := res.WriteTable(stdout); err != nil {
 		return err
 	}
@@ -553,4 +707,17 @@ func mergeSelect(f *selectFlags, stdout io.Writer) error {
 		return err
 	}
 	return os.WriteFile(f.jsonPath, append(b, '\n'), 0o644)
+}
+
+// priorLabel names a prior with its values for the table's header:
+// "g-prior(g=n) (g = 47)".
+func priorLabel(p selectPrior) string {
+	if len(p.Values) == 0 {
+		return p.Name
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(p.Values)) {
+		parts = append(parts, k+" = "+strconv.FormatFloat(p.Values[k], 'g', 6, 64))
+	}
+	return p.Name + " (" + strings.Join(parts, ", ") + ")"
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/trjgo/trj/ppl"
 )
 
 // selectCSV writes a small regression data set: y = 1 + 1.5 x1 + noise,
@@ -92,6 +94,13 @@ func TestSelectBadInput(t *testing.T) {
 		{"unknown family", sel("-data", good, "-y", "resp", "-family", "probit"), exitUsage, `-family "probit"`},
 		{"negative g", sel("-data", good, "-y", "resp", "-g", "-1"), exitUsage, "-g -1"},
 		{"g for logistic", sel("-data", good, "-y", "resp", "-family", "logistic", "-g", "2"), exitUsage, "gaussian family's prior"},
+		{"unknown prior", sel("-data", good, "-y", "resp", "-prior", "cauchy"), exitUsage, `-prior "cauchy"`},
+		{"-a for the g-prior", sel("-data", good, "-y", "resp", "-a", "3"), exitUsage, "-a does not apply to -prior g"},
+		{"-b for hyper-g", sel("-data", good, "-y", "resp", "-prior", "hyper-g", "-b", "1"), exitUsage, "-b does not apply to -prior hyper-g"},
+		{"hyper-g a = 2", sel("-data", good, "-y", "resp", "-prior", "hyper-g", "-a", "2"), exitUsage, "a > 2"},
+		{"prior for logistic", sel("-data", good, "-y", "resp", "-family", "logistic", "-prior", "zs"), exitUsage, "gaussian family's prior"},
+		{"bad model prior", sel("-data", good, "-y", "resp", "-model-prior", "beta(1,1)"), exitUsage, `-model-prior "beta(1,1)"`},
+		{"bad bernoulli", sel("-data", good, "-y", "resp", "-model-prior", "bernoulli(1.5)"), exitUsage, "0 < Q < 1"},
 		{"prior-sd for gaussian", sel("-data", good, "-y", "resp", "-prior-sd", "2"), exitUsage, "-prior-sd"},
 		{"no chains", sel("-data", good, "-y", "resp", "-chains", "0"), exitUsage, "-chains 0"},
 		{"unknown proposal", sel("-data", good, "-y", "resp", "-proposal", "mh"), exitUsage, `unknown selection proposal "mh"`},
@@ -148,10 +157,14 @@ func TestSelectRuns(t *testing.T) {
 		}
 		var res struct {
 			Family string
-			Prior  map[string]float64
-			Names  []string
-			PIP    []struct{ P float64 }
-			Steps  int
+			Prior  struct {
+				Name       string
+				Values     map[string]float64
+				ModelPrior string `json:"model_prior"`
+			}
+			Names []string
+			PIP   []struct{ P float64 }
+			Steps int
 		}
 		b, err := os.ReadFile(js)
 		if err != nil {
@@ -160,7 +173,7 @@ func TestSelectRuns(t *testing.T) {
 		if err := json.Unmarshal(b, &res); err != nil {
 			t.Fatal(err)
 		}
-		if res.Family != fam || len(res.Names) != 3 || res.Names[0] != "x1" || res.Names[1] != "x2" || res.Steps != 600 || len(res.Prior) == 0 {
+		if res.Family != fam || len(res.Names) != 3 || res.Names[0] != "x1" || res.Names[1] != "x2" || res.Steps != 600 || res.Prior.Name == "" || len(res.Prior.Values) == 0 || res.Prior.ModelPrior != "beta-binomial(1, 1)" {
 			t.Errorf("%s: JSON %s", fam, b)
 		}
 		if fam != "poisson" && res.PIP[0].P < 0.9 {
@@ -343,4 +356,20 @@ func sum(x []int) int {
 		s += v
 	}
 	return s
+}
+
+// TestSelectModelPriorParse: -model-prior reads its three forms leniently
+// (spaces, case).
+func TestSelectModelPriorParse(t *testing.T) {
+	for in, want := range map[string]ppl.ModelPrior{
+		"beta-binomial(1,1)":      ppl.BetaBinomial{A: 1, B: 1},
+		" Beta-Binomial( 2 , 5 )": ppl.BetaBinomial{A: 2, B: 5},
+		"UNIFORM":                 ppl.UniformModels{},
+		"bernoulli(0.2)":          ppl.Bernoulli{Q: 0.2},
+	} {
+		got, err := parseModelPrior(in)
+		if err != nil || got != want {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
 }

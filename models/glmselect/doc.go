@@ -1,15 +1,18 @@
 // Package glmselect builds the variable-selection spaces of generalised
 // linear models from an n×p matrix of candidate predictors: Gaussian
-// (linear regression with the conjugate normal-inverse-gamma prior),
+// (linear regression with Zellner's g-prior by default, or BRIC, hyper-g,
+// hyper-g/n, Zellner–Siow or the normal-inverse-gamma prior),
 // Logistic and Poisson. Each returns a *ppl.SelectionSpace of 2^p models,
 // the intercept always in, for selection.Run.
 //
-// Predictors are standardised by default (each column centred and scaled
-// to unit standard deviation), so that one prior scale suits every
-// coefficient; the priors are documented on each builder's settings.
+// Predictors are centred by default and kept in their units, so that each
+// coefficient is per unit of its predictor; priors stated on standardised
+// predictors scale each coefficient's prior by 1/sd_j instead, the same
+// model. The priors are documented on each builder and on Settings.
 //
-// NIG gives the closed-form log evidence of a Gaussian model, the exact
-// reference that tests the transdimensional machinery, and ExactNIG the
-// exact posterior inclusion probabilities of a space small enough to
-// enumerate (p up to about 24).
+// Evidence gives the closed-form log evidence of a Gaussian model under
+// any of its priors, the exact reference that tests the transdimensional
+// machinery, and its Enumerate the exact posterior inclusion probabilities
+// and coefficient moments of a space small enough to enumerate (p up to
+// about 24).
 package glmselect

@@ -17,7 +17,7 @@ import (
 // ErrData is returned (wrapped) for data a family cannot use.
 var ErrData = errors.New("glmselect: bad data")
 
-// Default prior settings; Settings documents each.
+// Default prior settings; Settings and the priors document each.
 const (
 	DefaultG           = 1.0
 	DefaultA           = 0.01
@@ -31,10 +31,16 @@ const (
 type Settings struct {
 	// Names names the p candidate terms (default x1, …, xp).
 	Names []string
-	// Raw keeps the predictors as given. By default each column is
-	// centred and scaled to unit standard deviation, so that one prior
-	// scale suits every coefficient and the intercept is the mean linear
-	// predictor; a constant column is then an error.
+	// Raw keeps the predictors as given, neither centred nor scaled: the
+	// intercept is then the linear predictor at x = 0 and the priors of
+	// the normal-inverse-gamma, logistic and Poisson families are on the
+	// predictors' own scales. The g-priors are defined on centred
+	// predictors and refuse Raw. By default the design is the predictors
+	// centred (the intercept is the mean linear predictor) in their own
+	// units, each coefficient in y-units (or the link's) per x-unit, and the
+	// priors that are stated on standardised predictors scale each
+	// coefficient's prior by 1/sd_j instead, the same model; a constant
+	// column is then an error.
 	Raw bool
 	// ModelPrior is the prior over models (default ppl.BetaBinomial{1, 1},
 	// every model size equally likely).
@@ -48,15 +54,15 @@ type Settings struct {
 	// which gives the same log-densities without a compilation per model.
 	PerModel bool
 
-	// G, A and B are the Gaussian family's normal-inverse-gamma prior:
-	// every coefficient, intercept included, β | σ² ~ N(0, σ² G), and
-	// σ² ~ InverseGamma(A, B) (defaults G = 1, the unit-information scale
-	// for standardised predictors, and A = B = 0.01, vague).
-	G, A, B float64
+	// Prior is the Gaussian family's prior on each model's parameters
+	// (default GPrior{}, Zellner's g-prior with g = n, which does not
+	// depend on the units of y or of the predictors).
+	Prior GaussianPrior
 
 	// PriorSD is the prior standard deviation of each coefficient of the
-	// Logistic and Poisson families, β_j ~ N(0, PriorSD²) (default 2.5),
-	// and InterceptSD the intercept's (default 10).
+	// Logistic and Poisson families on the standardised predictors,
+	// β_j ~ N(0, PriorSD²) (default 2.5), and InterceptSD the intercept's
+	// around the data's link-scale mean (default 10).
 	PriorSD, InterceptSD float64
 
 	// Predict, when set, holds new rows of predictors (the columns of X,
@@ -73,14 +79,8 @@ func (s *Settings) withDefaults() Settings {
 	if s != nil {
 		o = *s
 	}
-	if o.G == 0 {
-		o.G = DefaultG
-	}
-	if o.A == 0 {
-		o.A = DefaultA
-	}
-	if o.B == 0 {
-		o.B = DefaultB
+	if o.Prior == nil {
+		o.Prior = GPrior{}
 	}
 	if o.PriorSD == 0 {
 		o.PriorSD = DefaultPriorSD
@@ -104,7 +104,7 @@ func (s *Settings) validate() error {
 	for _, v := range []struct {
 		name string
 		x    float64
-	}{{"G", s.G}, {"A", s.A}, {"B", s.B}, {"PriorSD", s.PriorSD}, {"InterceptSD", s.InterceptSD}} {
+	}{{"PriorSD", s.PriorSD}, {"InterceptSD", s.InterceptSD}} {
 		if !(v.x > 0) || math.IsInf(v.x, 1) {
 			return fmt.Errorf("glmselect: prior setting %s = %v, want positive and finite", v.name, v.x)
 		}
@@ -112,16 +112,15 @@ func (s *Settings) validate() error {
 	return nil
 }
 
-// design is the checked, optionally standardised predictors, by column.
+// design is the checked predictors, by column: centred in their own
+// units, unless Raw.
 type design struct {
 	n, p  int
 	cols  [][]float64
+	scale []float64 // each column's standard deviation (1 when Raw)
+	means []float64 // each column's mean, subtracted from it (0 when Raw)
 	y     []float64
 	names []string
-	// means and scales are the training columns' means and the scales
-	// they were divided by (0 and 1 for Raw): cols[j] = (x_j − means[j]) /
-	// scales[j], how new rows are put on the coefficients' scale.
-	means, scales []float64
 }
 
 func newDesign(X mat.Matrix, y []float64, s *Settings) (*design, error) {
@@ -143,7 +142,7 @@ func newDesign(X mat.Matrix, y []float64, s *Settings) (*design, error) {
 			return nil, fmt.Errorf("%w: response %d is %v", ErrData, i, v)
 		}
 	}
-	d := &design{n: n, p: p, cols: make([][]float64, p), y: append([]float64(nil), y...), means: make([]float64, p), scales: make([]float64, p)}
+	d := &design{n: n, p: p, cols: make([][]float64, p), scale: make([]float64, p), means: make([]float64, p), y: append([]float64(nil), y...)}
 	for j := range p {
 		c := make([]float64, n)
 		for i := range n {
@@ -152,16 +151,16 @@ func newDesign(X mat.Matrix, y []float64, s *Settings) (*design, error) {
 				return nil, fmt.Errorf("%w: predictor %d, row %d is %v", ErrData, j, i, c[i])
 			}
 		}
-		d.scales[j] = 1
+		d.scale[j] = 1
 		if !s.Raw {
 			m, sd := stat.MeanStdDev(c, nil)
-			d.means[j], d.scales[j] = m, sd
 			if !(sd > 1e-12*math.Max(1, math.Abs(m))) {
 				return nil, fmt.Errorf("%w: predictor %d is constant (%v), which cannot be standardised and duplicates the intercept", ErrData, j, m)
 			}
 			for i := range c {
-				c[i] = (c[i] - m) / sd
+				c[i] -= m
 			}
+			d.scale[j], d.means[j] = sd, m
 		}
 		d.cols[j] = c
 	}
@@ -193,56 +192,51 @@ func (d *design) matrix(t ppl.Terms) *mat.Dense {
 	return m
 }
 
-// Gaussian returns the selection space of the linear regression
-// y = α + Xβ + ε, ε ~ N(0, σ² I), with the conjugate normal-inverse-gamma
-// prior: every coefficient, the intercept α included, N(0, σ² G), and
-// σ² ~ InverseGamma(A, B) (Settings). Each model's parameters are beta
-// (the intercept, then the active coefficients in increasing term index)
-// and sigma2, the shared parameter, on the log scale.
-//
-// The models are sampled like any others; NIG gives their closed-form
-// evidence, the exact reference.
-func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpace, error) {
-	s, d, err := prepare(X, y, settings)
-	if err != nil {
-		return nil, err
+// all is every term index, 0, …, p−1.
+func (d *design) all() []int {
+	all := make([]int, d.p)
+	for j := range all {
+		all[j] = j
 	}
-	sqrtG := math.Sqrt(s.G)
-	build := func(b *ppl.Builder, t ppl.Terms) error {
-		beta := b.Real("beta", 1+t.Count())
-		sigma2 := b.Positive("sigma2")
-		b.Sample(ppl.InverseGamma{Shape: s.A, Scale: s.B}, sigma2)
-		sigma := b.Check(gorgonia.Sqrt(sigma2))
-		b.Sample(ppl.Normal{Mu: 0.0, Sigma: b.Check(gorgonia.Mul(sigma, gorgonia.NewConstant(sqrtG)))}, beta)
-		b.AddLogDensity(b.Check(ops.NormalIDGLM(b.DataMatrix("X", d.matrix(t)), beta, b.Data("y", d.y), sigma)))
-		return nil
-	}
-	return d.choose(build, gaussianMasked(d, &s), &s, 1, identity)
+	return all
 }
 
 // Logistic returns the selection space of the logistic regression
 // P(y_i = 1) = logistic(α + x_iᵀβ), y_i in {0, 1}, with independent
-// normal priors α ~ N(0, InterceptSD²) and β_j ~ N(0, PriorSD²)
+// normal priors α ~ N(logit ȳ, InterceptSD²), centred where the data put
+// the intercept (the log-odds at the predictors' means), and
+// β_j ~ N(0, PriorSD²/sd_j²), PriorSD on the standardised predictors
 // (Settings). Each model's parameter is beta: the intercept, then the
-// active coefficients in increasing term index.
+// active coefficients in increasing term index, per unit of each
+// predictor. A response that is all 0 or all 1 is an error: no term can
+// explain it.
 func Logistic(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpace, error) {
 	for i, v := range y {
 		if v != 0 && v != 1 {
 			return nil, fmt.Errorf("%w: logistic regression needs a binary response (0 or 1), but response %d is %v", ErrData, i, v)
 		}
 	}
-	return glm(X, y, settings, ops.BernoulliLogitGLM, logistic)
+	ybar := stat.Mean(y, nil)
+	if ybar == 0 || ybar == 1 {
+		return nil, fmt.Errorf("%w: logistic regression needs both outcomes, but every response is %v", ErrData, ybar)
+	}
+	return glm(X, y, settings, ops.BernoulliLogitGLM, math.Log(ybar/(1-ybar)), logistic)
 }
 
 // Poisson returns the selection space of the Poisson regression
-// log E[y_i] = α + x_iᵀβ, y_i a count, with the priors of Logistic.
+// log E[y_i] = α + x_iᵀβ, y_i a count, with the priors of Logistic, the
+// intercept's centred at log ȳ. Counts that are all 0 are an error.
 func Poisson(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpace, error) {
 	for i, v := range y {
 		if !(v >= 0) || v != math.Trunc(v) || math.IsInf(v, 1) {
 			return nil, fmt.Errorf("%w: Poisson regression needs non-negative integer counts, but response %d is %v", ErrData, i, v)
 		}
 	}
-	return glm(X, y, settings, ops.PoissonLogGLM, math.Exp)
+	ybar := stat.Mean(y, nil)
+	if ybar == 0 {
+		return nil, fmt.Errorf("%w: Poisson regression needs a positive count, but every response is 0", ErrData)
+	}
+	return glm(X, y, settings, ops.PoissonLogGLM, math.Log(ybar), math.Exp)
 }
 
 // prepare applies settings' defaults, checks them and makes the design.
@@ -255,22 +249,30 @@ func prepare(X mat.Matrix, y []float64, settings *Settings) (Settings, *design, 
 	return s, d, err
 }
 
-func glm(X mat.Matrix, y []float64, settings *Settings, lik func(x, beta, y *gorgonia.Node) (*gorgonia.Node, error), link func(float64) float64) (*ppl.SelectionSpace, error) {
+func glm(X mat.Matrix, y []float64, settings *Settings, lik func(x, beta, y *gorgonia.Node) (*gorgonia.Node, error), centre float64, link func(float64) float64) (*ppl.SelectionSpace, error) {
 	s, d, err := prepare(X, y, settings)
 	if err != nil {
 		return nil, err
 	}
-	build := func(b *ppl.Builder, t ppl.Terms) error {
-		k := t.Count()
-		beta := b.Real("beta", 1+k)
-		sd := make([]float64, 1+k)
-		sd[0] = s.InterceptSD
-		for j := 1; j <= k; j++ {
-			sd[j] = s.PriorSD
+	prior := func(cols []int) ppl.Normal {
+		mu := make([]float64, 1+len(cols))
+		sd := make([]float64, 1+len(cols))
+		mu[0], sd[0] = centre, s.InterceptSD
+		for i, j := range cols {
+			sd[1+i] = s.PriorSD / d.scale[j]
 		}
-		b.Sample(ppl.Normal{Mu: 0.0, Sigma: sd}, beta)
+		return ppl.Normal{Mu: mu, Sigma: sd}
+	}
+	build := func(b *ppl.Builder, t ppl.Terms) error {
+		cols := t.Indices()
+		beta := b.Real("beta", 1+len(cols))
+		b.Sample(prior(cols), beta)
 		b.AddLogDensity(b.Check(lik(b.DataMatrix("X", d.matrix(t)), beta, b.Data("y", d.y))))
 		return nil
 	}
-	return d.choose(build, glmMasked(d, &s, lik), &s, 0, link)
+	opts, err := d.predictOption(&s, link)
+	if err != nil {
+		return nil, err
+	}
+	return d.choose(build, glmMasked(d, prior(d.all()), lik), &s, 0, opts...)
 }

@@ -50,12 +50,13 @@ func familyData(n, p int, seed uint64) (X *mat.Dense, y, yb, yc []float64) {
 func TestGLMGaussianEvidenceIdentity(t *testing.T) {
 	n, p := 30, 4
 	X, y := synth(n, p, 1)
-	set := &Settings{G: 2, A: 1.5, B: 0.7}
+	q := NormalInverseGamma{G: 2, A: 1.5, B: 0.7}
+	set := &Settings{Prior: q}
 	sp, err := Gaussian(X, y, set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nig, err := NewNIG(X, y, set)
+	nig, err := NewEvidence(X, y, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +76,11 @@ func TestGLMGaussianEvidenceIdentity(t *testing.T) {
 		_, k := Z.Dims()
 		var P mat.SymDense
 		P.SymOuterK(1, Z.T())
-		for i := range k {
-			P.SetSym(i, i, P.At(i, i)+1/set.G)
+		// The prior precision per unit of each predictor: 1/G for the
+		// intercept, sd_j²/G for a term.
+		P.SetSym(0, 0, P.At(0, 0)+1/q.G)
+		for i, j := range idx {
+			P.SetSym(1+i, 1+i, P.At(1+i, 1+i)+d.scale[j]*d.scale[j]/q.G)
 		}
 		var zty, mean mat.VecDense
 		zty.MulVec(Z.T(), mat.NewVecDense(n, y))
@@ -89,7 +93,7 @@ func TestGLMGaussianEvidenceIdentity(t *testing.T) {
 		}
 		yv := mat.NewVecDense(n, y)
 		S := mat.Dot(yv, yv) - mat.Dot(&zty, &mean)
-		an, bn := set.A+float64(n)/2, set.B+S/2
+		an, bn := q.A+float64(n)/2, q.B+S/2
 		u := make([]float64, m.Dim())
 		for trial := range 3 {
 			for i := range u {
@@ -123,12 +127,13 @@ func TestGLMGaussianEvidenceIdentity(t *testing.T) {
 // model's density over (α, log σ²).
 func TestGLMGaussianEvidenceQuadrature(t *testing.T) {
 	X, y := synth(8, 2, 5)
-	set := &Settings{G: 3, A: 2, B: 1}
+	q := NormalInverseGamma{G: 3, A: 2, B: 1}
+	set := &Settings{Prior: q}
 	sp, err := Gaussian(X, y, set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nig, _ := NewNIG(X, y, set)
+	nig, _ := NewEvidence(X, y, set)
 	empty, _ := ppl.NewTerms(2)
 	m, _ := sp.Model(empty)
 	want, _ := nig.LogEvidence(empty)
@@ -215,13 +220,29 @@ func TestGLMBadInput(t *testing.T) {
 	if _, err := Poisson(X, y, nil); !errors.Is(err, ErrData) || !strings.Contains(err.Error(), "count") {
 		t.Errorf("non-count y: %v", err)
 	}
-	if _, err := Gaussian(X, y, &Settings{G: -1}); err == nil || !strings.Contains(err.Error(), "G") {
+	if _, err := Gaussian(X, y, &Settings{Prior: NormalInverseGamma{G: -1}}); err == nil || !strings.Contains(err.Error(), "G") {
 		t.Errorf("negative G: %v", err)
+	}
+	if _, err := Gaussian(X, y, &Settings{Prior: HyperG{A: 2}}); err == nil || !strings.Contains(err.Error(), "a > 2") {
+		t.Errorf("hyper-g a = 2: %v", err)
+	}
+	if _, err := Gaussian(X, y, &Settings{Raw: true}); err == nil || !strings.Contains(err.Error(), "Raw") {
+		t.Errorf("g-prior with Raw: %v", err)
+	}
+	if _, err := Gaussian(X, make([]float64, 20), nil); !errors.Is(err, ErrData) || !strings.Contains(err.Error(), "constant") {
+		t.Errorf("constant response: %v", err)
+	}
+	yb := make([]float64, 20)
+	if _, err := Logistic(X, yb, nil); !errors.Is(err, ErrData) || !strings.Contains(err.Error(), "both outcomes") {
+		t.Errorf("all-zero logistic response: %v", err)
+	}
+	if _, err := Poisson(X, yb, nil); !errors.Is(err, ErrData) || !strings.Contains(err.Error(), "positive count") {
+		t.Errorf("all-zero counts: %v", err)
 	}
 	if _, err := Gaussian(X, y, &Settings{Names: []string{"a"}}); err == nil {
 		t.Error("wrong number of names: no error")
 	}
-	nig, _ := NewNIG(X, y, nil)
+	nig, _ := NewEvidence(X, y, nil)
 	wrong, _ := ppl.NewTerms(4)
 	if _, err := nig.LogEvidence(wrong); err == nil {
 		t.Error("terms over the wrong p: no error")
@@ -231,7 +252,7 @@ func TestGLMBadInput(t *testing.T) {
 // TestGLMEnumerateSmall checks Enumerate's PIPs against direct sums.
 func TestGLMEnumerateSmall(t *testing.T) {
 	X, y := synth(25, 4, 9)
-	nig, _ := NewNIG(X, y, nil)
+	nig, _ := NewEvidence(X, y, nil)
 	ex, err := nig.Enumerate(context.Background(), 3)
 	if err != nil {
 		t.Fatal(err)

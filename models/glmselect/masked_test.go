@@ -19,21 +19,27 @@ import (
 func TestGLMMaskedMatchesPerModel(t *testing.T) {
 	n, p := 40, 9
 	X, y, yb, yc := familyData(n, p, 5)
+	gauss := func(s *Settings) (*ppl.SelectionSpace, error) { return Gaussian(X, y, s) }
 	families := []struct {
-		name string
-		mk   func(*Settings) (*ppl.SelectionSpace, error)
+		name  string
+		prior GaussianPrior
+		mk    func(*Settings) (*ppl.SelectionSpace, error)
 	}{
-		{"gaussian", func(s *Settings) (*ppl.SelectionSpace, error) { return Gaussian(X, y, s) }},
-		{"logistic", func(s *Settings) (*ppl.SelectionSpace, error) { return Logistic(X, yb, s) }},
-		{"poisson", func(s *Settings) (*ppl.SelectionSpace, error) { return Poisson(X, yc, s) }},
+		{"gaussian nig", NormalInverseGamma{G: 1.7}, gauss},
+		{"gaussian g-prior", GPrior{G: 13}, gauss},
+		{"gaussian hyper-g", HyperG{A: 3.5}, gauss},
+		{"gaussian hyper-g/n", HyperGN{}, gauss},
+		{"gaussian zellner-siow", ZellnerSiow{}, gauss},
+		{"logistic", nil, func(s *Settings) (*ppl.SelectionSpace, error) { return Logistic(X, yb, s) }},
+		{"poisson", nil, func(s *Settings) (*ppl.SelectionSpace, error) { return Poisson(X, yc, s) }},
 	}
 	rng := rand.New(rand.NewPCG(8, 9))
 	for _, f := range families {
-		masked, err := f.mk(&Settings{G: 1.7, PriorSD: 1.3})
+		masked, err := f.mk(&Settings{Prior: f.prior, PriorSD: 1.3})
 		if err != nil {
 			t.Fatalf("%s: %v", f.name, err)
 		}
-		single, err := f.mk(&Settings{G: 1.7, PriorSD: 1.3, PerModel: true})
+		single, err := f.mk(&Settings{Prior: f.prior, PriorSD: 1.3, PerModel: true})
 		if err != nil {
 			t.Fatalf("%s: %v", f.name, err)
 		}

@@ -10,9 +10,23 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
+// predictOption returns the options of s.Predict's predictions (none
+// without it).
+func (d *design) predictOption(s *Settings, link func(float64) float64) ([]ppl.SelectionOption, error) {
+	if s.Predict == nil {
+		return nil, nil
+	}
+	q, err := d.predictions(s.Predict, link)
+	if err != nil {
+		return nil, err
+	}
+	return []ppl.SelectionOption{q}, nil
+}
+
 // predictions returns the quantities option of new rows X (data units):
-// mean[i] = link(α + Σ_j β_j z_ij), with z the new rows on the training
-// columns' scale (the design's means and scales), for each active term j.
+// mean[i] = link(α + Σ_j β_j (x_ij − x̄_j)) over the active terms j, the
+// coefficients being per data unit and the intercept the mean linear
+// predictor at the training columns' means x̄.
 func (d *design) predictions(X mat.Matrix, link func(float64) float64) (ppl.SelectionOption, error) {
 	m, p := X.Dims()
 	if p != d.p {
@@ -21,14 +35,14 @@ func (d *design) predictions(X mat.Matrix, link func(float64) float64) (ppl.Sele
 	if m < 1 {
 		return nil, fmt.Errorf("%w: Settings.Predict has no rows", ErrData)
 	}
-	z := make([]float64, m*p) // row-major, on the coefficients' scale
+	z := make([]float64, m*p) // row-major, centred as the training columns
 	for i := range m {
 		for j := range p {
 			v := X.At(i, j)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("%w: Settings.Predict row %d, predictor %s is %v", ErrData, i+1, d.names[j], v)
 			}
-			z[i*p+j] = (v - d.means[j]) / d.scales[j]
+			z[i*p+j] = v - d.means[j]
 		}
 	}
 	names := make([]string, m)

@@ -1,0 +1,117 @@
+package glmselect
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/trjgo/trj/ppl"
+)
+
+// collinearTol is the relative pivot test of gram.factor: a term whose
+// column keeps less than this fraction of its sum of squares after
+// projection on the model's earlier columns (1 − R² of its regression on
+// them) is exactly collinear with them, up to rounding.
+const collinearTol = 1e-10
+
+// gram is what the g-priors need of the data, once: the Gram matrix of
+// the standardised centred predictors (their correlations times n − 1),
+// their inner products with y − ȳ and ‖y − ȳ‖².
+type gram struct {
+	n, p     int
+	c        []float64 // p×p
+	xty      []float64
+	syy      float64
+	logScale []float64 // log sd_j: the data-unit Gram is c_ij sd_i sd_j
+}
+
+func newGram(d *design) *gram {
+	p := d.p
+	g := &gram{n: d.n, p: p, c: make([]float64, p*p), xty: make([]float64, p), logScale: make([]float64, p)}
+	std := make([][]float64, p)
+	for j := range p {
+		std[j] = make([]float64, d.n)
+		floats.ScaleTo(std[j], 1/d.scale[j], d.cols[j])
+		g.logScale[j] = math.Log(d.scale[j])
+	}
+	ybar := floats.Sum(d.y) / float64(d.n)
+	yc := make([]float64, d.n)
+	floats.AddConst(-ybar, floats.AddTo(yc, yc, d.y))
+	g.syy = floats.Dot(yc, yc)
+	for i := range p {
+		g.xty[i] = floats.Dot(std[i], yc)
+		for j := i; j < p; j++ {
+			v := floats.Dot(std[i], std[j])
+			g.c[i*p+j], g.c[j*p+i] = v, v
+		}
+	}
+	return g
+}
+
+// factor writes the Cholesky factor of the Gram matrix of the terms idx
+// into L (k×k, row-major, lower) and returns its log-determinant; ok is
+// false when a pivot fails the relative test (the terms are exactly
+// collinear), so that a singular X_γᵀX_γ is never passed for a regular one
+// by rounding.
+func (g *gram) factor(idx []int, L []float64) (logdet float64, ok bool) {
+	k, p := len(idx), g.p
+	for r := range k {
+		for c := 0; c <= r; c++ {
+			v := g.c[idx[r]*p+idx[c]]
+			for m := range c {
+				v -= L[r*k+m] * L[c*k+m]
+			}
+			if c < r {
+				L[r*k+c] = v / L[c*k+c]
+				continue
+			}
+			if !(v > collinearTol*g.c[idx[r]*p+idx[r]]) {
+				return math.Inf(-1), false
+			}
+			L[r*k+r] = math.Sqrt(v)
+			logdet += math.Log(v)
+		}
+	}
+	return logdet, true
+}
+
+// solveChol overwrites b with C_γ⁻¹ b from the factor L of factor.
+func solveChol(L []float64, k int, b []float64) {
+	for r := range k {
+		v := b[r]
+		for m := range r {
+			v -= L[r*k+m] * b[m]
+		}
+		b[r] = v / L[r*k+r]
+	}
+	for r := k - 1; r >= 0; r-- {
+		v := b[r]
+		for m := r + 1; m < k; m++ {
+			v -= L[m*k+r] * b[m]
+		}
+		b[r] = v / L[r*k+r]
+	}
+}
+
+// maxTerms is the largest model a g-prior is defined for: n − 2 terms
+// (with the intercept, n − 1 columns, and a residual degree of freedom
+// left for σ²).
+func (g *gram) maxTerms() int { return g.n - 2 }
+
+// offset is the g-prior's normalising term of model t, ½ log|X_γᵀX_γ| in
+// data units, or −Inf when the model has no g-prior
+// (ppl.WithModelOffset). It is safe for concurrent use.
+func (g *gram) offset(t ppl.Terms) (float64, error) {
+	idx := t.Indices()
+	if len(idx) > g.maxTerms() {
+		return math.Inf(-1), nil
+	}
+	ld, ok := g.factor(idx, make([]float64, len(idx)*len(idx)))
+	if !ok {
+		return math.Inf(-1), nil
+	}
+	for _, j := range idx {
+		ld += 2 * g.logScale[j]
+	}
+	return ld / 2, nil
+}
