@@ -130,3 +130,35 @@ func TestStoredGPriorReference(t *testing.T) {
 		}
 	}
 }
+
+// TestRealReferencesAreTrjDefaults checks that the real data sets'
+// references use trj's defaults: the UScrime enumeration (this program's
+// own closed forms) against glmselect's default Evidence enumeration,
+// PIPs and coefficient moments; Pima's prior against glmselect's logistic
+// defaults.
+func TestRealReferencesAreTrjDefaults(t *testing.T) {
+	d, _, err := realData(UScrimeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := uscrimeReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := glmselect.NewEvidence(matrixOf(d), d.y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := e.Enumerate(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range ex.PIP {
+		if math.Abs(ex.PIP[j]-ref.PIP[j]) > 1e-9 || math.Abs(ex.Mean[j]-ref.CoefMean[j]) > 1e-9*math.Max(1, math.Abs(ref.CoefMean[j])) || math.Abs(ex.SD[j]-ref.CoefSD[j]) > 1e-9*math.Max(1, ref.CoefSD[j]) {
+			t.Errorf("%s: here (%.10f, %.10f, %.10f), glmselect (%.10f, %.10f, %.10f)", ref.Names[j], ref.PIP[j], ref.CoefMean[j], ref.CoefSD[j], ex.PIP[j], ex.Mean[j], ex.SD[j])
+		}
+	}
+	if pr := pimaPrior([]float64{0, 1, 1}); pr.S0 != glmselect.DefaultInterceptSD || pr.S != glmselect.DefaultPriorSD {
+		t.Errorf("Pima prior %+v, glmselect's defaults %v %v", pr, glmselect.DefaultInterceptSD, glmselect.DefaultPriorSD)
+	}
+}

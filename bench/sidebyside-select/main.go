@@ -54,7 +54,6 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/glmselect"
@@ -108,8 +107,7 @@ type problem struct {
 	family  string
 	x       *mat.Dense
 	y       []float64
-	sd      []float64 // the predictors' sample sds, which turn standardised coefficients into data units
-	dataCSV string    // path of the data on disk, for R
+	dataCSV string // path of the data on disk, for R
 }
 
 // result is one measured run.
@@ -382,10 +380,6 @@ func loadProblem(name, tmp string) (*problem, error) {
 			}
 		}
 	}
-	pr.sd = make([]float64, p)
-	for j := range p {
-		pr.sd[j] = stat.StdDev(mat.Col(nil, j, pr.x), nil)
-	}
 	return &pr, nil
 }
 
@@ -394,11 +388,15 @@ func loadProblem(name, tmp string) (*problem, error) {
 func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 	var sp *ppl.SelectionSpace
 	var err error
-	if pr.family == "gaussian" {
+	switch {
+	case pr.family == "gaussian" && !pr.coef:
 		// The normal-inverse-gamma prior of the stored trj reference
 		// (linear_p20_nig_exact.json); BMS runs its own g-prior.
 		sp, err = glmselect.Gaussian(pr.x, pr.y, &glmselect.Settings{Prior: glmselect.NormalInverseGamma{}})
-	} else {
+	case pr.family == "gaussian":
+		// trj's default, BMS's g-prior: the real data sets' reference.
+		sp, err = glmselect.Gaussian(pr.x, pr.y, nil)
+	default:
 		sp, err = glmselect.Logistic(pr.x, pr.y, nil)
 	}
 	if err != nil {
@@ -420,11 +418,11 @@ func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 		r.PIP = append(r.PIP, e.P)
 		r.MCSE = append(r.MCSE, e.MCSE)
 	}
-	// glmselect standardises the predictors: its coefficients are per
-	// predictor sd.
-	for j, c := range res.Coefficients {
-		r.Mean = append(r.Mean, float64(c.Mean)/pr.sd[j])
-		r.SD = append(r.SD, float64(c.SD)/pr.sd[j])
+	// glmselect's coefficients are per unit of each predictor, the
+	// references' units.
+	for _, c := range res.Coefficients {
+		r.Mean = append(r.Mean, float64(c.Mean))
+		r.SD = append(r.SD, float64(c.SD))
 	}
 	return r, nil
 }
