@@ -128,8 +128,12 @@ type result struct {
 	note     string    // trj: acceptances and ESS, for the log
 }
 
-// trjProposal is the -proposal flag's family (nil: trj's default).
-var trjProposal selection.Proposal
+// trjProposal is the -proposal flag's family (nil: trj's default), and
+// trjInformed the -informed flag (selection.Settings.Informed).
+var (
+	trjProposal selection.Proposal
+	trjInformed bool
+)
 
 func parseProposal(name string) (selection.Proposal, error) {
 	if name == "" || name == "default" {
@@ -155,6 +159,7 @@ func main() {
 	scoreFile := flag.String("score", "", "instead: score the rows an R script wrote to this file (runs made by hand) against the reference of -problems (one), appending to -out")
 	tableFiles := flag.String("table", "", "instead: print the summary table of these results files (comma separated)")
 	proposal := flag.String("proposal", "", "trj: the selection.Proposal family (laplace, global, identity, amortised, ctrj, fullcond; default trj's); rows are labelled trj-<family>")
+	flag.BoolVar(&trjInformed, "informed", false, "trj: informed choice of the term to add or drop (selection.Settings.Informed); rows are labelled trj-informed")
 	flag.Parse()
 	var err0 error
 	if trjProposal, err0 = parseProposal(*proposal); err0 != nil {
@@ -404,7 +409,7 @@ func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 	}
 	warm := max(200, steps/5)
 	c0 := cpuSeconds()
-	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: uint64(seed), Chains: chains, Warmup: warm, Steps: steps, Proposal: trjProposal})
+	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: uint64(seed), Chains: chains, Warmup: warm, Steps: steps, Proposal: trjProposal, Informed: trjInformed})
 	cpu := cpuSeconds() - c0
 	if err != nil {
 		return result{}, err
@@ -412,6 +417,9 @@ func runTrj(pr *problem, seed, steps, chains int) (result, error) {
 	r := result{Tool: "trj", Seed: seed, Warmup: warm, Steps: steps, CPUSeconds: cpu}
 	if trjProposal != nil {
 		r.Tool = "trj-" + trjProposal.String()
+	}
+	if trjInformed {
+		r.Tool += "-informed"
 	}
 	r.note = moveNote(res)
 	for _, e := range res.PIP {
