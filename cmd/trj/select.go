@@ -400,6 +400,10 @@ type selectPrior struct {
 	Name       string             `json:"name"`
 	Values     map[string]float64 `json:"values"`
 	ModelPrior string             `json:"model_prior"`
+	// Support says which models the prior gives mass to where that is
+	// not every model (a g-prior's: at most n − 2 terms, no whole exactly
+	// collinear set).
+	Support string `json:"support,omitempty"`
 }
 
 // priorOf describes the prior of the run on d.
@@ -416,8 +420,17 @@ func (f *selectFlags) priorOf(d *selectData) (selectPrior, error) {
 	}
 	n, p := d.x.Dims()
 	out.Name = s.Prior.String()
-	out.Values, err = glmselect.Values(s.Prior, n, p)
-	return out, err
+	if out.Values, err = glmselect.Values(s.Prior, n, p); err != nil {
+		return out, err
+	}
+	ev, err := glmselect.NewEvidence(d.x, d.y, s)
+	if err != nil {
+		return out, err
+	}
+	if sup := ev.Support(); sup.Limited() {
+		out.Support = sup.String()
+	}
+	return out, nil
 }
 
 // runSelect is "trj select": variable selection over the CSV's columns.
@@ -478,6 +491,9 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	prior, err := f.priorOf(d)
 	if err != nil {
 		return fail(err)
+	}
+	if prior.Support != "" {
+		fmt.Fprintf(stderr, "trj select: note: the %s gives prior mass only to %s; the other models have prior probability 0\n", prior.Name, prior.Support)
 	}
 	settings := f.settings()
 	if f.proposal != "" {
