@@ -54,10 +54,10 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, ppl.WithModelEvidence(ev.concurrent()))
+	opts = append(opts, ppl.WithModelEvidence(ev.concurrent()), ppl.WithNeighbourEvidence(ev.concurrentNeighbours()))
 	if r.isG() {
 		gp.gram = ev.gm
-		opts = append(opts, ppl.WithModelOffset(gp.gram.offset))
+		opts = append(opts, ppl.WithModelOffset(gp.gram.offset), ppl.WithModelSupport(gp.gram.inSupport))
 		if r.kind != gFixed {
 			shared = 2
 		}
