@@ -128,6 +128,11 @@ func bmsUSCrime(t *testing.T) (pip, mean []float64) {
 // the centred predictors in every model). The exact answer is BMS's
 // (within 1e-6), the numbers the guide quotes.
 func TestGuideVariableSelection(t *testing.T) {
+	if raceDetector && testing.Short() {
+		// 2 s alone, about 30 s under the race detector; the selection
+		// package's tests run the same chains under it.
+		t.Skip("skipped with -race -short (run without -race)")
+	}
 	ctx := context.Background()
 	// 2 × 6000 steps: with 2000, a PIP near 1 is left a few times only and
 	// its MCSE can be far too small (seed 4 put Ed 6 MCSEs from exact).

@@ -29,7 +29,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: 1, Chains: 2, Steps: 3000})
+	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: 1, Chains: 2, Steps: 1500})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -40,6 +40,6 @@ func Example() {
 		}
 	}
 	// Output:
-	// Ed: PIP 0.96, coefficient 1.9
+	// Ed: PIP 0.97, coefficient 2.0
 	// Ineq: PIP 1.00, coefficient 1.5
 }
