@@ -212,21 +212,6 @@ func (f *selectFlags) settings() *selection.Settings {
 	return s
 }
 
-// selectData is a CSV read for "trj select": the response and the
-// predictors with their names.
-type selectData struct {
-	y     []float64
-	x     *mat.Dense
-	names []string
-	// The encoding of the data (selectdata.go): the predictor columns
-	// with their levels, the row names, the rows dropped for missing
-	// values and the notes to print before the run.
-	columns []selectColumn
-	labels  []string
-	dropped int
-	notes   []string
-}
-
 // embeddedPrefix names a data set built into trj in -data, as output
 // labels it (datasets.Label): embedded:select/linear_p20.csv.
 const embeddedPrefix = "embedded:"
@@ -250,14 +235,6 @@ func readDataFile(path string) ([]byte, error) {
 		return datasets.ReadFile(name)
 	}
 	return os.ReadFile(path)
-}
-
-// listNames lists up to max names, then how many more.
-func listNames(names []string, max int) string {
-	if len(names) <= max {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s, … (%d more)", strings.Join(names[:max], ", "), len(names)-max)
 }
 
 // selectPriors are the -prior values of "trj select".
@@ -361,11 +338,11 @@ func selectSpace(f *selectFlags, d *selectData) (*ppl.SelectionSpace, error) {
 	}
 	switch f.family {
 	case "logistic":
-		return glmselect.Logistic(d.x, d.y, s)
+		return glmselect.Logistic(d.X, d.Y, s)
 	case "poisson":
-		return glmselect.Poisson(d.x, d.y, s)
+		return glmselect.Poisson(d.X, d.Y, s)
 	}
-	return glmselect.Gaussian(d.x, d.y, s)
+	return glmselect.Gaussian(d.X, d.Y, s)
 }
 
 // informedFor resolves -informed for data d: auto is informed jumps
@@ -377,7 +354,7 @@ func (f *selectFlags) informedFor(d *selectData) bool {
 	if v, err := strconv.ParseBool(f.informed); err == nil {
 		return v
 	}
-	n, p := d.x.Dims()
+	n, p := d.X.Dims()
 	return f.family == "gaussian" && p >= n-1
 }
 
@@ -387,7 +364,7 @@ func (f *selectFlags) glmSettings(d *selectData) (*glmselect.Settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &glmselect.Settings{Names: d.names, ModelPrior: mp, PriorSD: f.priorSD, InterceptSD: f.interceptSD}
+	s := &glmselect.Settings{Names: d.Names, ModelPrior: mp, PriorSD: f.priorSD, InterceptSD: f.interceptSD}
 	if f.family == "gaussian" {
 		set := map[string]bool{"g": f.g != 0, "a": f.a != 0, "b": f.b != 0}
 		if s.Prior, err = f.gaussianPrior(set); err != nil {
@@ -437,12 +414,12 @@ func (f *selectFlags) priorOf(d *selectData) (selectPrior, error) {
 		out.Values = map[string]float64{"prior_sd": f.priorSD, "intercept_sd": f.interceptSD}
 		return out, nil
 	}
-	n, p := d.x.Dims()
+	n, p := d.X.Dims()
 	out.Name = s.Prior.String()
 	if out.Values, err = glmselect.Values(s.Prior, n, p); err != nil {
 		return out, err
 	}
-	ev, err := glmselect.NewEvidence(d.x, d.y, s)
+	ev, err := glmselect.NewEvidence(d.X, d.Y, s)
 	if err != nil {
 		return out, err
 	}
@@ -491,7 +468,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
-	for _, note := range d.notes {
+	for _, note := range d.Notes {
 		fmt.Fprintf(stderr, "trj select: note: %s\n", note)
 	}
 	if f.predict != "" {
@@ -522,7 +499,7 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	settings.Informed = f.informedFor(d)
 	if !f.quiet {
 		fmt.Fprintf(stderr, "trj select: %s regression of %q on %d candidate predictors (%d observations): %d chain(s) × (%d warm-up + %d kept) steps\n",
-			f.family, f.y, len(d.names), len(d.y), len(chainsOf(settings)), f.warmup, f.steps)
+			f.family, f.y, len(d.Names), len(d.Y), len(chainsOf(settings)), f.warmup, f.steps)
 		settings.Progress = selectProgress(stderr, len(chainsOf(settings)))
 	}
 	fmt.Fprintf(stdout, "%s regression of %q: prior %s, model prior %s\n", f.family, f.y, priorLabel(prior), prior.ModelPrior)
