@@ -307,9 +307,13 @@ type SelectionSpace struct {
 	masked *maskedSaturated // the saturated model of NewMaskedSelectionSpace, or nil
 	qnames []string         // WithQuantities' names, or nil
 	qfunc  QuantityFunc     // WithQuantities' function, or nil
-	// evidence is the family's exact log evidence of a model, or nil.
-	evidence func(Terms) (float64, error)
-	offset   func(Terms) (float64, error)
+	// evidence is the family's exact log evidence of a model, or nil;
+	// neighbours, its evidences of a model's flip neighbours at once, or
+	// nil.
+	support    func(Terms) (bool, error) // WithModelSupport's, or nil
+	evidence   func(Terms) (float64, error)
+	neighbours func(Terms, []float64) (float64, error)
+	offset     func(Terms) (float64, error)
 }
 
 // SelectionOption configures NewSelectionSpace.
@@ -405,6 +409,64 @@ func WithModelOffset(offset func(Terms) (float64, error)) SelectionOption {
 		s.offset = offset
 		return nil
 	}
+}
+
+// WithNeighbourEvidence declares, beside WithModelEvidence, a faster way
+// to the exact log evidences of all P flip neighbours of a model at once:
+// neighbours(γ, le) writes into le[j] the log evidence of γ with term j
+// added (when γ lacks it) or dropped (when it has it), −Inf for a model of
+// no mass, and returns γ's own. A conjugate family can often share one
+// factorisation among them. It must agree with WithModelEvidence's
+// function to rounding and be safe for concurrent use.
+func WithNeighbourEvidence(neighbours func(t Terms, le []float64) (float64, error)) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if neighbours == nil {
+			return errors.New("ppl: nil neighbour evidence function")
+		}
+		s.neighbours = neighbours
+		return nil
+	}
+}
+
+// NeighbourLogEvidences writes into le (length P) the exact log evidences
+// of model t's P flip neighbours and returns t's own
+// (WithNeighbourEvidence, or WithModelEvidence one neighbour at a time).
+func (s *SelectionSpace) NeighbourLogEvidences(t Terms, le []float64) (float64, error) {
+	if len(le) != s.p {
+		return math.NaN(), fmt.Errorf("ppl: %d neighbour evidences for %d terms", len(le), s.p)
+	}
+	if s.neighbours == nil || s.evidence == nil {
+		self, err := s.LogEvidence(t)
+		if err != nil {
+			return self, err
+		}
+		for j := range s.p {
+			nb := t.With(j)
+			if t.Has(j) {
+				nb = t.Without(j)
+			}
+			if le[j], err = s.LogEvidence(nb); err != nil {
+				return self, err
+			}
+		}
+		return self, nil
+	}
+	if err := s.Check(t); err != nil {
+		return math.NaN(), err
+	}
+	self, err := s.neighbours(t, le)
+	if err != nil {
+		return self, err
+	}
+	for j, v := range le {
+		if math.IsNaN(v) {
+			return self, fmt.Errorf("ppl: the log evidence of a neighbour of model %v (term %d flipped) is NaN", t, j)
+		}
+	}
+	if math.IsNaN(self) {
+		return self, fmt.Errorf("ppl: the log evidence of model %v is NaN", t)
+	}
+	return self, nil
 }
 
 // HasEvidence reports whether the space knows its models' exact evidences
@@ -550,6 +612,16 @@ func (s *SelectionSpace) LogPrior(t Terms) (float64, error) {
 	if err := s.Check(t); err != nil {
 		return math.Inf(-1), err
 	}
+	if s.support != nil {
+		in, err := s.support(t)
+		if err != nil {
+			return math.NaN(), fmt.Errorf("ppl: the support of the model with terms %v: %w", t, err)
+		}
+		if !in {
+			return math.Inf(-1), nil
+		}
+		return s.prior.LogModelPrior(t), nil
+	}
 	off, err := s.modelOffset(t)
 	if err != nil {
 		return math.NaN(), err
@@ -558,6 +630,21 @@ func (s *SelectionSpace) LogPrior(t Terms) (float64, error) {
 		return off, nil
 	}
 	return s.prior.LogModelPrior(t), nil
+}
+
+// WithModelSupport declares which models have prior mass, beside
+// WithModelOffset: LogPrior then asks support(γ) instead of computing the
+// offset, which a sampler's many calls for the neighbours of its model
+// need not pay for. support must agree with the offset (false exactly
+// where the offset is −Inf) and be safe for concurrent use.
+func WithModelSupport(support func(t Terms) (bool, error)) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if support == nil {
+			return errors.New("ppl: nil model support function")
+		}
+		s.support = support
+		return nil
+	}
 }
 
 // Model returns model t, from the cache or built now (and then cached,

@@ -86,13 +86,14 @@ type answerAcc struct {
 	qbuf      []float64
 	qf        ppl.QuantityFunc
 	qnames    []string
+	rb        *rbAcc // nil without exact evidences
 }
 
 func newAnswerAcc(sp *ppl.SelectionSpace, s *Settings) *answerAcc {
 	qn, qf := sp.Quantities()
 	a := &answerAcc{p: sp.P(), a: sp.Always(), q: len(qn), qf: qf, qnames: qn,
 		batch: max(1, (s.Steps+answerBatches-1)/answerBatches), sq: make([]float64, sp.P()), qsq: make([]float64, len(qn)),
-		qbuf: make([]float64, len(qn)), thin: make([][]float64, len(qn))}
+		qbuf: make([]float64, len(qn)), thin: make([][]float64, len(qn)), rb: newRBAcc(sp)}
 	if k := thinnedPerChain(a.q, s.Chains); k > 0 {
 		a.every = max(1, (s.Steps+k-1)/k)
 	}
@@ -101,8 +102,13 @@ func newAnswerAcc(sp *ppl.SelectionSpace, s *Settings) *answerAcc {
 
 // add adds a kept step in model t at point theta (active terms in
 // increasing index after the always-in coordinates).
-func (a *answerAcc) add(t ppl.Terms, active []int, theta []float64) error {
+func (a *answerAcc) add(t ppl.Terms, key string, active []int, theta []float64) error {
 	b := a.n / a.batch
+	if a.rb != nil {
+		if err := a.rb.add(t, key, b, a.p); err != nil {
+			return err
+		}
+	}
 	if a.n%a.batch == 0 {
 		a.sum = append(a.sum, make([]float64, a.p)...)
 		a.in = append(a.in, make([]float64, a.p)...)

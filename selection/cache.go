@@ -271,6 +271,36 @@ func (t *selTarget) Model(active []int) (kernels.SelectionModel, error) {
 type evidenceTarget struct {
 	*selTarget
 	logZ map[string]float64
+	// memo keeps the neighbour evidences of the last two models weighed
+	// (the chain's model and the one proposed), which the informed choice
+	// asks for again at the next step.
+	memo [2]struct {
+		key  string
+		self float64
+		le   []float64
+	}
+	next int
+}
+
+func (t *evidenceTarget) NeighbourLogEvidences(active []int, le []float64) (float64, error) {
+	if err := t.terms.SetIndices(active...); err != nil {
+		return math.NaN(), err
+	}
+	t.key = t.terms.AppendKey(t.key[:0])
+	for i := range t.memo {
+		if m := &t.memo[i]; m.le != nil && m.key == string(t.key) {
+			copy(le, m.le)
+			return m.self, nil
+		}
+	}
+	self, err := t.sp.NeighbourLogEvidences(t.terms, le)
+	if err != nil {
+		return self, fmt.Errorf("selection: neighbours of model %v: %w", t.terms, err)
+	}
+	m := &t.memo[t.next]
+	t.next = 1 - t.next
+	m.key, m.self, m.le = string(t.key), self, append(m.le[:0], le...)
+	return self, nil
 }
 
 // maxEvidenceCache bounds a chain's map of evidences (about 100 bytes an

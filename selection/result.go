@@ -46,6 +46,12 @@ type Result struct {
 	// probability.
 	Names []string            `json:"names"`
 	PIP   []pipeline.Estimate `json:"pip"`
+	// PIPRaoBlackwell, on spaces with exact evidences
+	// (ppl.WithModelEvidence), is each term's Rao-Blackwellised inclusion
+	// probability: its conditional probability given the other terms,
+	// P(γ_j = 1 | γ_−j, y), averaged over the kept steps. It estimates the
+	// same PIP as PIP, with an MCSE often far smaller (bench/README.md).
+	PIPRaoBlackwell []pipeline.Estimate `json:"pip_rao_blackwell,omitempty"`
 	// Size is the posterior expected model size (number of terms).
 	Size pipeline.Estimate `json:"size"`
 	// Coefficients are the terms' model-averaged coefficients, in term
@@ -160,6 +166,7 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 		accs[i] = c.answer
 	}
 	r.Coefficients, r.Quantities = answer(r.Names, accs)
+	r.PIPRaoBlackwell = raoBlackwell(accs)
 	// Models: global visit counts.
 	type agg struct {
 		terms  ppl.Terms

@@ -172,7 +172,7 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 				out.evidence = append(out.evidence, e.LogEvidence())
 			}
 			out.ids = append(out.ids, id)
-			if err := out.answer.add(e.terms, st.Active, st.Theta); err != nil {
+			if err := out.answer.add(e.terms, e.key, st.Active, st.Theta); err != nil {
 				return out, fmt.Errorf("selection: chain %d: %w", chain, err)
 			}
 			if s.record != nil {

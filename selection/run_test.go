@@ -258,7 +258,6 @@ func TestSelectBadInput(t *testing.T) {
 		"shard":          {Chains: 2, Shard: []int{2}},
 		"start":          {Start: &wrong},
 		"proposal":       {Proposal: nilProposal{}},
-		"informed":       {Informed: true, Proposal: FullConditional{}},
 	} {
 		if _, err := Run(context.Background(), sp, s); err == nil {
 			t.Errorf("%s: no error", name)

@@ -52,18 +52,30 @@ func (r *Result) WriteTable(w io.Writer) error {
 	for _, n := range r.Names {
 		width = max(width, len(n))
 	}
-	fmt.Fprintf(&b, "\nPosterior inclusion probabilities (largest first):\n%-*s  %7s  %7s  %6s  %7s\n", width, "term", "PIP", "MCSE", "R̂", "ESS")
+	rb := len(r.PIPRaoBlackwell) == len(r.Names)
+	fmt.Fprintf(&b, "\nPosterior inclusion probabilities (largest first):\n%-*s  %7s  %7s  %6s  %7s", width, "term", "PIP", "MCSE", "R̂", "ESS")
+	if rb {
+		// Rao-Blackwellised: the conditional inclusion probabilities
+		// averaged over the steps, from the exact evidences.
+		fmt.Fprintf(&b, "  %9s  %7s", "PIP (RB)", "MCSE")
+	}
+	b.WriteByte('\n')
 	for _, j := range order {
 		e := r.PIP[j]
+		tail := ""
+		if rb {
+			q := r.PIPRaoBlackwell[j]
+			tail = fmt.Sprintf("  %9.4f  %7.4f", q.P, q.MCSE)
+		}
 		if !e.Mixed {
 			what := "never included"
 			if e.P == 1 {
 				what = "never dropped"
 			}
-			fmt.Fprintf(&b, "%-*s  %7.4f  (%s in %d kept steps: MCSE not estimable)\n", width, r.Names[j], e.P, what, r.Steps)
+			fmt.Fprintf(&b, "%-*s  %7.4f  (%s in %d kept steps: MCSE not estimable)%s\n", width, r.Names[j], e.P, what, r.Steps, tail)
 			continue
 		}
-		fmt.Fprintf(&b, "%-*s  %7.4f  %7.4f  %6s  %7.0f\n", width, r.Names[j], e.P, e.MCSE, rhatString(e.Rhat), e.ESS)
+		fmt.Fprintf(&b, "%-*s  %7.4f  %7.4f  %6s  %7.0f%s\n", width, r.Names[j], e.P, e.MCSE, rhatString(e.Rhat), e.ESS, tail)
 	}
 	r.writeCoefficients(&b, order, width)
 	r.writeQuantities(&b)

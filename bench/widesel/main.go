@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/pprof"
 	"sync"
 )
 
@@ -31,7 +32,19 @@ func main() {
 	against := flag.String("against", "bench/widesel/reference.json", "-trj: the reference JSON")
 	informed := flag.Bool("informed", false, "-trj: informed jumps")
 	seed := flag.Uint64("seed", 1, "seed")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "widesel:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	x, y := wideData()
 	var err error
 	switch {
@@ -45,6 +58,7 @@ func main() {
 		err = fmt.Errorf("nothing to do: give -data, -ref or -trj")
 	}
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "widesel:", err)
 		os.Exit(1)
 	}

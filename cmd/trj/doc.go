@@ -17,6 +17,7 @@
 //	           [-prior-sd 2.5] [-intercept-sd 10] [-seed 1] [-chains 4] [-warmup 1000]
 //	           [-steps 40000] [-top 20] [-proposal fullcond|laplace|...] [-quiet]
 //	           [-shard i/n|n (needs -json or -o)] [-na refuse|drop]
+//	           [-informed auto|true|false] [-predict NEW.csv -predictions OUT.csv]
 //	trj select -merge [-json FILE] PART.json...
 //	trj summary FILE...
 //	trj study factor [-n 2000] [-pairs 10] [-reps 100] [-seed 1] [-data FILE]
@@ -61,9 +62,18 @@
 // default a beta-binomial(1, 1) prior over model size). The table's first
 // line names the prior and model prior that ran, and the JSON's "prior"
 // holds its name, values and model prior. It prints the inclusion
-// probability of every predictor ± MCSE with R̂, the expected model size
-// and the most visited models, and writes them as JSON to -json and the
-// kept steps as CmdStan CSV (an indicator column per predictor) into -o.
+// probability of every predictor ± MCSE with R̂, the model-averaged
+// coefficients in the data's units (mean, sd, P(β > 0 | in), mean given
+// in, ± MCSE), the expected model size and the most visited models, ends
+// with a "run longer" warning naming the terms whose R̂ > 1.05 or ESS < 100,
+// and writes them as JSON to -json and the kept steps as CmdStan CSV
+// (each step's model, numbered per chain) into -o. -predict NEW.csv
+// -predictions OUT.csv writes the model-averaged prediction (mean, 95 %
+// interval, MCSE) at each new row. -informed chooses the term to add or
+// drop by the neighbours' evidences; auto turns it on for the gaussian
+// family when there are at least n − 1 candidate terms, where it mixes
+// far better, and the g-prior's support (at most n − 2 terms, no whole
+// exactly collinear set) is noted before the run.
 // -data embedded:select/linear_p20.csv reads a data set built into trj.
 // The data may be comma- or tab-separated (a .tsv name, or tabs in the
 // header), with R's row names (an empty first header field). A text

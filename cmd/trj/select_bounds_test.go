@@ -73,17 +73,17 @@ func FuzzSelectCSV(f *testing.F) {
 			}
 			return
 		}
-		n, p := d.x.Dims()
-		if n < 2 || p < 1 || len(d.y) != n || len(d.names) != p {
-			t.Fatalf("%d rows × %d predictors, %d responses, %d names", n, p, len(d.y), len(d.names))
+		n, p := d.X.Dims()
+		if n < 2 || p < 1 || len(d.Y) != n || len(d.Names) != p {
+			t.Fatalf("%d rows × %d predictors, %d responses, %d names", n, p, len(d.Y), len(d.Names))
 		}
-		for j, name := range d.names {
-			if name == "" || name == yName || slices.Contains(d.names[:j], name) {
-				t.Fatalf("predictor %d named %q (response %q, names %q)", j, name, yName, d.names)
+		for j, name := range d.Names {
+			if name == "" || name == yName || slices.Contains(d.Names[:j], name) {
+				t.Fatalf("predictor %d named %q (response %q, names %q)", j, name, yName, d.Names)
 			}
 			lo, hi := math.Inf(1), math.Inf(-1)
 			for i := range n {
-				v := d.x.At(i, j)
+				v := d.X.At(i, j)
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					t.Fatalf("predictor %q row %d is %v", name, i, v)
 				}
@@ -93,7 +93,7 @@ func FuzzSelectCSV(f *testing.F) {
 				t.Fatalf("predictor %q is constant", name)
 			}
 		}
-		for i, y := range d.y {
+		for i, y := range d.Y {
 			ok := !math.IsNaN(y) && !math.IsInf(y, 0)
 			switch family {
 			case "logistic":

@@ -11,7 +11,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/selection"
 )
 
@@ -24,18 +23,11 @@ func readPredictRows(path string, train *selectData) (*mat.Dense, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-predict: %w", err)
 	}
-	t, err := datasets.ReadCSV(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("-predict %s: %w", path, err)
-	}
-	if len(t.Rows) == 0 {
-		return nil, fmt.Errorf("-predict %s: no rows to predict at", path)
-	}
 	// The new rows are encoded as the training data were: the same
 	// columns, factor levels and indicator terms.
-	x, err := encodeLike(train, t)
+	x, err := train.Encode(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("-predict %s: %w", path, err)
+		return nil, fmt.Errorf("-predict %s: %w", path, readError(err))
 	}
 	return x, nil
 }

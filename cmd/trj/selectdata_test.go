@@ -28,8 +28,8 @@ func TestSelectPima(t *testing.T) {
 		t.Fatal(err)
 	}
 	yes := strings.Count(string(raw), "\"Yes\"")
-	if n, ones := len(d.y), int(sum64(d.y)); n != 532 || ones != yes || !slices.Equal(d.names, []string{"npreg", "glu", "bp", "skin", "bmi", "ped", "age"}) {
-		t.Errorf("pima: n %d, %d ones (want 532, %d), names %q", n, ones, yes, d.names)
+	if n, ones := len(d.Y), int(sum64(d.Y)); n != 532 || ones != yes || !slices.Equal(d.Names, []string{"npreg", "glu", "bp", "skin", "bmi", "ped", "age"}) {
+		t.Errorf("pima: n %d, %d ones (want 532, %d), names %q", n, ones, yes, d.Names)
 	}
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"select", "-quiet", "-data", "embedded:select/pima.csv", "-y", "type", "-family", "logistic", "-steps", "200", "-warmup", "100", "-chains", "2"}, &out, &errb, backend{})
@@ -74,8 +74,8 @@ func TestSelectFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"region[north]", "region[south]", "smoker[yes]", "x"}; !slices.Equal(d.names, want) {
-		t.Fatalf("names %q, want %q", d.names, want)
+	if want := []string{"region[north]", "region[south]", "smoker[yes]", "x"}; !slices.Equal(d.Names, want) {
+		t.Fatalf("names %q, want %q", d.Names, want)
 	}
 	want := mat.NewDense(6, 4, []float64{
 		0, 1, 1, 0.3,
@@ -85,38 +85,30 @@ func TestSelectFactor(t *testing.T) {
 		0, 1, 0, 2.2,
 		1, 0, 1, -1.0,
 	})
-	if !mat.Equal(d.x, want) {
-		t.Errorf("x =\n%v\nwant\n%v", mat.Formatted(d.x), mat.Formatted(want))
+	if !mat.Equal(d.X, want) {
+		t.Errorf("x =\n%v\nwant\n%v", mat.Formatted(d.X), mat.Formatted(want))
 	}
-	notes := strings.Join(d.notes, "\n")
+	notes := strings.Join(d.Notes, "\n")
 	for _, s := range []string{`column "region" is text with 3 levels: its 2 levels but the reference "east" are 2 separate terms (region[north], region[south])`, `column "smoker" is text: its term smoker[yes] is 1 where it is "yes", 0 where "no"`} {
 		if !strings.Contains(notes, s) {
 			t.Errorf("notes %q lack %q", notes, s)
 		}
 	}
 	// New data, columns in another order, the response absent.
-	nt, err := datasets.ReadCSV(strings.NewReader("x,smoker,region\n0.5,no,north\n1,yes,east\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := encodeLike(d, nt)
+	x, err := d.Encode(strings.NewReader("x,smoker,region\n0.5,no,north\n1,yes,east\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w := mat.NewDense(2, 4, []float64{1, 0, 0, 0.5, 0, 0, 1, 1}); !mat.Equal(x, w) {
-		t.Errorf("encodeLike:\n%v\nwant\n%v", mat.Formatted(x), mat.Formatted(w))
+		t.Errorf("Encode:\n%v\nwant\n%v", mat.Formatted(x), mat.Formatted(w))
 	}
 	for _, c := range []struct{ text, want string }{
 		{"x,smoker,region\n0.5,no,north\n1,yes,west\n", `line 3, column "region": level "west" is not one of the training data's ("east", "north", "south")`},
 		{"x,region\n0.5,north\n", `no column "smoker"`},
 		{",x,smoker,region\nBob,0.5,no,NA\n", `row "Bob" (line 2), column "region": missing value "NA"`},
 	} {
-		nt, err := datasets.ReadCSV(strings.NewReader(c.text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := encodeLike(d, nt); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("encodeLike(%q): %v, want %q", c.text, err, c.want)
+		if _, err := d.Encode(strings.NewReader(c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Encode(%q): %v, want %q", c.text, err, c.want)
 		}
 	}
 	// The reference of a 2-level column is No or FALSE when present, else
@@ -125,8 +117,8 @@ func TestSelectFactor(t *testing.T) {
 		l := strings.Split(c.levels, ",")
 		text := fmt.Sprintf("y,s,x\n1,%s,1\n2,%s,3\n3,%s,2\n", l[0], l[1], l[0])
 		d, err := parseSelectCSV("s.csv", []byte(text), "y", "gaussian", "refuse")
-		if err != nil || d.names[0] != c.term {
-			t.Errorf("levels %s: %v, names %q, want %s", c.levels, err, d.names, c.term)
+		if err != nil || d.Names[0] != c.term {
+			t.Errorf("levels %s: %v, names %q, want %s", c.levels, err, d.Names, c.term)
 		}
 	}
 }
@@ -160,8 +152,8 @@ func TestSelectDataErrors(t *testing.T) {
 	}
 	// Every response spelling of a binary outcome.
 	d, err := parseSelectCSV("b.csv", []byte("y,x\nTRUE,1\nfalse,2\nY,3\nn,1\nYes,2\nNO,3\n"), "y", "logistic", "refuse")
-	if err != nil || !slices.Equal(d.y, []float64{1, 0, 1, 0, 1, 0}) {
-		t.Errorf("binary texts: %v, y %v", err, d.y)
+	if err != nil || !slices.Equal(d.Y, []float64{1, 0, 1, 0, 1, 0}) {
+		t.Errorf("binary texts: %v, y %v", err, d.Y)
 	}
 }
 
@@ -224,13 +216,13 @@ func TestSelectTSVAndRowNames(t *testing.T) {
 			t.Errorf("%s: %v", c.path, err)
 			continue
 		}
-		if !slices.Equal(d.y, ref.y) || !mat.Equal(d.x, ref.x) || !reflect.DeepEqual(d.names, ref.names) {
-			t.Errorf("%s: y %v x %v names %q; want %v %v %q", c.path, d.y, mat.Formatted(d.x), d.names, ref.y, mat.Formatted(ref.x), ref.names)
+		if !slices.Equal(d.Y, ref.Y) || !mat.Equal(d.X, ref.X) || !reflect.DeepEqual(d.Names, ref.Names) {
+			t.Errorf("%s: y %v x %v names %q; want %v %v %q", c.path, d.Y, mat.Formatted(d.X), d.Names, ref.Y, mat.Formatted(ref.X), ref.Names)
 		}
 	}
 	d, _ := parseSelectCSV("r.csv", []byte(rowNames), "y", "gaussian", "refuse")
-	if !slices.Equal(d.labels, []string{"Alabama", "Alaska", "Arizona"}) {
-		t.Errorf("labels %q", d.labels)
+	if !slices.Equal(d.RowNames, []string{"Alabama", "Alaska", "Arizona"}) {
+		t.Errorf("labels %q", d.RowNames)
 	}
 	bad := strings.Replace(rowNames, "\"Alaska\",2", "\"Alaska\",NA", 1)
 	if _, err := parseSelectCSV("r.csv", []byte(bad), "y", "gaussian", "refuse"); err == nil || !strings.Contains(err.Error(), `row "Alaska" (line 3) (y)`) {
@@ -238,7 +230,7 @@ func TestSelectTSVAndRowNames(t *testing.T) {
 	}
 	// A .tsv file is read with tabs even when its header has one column
 	// name with a comma.
-	if d, err := parseSelectCSV(filepath.Join("x", "d.tsv"), []byte("y\tx,1\n1\t2\n2\t5\n"), "y", "gaussian", "refuse"); err != nil || d.names[0] != "x,1" {
+	if d, err := parseSelectCSV(filepath.Join("x", "d.tsv"), []byte("y\tx,1\n1\t2\n2\t5\n"), "y", "gaussian", "refuse"); err != nil || d.Names[0] != "x,1" {
 		t.Errorf("tsv with a comma in a name: %v", err)
 	}
 }
@@ -272,7 +264,7 @@ func TestSelectWideNote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if notes := strings.Join(d.notes, "\n"); !strings.Contains(notes, "4 terms and 3 observations: any model of more than 2 terms has a singular design") {
+	if notes := strings.Join(d.Notes, "\n"); !strings.Contains(notes, "4 terms and 3 observations: any model of more than 2 terms has a singular design") {
 		t.Errorf("notes %q", notes)
 	}
 }

@@ -10,6 +10,11 @@
 // predictors scale each coefficient's prior by 1/sd_j instead, the same
 // model. The priors are documented on each builder and on Settings.
 //
+// ReadData reads a data file as users have it (CSV or TSV, a header row,
+// R's row names, text columns as 0/1 terms, Yes/No responses, a policy
+// for missing values) into the matrix, response and names the builders
+// take; Data.Encode encodes new rows the same way for Settings.Predict.
+//
 // Evidence gives the closed-form log evidence of a Gaussian model under
 // any of its priors, the exact reference that tests the transdimensional
 // machinery, and its Enumerate the exact posterior inclusion probabilities

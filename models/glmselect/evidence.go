@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/integrate/quad"
@@ -50,6 +51,7 @@ type Evidence struct {
 	nig    *nigGram
 	l, rhs []float64 // scratch
 	inv    []float64
+	scr    []float64 // 2(p+1), NeighbourLogEvidences' scratch
 }
 
 // nigGram is the normal-inverse-gamma evidence's data: the Gram matrix of
@@ -79,9 +81,14 @@ func NewEvidence(X mat.Matrix, y []float64, settings *Settings) (*Evidence, erro
 	if err := checkResponse(d, &r); err != nil {
 		return nil, err
 	}
+	return newEvidence(&s, d, r)
+}
+
+// newEvidence is NewEvidence of a checked design and prior.
+func newEvidence(s *Settings, d *design, r resolved) (*Evidence, error) {
 	p1 := d.p + 1
 	e := &Evidence{n: d.n, p: d.p, r: r, prior: s.ModelPrior, names: d.names, scale: d.scale,
-		l: make([]float64, p1*p1), rhs: make([]float64, p1), inv: make([]float64, p1)}
+		l: make([]float64, p1*p1), rhs: make([]float64, p1), inv: make([]float64, p1), scr: make([]float64, 2*p1)}
 	if r.isG() {
 		if s.Raw {
 			return nil, fmt.Errorf("glmselect: the g-priors are defined on centred predictors, so Settings.Raw applies only to NormalInverseGamma")
@@ -131,6 +138,43 @@ func newNIGGram(d *design) *nigGram {
 
 // P is the number of candidate terms.
 func (e *Evidence) P() int { return e.p }
+
+// clone returns a copy sharing e's data with scratch of its own.
+func (e *Evidence) clone() *Evidence {
+	c := *e
+	p1 := e.p + 1
+	c.l, c.rhs, c.inv, c.scr = make([]float64, len(e.l)), make([]float64, p1), make([]float64, p1), make([]float64, 2*p1)
+	if e.nig != nil {
+		g := *e.nig
+		g.chol, g.sol, g.sym = make([]mat.Cholesky, p1+1), make([]mat.VecDense, p1+1), make([]float64, p1*p1)
+		c.nig = &g
+	}
+	return &c
+}
+
+// concurrentNeighbours returns NeighbourLogEvidences as a function safe
+// for concurrent use (ppl.WithNeighbourEvidence), on clones of e from a
+// pool.
+func (e *Evidence) concurrentNeighbours() func(ppl.Terms, []float64) (float64, error) {
+	pool := sync.Pool{New: func() any { return e.clone() }}
+	return func(t ppl.Terms, le []float64) (float64, error) {
+		c := pool.Get().(*Evidence)
+		defer pool.Put(c)
+		return c.NeighbourLogEvidences(t, le)
+	}
+}
+
+// concurrent returns LogEvidence as a function safe for concurrent use
+// (ppl.WithModelEvidence): each call evaluates on a clone of e from a
+// pool, so e itself must not be used after.
+func (e *Evidence) concurrent() func(ppl.Terms) (float64, error) {
+	pool := sync.Pool{New: func() any { return e.clone() }}
+	return func(t ppl.Terms) (float64, error) {
+		c := pool.Get().(*Evidence)
+		defer pool.Put(c)
+		return c.LogEvidence(t)
+	}
+}
 
 // Prior is the Gaussian prior the evidences are of.
 func (e *Evidence) Prior() GaussianPrior { return e.r.display }

@@ -45,12 +45,19 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 	if err != nil {
 		return nil, err
 	}
+	if r.isG() && s.Raw {
+		return nil, errors.New("glmselect: the g-priors are defined on centred predictors, so Settings.Raw applies only to NormalInverseGamma")
+	}
+	// Every prior has closed-form evidences: the space knows them, for
+	// informed jumps and exact reported evidences.
+	ev, err := newEvidence(&s, d, r)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, ppl.WithModelEvidence(ev.concurrent()), ppl.WithNeighbourEvidence(ev.concurrentNeighbours()))
 	if r.isG() {
-		if s.Raw {
-			return nil, errors.New("glmselect: the g-priors are defined on centred predictors, so Settings.Raw applies only to NormalInverseGamma")
-		}
-		gp.gram = newGram(d)
-		opts = append(opts, ppl.WithModelOffset(gp.gram.offset))
+		gp.gram = ev.gm
+		opts = append(opts, ppl.WithModelOffset(gp.gram.offset), ppl.WithModelSupport(gp.gram.inSupport))
 		if r.kind != gFixed {
 			shared = 2
 		}

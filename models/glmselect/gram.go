@@ -2,6 +2,7 @@ package glmselect
 
 import (
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -23,6 +24,11 @@ type gram struct {
 	xty      []float64
 	syy      float64
 	logScale []float64 // log sd_j: the data-unit Gram is c_ij sd_i sd_j
+	// fullRank is set when the whole design passes factor's test with at
+	// most n − 2 columns, so that every model has a g-prior but by its
+	// size.
+	fullRank bool
+	scratch  *sync.Pool // of *[]float64, inSupport's factors
 }
 
 func newGram(d *design) *gram {
@@ -45,6 +51,14 @@ func newGram(d *design) *gram {
 			g.c[i*p+j], g.c[j*p+i] = v, v
 		}
 	}
+	g.scratch = &sync.Pool{New: func() any { return new([]float64) }}
+	if p <= g.maxTerms() {
+		all := make([]int, p)
+		for j := range all {
+			all[j] = j
+		}
+		_, g.fullRank = g.factor(all, make([]float64, p*p))
+	}
 	return g
 }
 
@@ -54,6 +68,25 @@ func newGram(d *design) *gram {
 // collinear), so that a singular X_γᵀX_γ is never passed for a regular one
 // by rounding.
 func (g *gram) factor(idx []int, L []float64) (logdet float64, ok bool) {
+	if !g.cholesky(idx, L) {
+		return math.Inf(-1), false
+	}
+	k := len(idx)
+	// One logarithm per block of pivots: their product cannot overflow
+	// over 16 pivots of a correlation-scale Gram matrix.
+	prod := 1.0
+	for r := range k {
+		prod *= L[r*k+r]
+		if r%16 == 15 {
+			logdet += 2 * math.Log(prod)
+			prod = 1
+		}
+	}
+	return logdet + 2*math.Log(prod), true
+}
+
+// cholesky is factor without the log-determinant.
+func (g *gram) cholesky(idx []int, L []float64) bool {
 	k, p := len(idx), g.p
 	for r := range k {
 		for c := 0; c <= r; c++ {
@@ -66,13 +99,33 @@ func (g *gram) factor(idx []int, L []float64) (logdet float64, ok bool) {
 				continue
 			}
 			if !(v > collinearTol*g.c[idx[r]*p+idx[r]]) {
-				return math.Inf(-1), false
+				return false
 			}
 			L[r*k+r] = math.Sqrt(v)
-			logdet += math.Log(v)
 		}
 	}
-	return logdet, true
+	return true
+}
+
+// inSupport reports whether model t has a g-prior (ppl.WithModelSupport):
+// at most n − 2 terms, and, unless every column set of the design is
+// known to be of full rank, a Cholesky factorisation of its Gram matrix
+// passing the relative pivot test of factor. It is safe for concurrent
+// use.
+func (g *gram) inSupport(t ppl.Terms) (bool, error) {
+	k := t.Count()
+	if k > g.maxTerms() {
+		return false, nil
+	}
+	if g.fullRank || k <= 1 {
+		return true, nil
+	}
+	L := g.scratch.Get().(*[]float64)
+	defer g.scratch.Put(L)
+	if cap(*L) < k*k {
+		*L = make([]float64, k*k)
+	}
+	return g.cholesky(t.Indices(), (*L)[:k*k]), nil
 }
 
 // solveChol overwrites b with C_γ⁻¹ b from the factor L of factor.

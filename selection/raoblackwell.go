@@ -1,0 +1,120 @@
+package selection
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/trjgo/trj/pipeline"
+	"github.com/trjgo/trj/ppl"
+)
+
+// rbAcc accumulates one chain's Rao-Blackwellised inclusion
+// probabilities: at each kept step in model γ, term j's conditional
+// probability P(γ_j = 1 | γ_−j, y) from the exact evidences of γ and its
+// flip neighbour (ppl.WithModelEvidence), summed in the batches of
+// answerAcc. A chain that stays in a model reuses its vector.
+type rbAcc struct {
+	sp  *ppl.SelectionSpace
+	sum []float64 // by batch, p each
+	sq  []float64 // Σ over the steps of each term's probability²
+	cur []float64 // the conditional probabilities of the model key
+	le  []float64
+	key string
+}
+
+func newRBAcc(sp *ppl.SelectionSpace) *rbAcc {
+	if !sp.HasEvidence() {
+		return nil
+	}
+	return &rbAcc{sp: sp, cur: make([]float64, sp.P()), sq: make([]float64, sp.P()), le: make([]float64, sp.P())}
+}
+
+// add adds model t's conditional probabilities to batch b.
+func (r *rbAcc) add(t ppl.Terms, key string, b, p int) error {
+	if key != r.key || r.key == "" {
+		if err := r.conditional(t); err != nil {
+			return err
+		}
+		r.key = key
+	}
+	for len(r.sum) < (b+1)*p {
+		r.sum = append(r.sum, make([]float64, p)...)
+	}
+	s := r.sum[b*p : (b+1)*p]
+	for j, v := range r.cur {
+		s[j] += v
+		r.sq[j] += v * v
+	}
+	return nil
+}
+
+// conditional sets r.cur to model t's conditional inclusion
+// probabilities: with ρ_j the posterior odds of t's flip neighbour j
+// against t, 1/(1+ρ_j) for a term t has and ρ_j/(1+ρ_j) for one it lacks.
+func (r *rbAcc) conditional(t ppl.Terms) error {
+	self, err := r.sp.NeighbourLogEvidences(t, r.le)
+	if err != nil {
+		return fmt.Errorf("selection: Rao-Blackwellised PIPs: %w", err)
+	}
+	lp, err := r.sp.LogPrior(t)
+	if err != nil {
+		return err
+	}
+	for j := range r.cur {
+		in := t.Has(j)
+		lr := math.Inf(-1)
+		if !math.IsInf(r.le[j], -1) {
+			nb := t.With(j)
+			if in {
+				nb = t.Without(j)
+			}
+			lpj, err := r.sp.LogPrior(nb)
+			if err != nil {
+				return err
+			}
+			lr = lpj + r.le[j] - lp - self
+		}
+		// P(the other state) = 1/(1 + e^−lr), computed without overflow.
+		other := 1 / (1 + math.Exp(-lr))
+		if math.IsInf(lr, -1) {
+			other = 0
+		}
+		if in {
+			r.cur[j] = 1 - other
+		} else {
+			r.cur[j] = other
+		}
+	}
+	return nil
+}
+
+// raoBlackwell returns the Rao-Blackwellised PIPs of the chains' accs
+// (nil when the space has no exact evidences): the mean of the
+// conditional probabilities over the kept steps, its MCSE from the
+// batch means.
+func raoBlackwell(accs []*answerAcc) []pipeline.Estimate {
+	if len(accs) == 0 || accs[0].rb == nil {
+		return nil
+	}
+	p := accs[0].p
+	out := make([]pipeline.Estimate, p)
+	for j := range p {
+		f := func(a *answerAcc, b int) float64 { return a.rb.sum[b*a.p+j] }
+		var S, Q, N float64
+		for _, a := range accs {
+			for b := range len(a.rb.sum) / a.p {
+				S += f(a, b)
+			}
+			Q += a.rb.sq[j]
+			N += float64(a.n)
+		}
+		e := batchEstimate(accs, f)
+		e.P = S / N
+		// The batch means' ESS counts batches: report the steps' (the
+		// variance over the steps against the MCSE), and the steps.
+		e.ESS = essOf(math.Sqrt(max(0, Q/N-e.P*e.P)), e)
+		e.Steps = int(N)
+		out[j] = e
+	}
+	return out
+}
