@@ -38,7 +38,9 @@ func (e *nodeErr) keep(n *gorgonia.Node, err error) *gorgonia.Node {
 	}
 	return n
 }
+
 func (e *nodeErr) mul(x, y *gorgonia.Node) *gorgonia.Node { return e.keep(gorgonia.Mul(x, y)) }
+
 func (e *nodeErr) sub(x, y *gorgonia.Node) *gorgonia.Node { return e.keep(gorgonia.Sub(x, y)) }
 
 // lotkaVolterraODE are the tolerances of posteriordb's program
