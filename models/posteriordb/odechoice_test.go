@@ -18,8 +18,6 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// snippet:lv-choice
-
 // lotkaVolterraPrey is the Lotka–Volterra system with self-limited prey
 // growth, θ = (α, β, γ, δ, κ):
 //
@@ -101,8 +99,6 @@ func lotkaVolterraOf(sys *ops.ODE, yInit []float64, y [][2]float64) (*ppl.GraphM
 	}
 	return m.WithInit(init)
 }
-
-// endsnippet:lv-choice
 
 // simulatedPelts draws pelts from the classic system at posteriordb's
 // posterior mean, θ = (0.55, 0.028, 0.80, 0.024), z₀ = (34, 5.9), with
@@ -208,13 +204,11 @@ func TestLotkaVolterraChoice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// snippet:lv-choice-run
 	res, err := trj.Run(context.Background(), space, &trj.Settings{
 		Seed:   1,
 		Pilot:  trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 500}},
 		Chains: trj.ChainSettings{Within: trj.RandomWalkMove{}},
 	})
-	// endsnippet:lv-choice-run
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,12 @@
 #     the leapfrog steps it took;
 #  2. grad_log_prob at posteriordb's reference mean, repeated (this one
 #     includes R's call overhead, a few microseconds).
-# Run from the repository root:
-#   Rscript bench/testdata/stan/lotka_volterra_grad.R
+# Run from the repository root (Debian's rstan needs Boost's headers named,
+# and -O3 as Stan's own builds use):
+#   printf 'CXX14FLAGS = -O3 -g0\nCXXFLAGS = -O3 -g0\n' > /tmp/Makevars
+#   BOOST_INC=/usr/include R_MAKEVARS_USER=/tmp/Makevars Rscript bench/testdata/stan/lotka_volterra_grad.R
 suppressMessages(library(rstan))
+if (nzchar(Sys.getenv("BOOST_INC"))) rstan_options(boost_lib = Sys.getenv("BOOST_INC"))
 # The embedded JSON data, read without a JSON package: its numbers in order
 # are N, ts (N), y_init (2) and y (N rows of hare, lynx).
 txt <- paste(readLines("models/datasets/posteriordb/hudson_lynx_hare-lotka_volterra.json"), collapse = " ")
