@@ -73,7 +73,7 @@ func TestLotkaVolterraTolerances(t *testing.T) {
 // standard errors (ours and the reference's combined).
 func TestNUTSLotkaVolterra(t *testing.T) {
 	if testing.Short() {
-		t.Skip("NUTS through an ODE solve: about 10 s; skipped with -short")
+		t.Skip("NUTS through an ODE solve: about 15 CPU-seconds; skipped with -short")
 	}
 	m, err := LotkaVolterra("")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/trjgo/trj"
 	"github.com/trjgo/trj/ad/ops"
 	"github.com/trjgo/trj/kernels"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -77,10 +78,15 @@ func lotkaVolterraOf(sys *ops.ODE, yInit []float64, y [][2]float64) (*ppl.GraphM
 	theta := rates
 	init := map[string][]float64{"theta": {1, 0.05, 1, 0.05}, "z_init": yInit, "sigma": {0.5, 0.5}}
 	if sys.Params() == 5 {
-		kappa := b.Real("kappa")
-		b.Sample(ppl.Normal{Mu: 0.0, Sigma: 0.005}, kappa)
+		// κ = 0.005·κ_raw, κ_raw ~ normal(0, 1): on the sampler's scale κ
+		// is then as wide as the other coordinates, which NUTS's first
+		// warm-up steps (before the metric adapts) need.
+		kappaRaw := b.Real("kappa_raw")
+		b.Sample(ppl.Normal{Mu: 0.0, Sigma: 1.0}, kappaRaw)
+		kappa := g.mul(g.c(0.005), kappaRaw)
+		b.Report("kappa", kappa)
 		theta = b.Check(gorgonia.Concat(0, rates, b.Check(gorgonia.Reshape(kappa, []int{1}))))
-		init["kappa"] = []float64{0}
+		init["kappa_raw"] = []float64{0}
 	}
 	zInit := b.Positive("z_init", 2)
 	sigma := b.Positive("sigma", 2)
@@ -205,7 +211,12 @@ func TestLotkaVolterraChoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := trj.Run(context.Background(), space, &trj.Settings{
-		Seed:   1,
+		Seed: 1,
+		Progress: func(p pipeline.Progress) {
+			if p.Done == p.Total {
+				t.Logf("%s: model %d chain %d done", p.Stage, p.Model, p.Chain)
+			}
+		},
 		Pilot:  trj.PilotSettings{Method: trj.NUTSPilots{Warmup: 500}},
 		Chains: trj.ChainSettings{Within: trj.RandomWalkMove{}},
 	})
