@@ -105,5 +105,7 @@ func posteriordbEntries() []Entry {
 			"two-component normal mixture with ordered means (5 parameters)"},
 		{"hmm_example", graphModel(posteriordb.HMMExample), dir + "hmm_example-hmm_example.json",
 			"two-state hidden Markov model, forward algorithm (4 free parameters)"},
+		{"hudson_lynx_hare-lotka_volterra", graphModel(posteriordb.LotkaVolterra), dir + "hudson_lynx_hare-lotka_volterra.json",
+			"Lotka–Volterra ODE fitted to the Hudson's Bay lynx and hare pelts, 1900–1920 (8 parameters)"},
 	}
 }

@@ -1,4 +1,4 @@
-// Package posteriordb holds twelve reference posteriors of the posteriordb
+// Package posteriordb holds thirteen reference posteriors of the posteriordb
 // collection (https://github.com/stan-dev/posteriordb), written with the
 // public ppl API as any user's model would be.
 //
@@ -24,4 +24,6 @@
 // scalar nodes, which ad compiles into a flat list of instructions.
 // Diamonds' likelihood is written with its sufficient statistics (X_cᵀX_c,
 // X_cᵀY), exactly, which makes an evaluation a thousand times cheaper.
+// The Lotka–Volterra model solves its differential equations with
+// ad/ops.ODESolve, whose gradient comes from forward sensitivities.
 package posteriordb

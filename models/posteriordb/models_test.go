@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trjgo/trj/ad/ops"
 	"github.com/trjgo/trj/internal/checks"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/ppl"
@@ -33,6 +34,12 @@ var gallery = []struct {
 	{"gp_pois_regr", "gp_pois_regr-gp_pois_regr.json", GPPoisRegr, 13},
 	{"low_dim_gauss_mix", "low_dim_gauss_mix-low_dim_gauss_mix.json", LowDimGaussMix, 5},
 	{"hmm_example", "hmm_example-hmm_example.json", HMMExample, 4},
+	// Solved tightly, so that finite differences and the reference's
+	// solution see the same smooth function (the program's tolerances are
+	// checked in TestLotkaVolterraTolerances).
+	{"lotka_volterra", "hudson_lynx_hare-lotka_volterra.json", func(p string) (*ppl.GraphModel, error) {
+		return lotkaVolterra(p, &ops.ODESettings{RelTol: 1e-11, AbsTol: 1e-11})
+	}, 8},
 }
 
 func TestGradientsMatchFiniteDifferences(t *testing.T) {

@@ -306,6 +306,59 @@ func refHMM(t *testing.T) refFunc {
 	}
 }
 
+// lotkaVolterraRK4 solves the Lotka–Volterra system from z0 at θ = (α, β,
+// γ, δ) with the classical fourth-order Runge–Kutta method in fixed steps
+// of 1/steps, returning the states at the integer times 1, …, n. With
+// 2000 steps per unit its error is far below the tests' tolerances.
+func lotkaVolterraRK4(theta, z0 []float64, n, steps int) [][2]float64 {
+	f := func(z [2]float64) [2]float64 {
+		return [2]float64{(theta[0] - theta[1]*z[1]) * z[0], (-theta[2] + theta[3]*z[0]) * z[1]}
+	}
+	h := 1 / float64(steps)
+	z := [2]float64{z0[0], z0[1]}
+	out := make([][2]float64, n)
+	for t := range out {
+		for range steps {
+			k1 := f(z)
+			k2 := f([2]float64{z[0] + h/2*k1[0], z[1] + h/2*k1[1]})
+			k3 := f([2]float64{z[0] + h/2*k2[0], z[1] + h/2*k2[1]})
+			k4 := f([2]float64{z[0] + h*k3[0], z[1] + h*k3[1]})
+			for i := range z {
+				z[i] += h / 6 * (k1[i] + 2*k2[i] + 2*k3[i] + k4[i])
+			}
+		}
+		out[t] = z
+	}
+	return out
+}
+
+func refLotkaVolterra(t *testing.T) refFunc {
+	d := readRefData(t, "hudson_lynx_hare-lotka_volterra.json")
+	yInit, y := d.vec(t, "y_init"), d.mat(t, "y")
+	lognormal := func(x, mu, s float64) float64 { return distuv.LogNormal{Mu: mu, Sigma: s}.LogProb(x) }
+	return func(u []float64) (float64, []float64) {
+		c := make([]float64, 8)
+		lp := 0.0
+		for i := range c {
+			c[i] = math.Exp(u[i])
+			lp += u[i]
+		}
+		theta, z0, sigma := c[:4], c[4:6], c[6:8]
+		lp += normal(theta[0], 1, 0.5) + normal(theta[2], 1, 0.5) + normal(theta[1], 0.05, 0.05) + normal(theta[3], 0.05, 0.05)
+		out := append([]float64(nil), c...)
+		for k := range 2 {
+			lp += lognormal(sigma[k], -1, 1) + lognormal(z0[k], math.Log(10), 1) + lognormal(yInit[k], math.Log(z0[k]), sigma[k])
+		}
+		for n, z := range lotkaVolterraRK4(theta, z0, len(y), 2000) {
+			for k := range 2 {
+				lp += lognormal(y[n][k], math.Log(z[k]), sigma[k])
+			}
+			out = append(out, z[0], z[1])
+		}
+		return lp, out
+	}
+}
+
 // TestLogDensityMatchesReference compares each model with its plain-Go
 // reference: the constrained values at random points, and the difference
 // of log densities between two points (the references keep Stan's
@@ -324,6 +377,7 @@ func TestLogDensityMatchesReference(t *testing.T) {
 		"gp_pois_regr":              refGPPoisRegr,
 		"low_dim_gauss_mix":         refLowDimGaussMix,
 		"hmm_example":               refHMM,
+		"lotka_volterra":            refLotkaVolterra,
 	}
 	for _, m := range gallery {
 		t.Run(m.name, func(t *testing.T) {
