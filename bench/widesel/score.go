@@ -44,9 +44,13 @@ func score(path string, x [][]float64, y []float64, seed uint64, steps int, info
 	}
 	cpu := cpuSeconds() - cpu0
 	var maxErr, maxZ, maxRhat float64
+	worst := 0
 	minESS := math.Inf(1)
 	for j, e := range res.PIP {
 		d := math.Abs(e.P - ref.PIP[j])
+		if d > maxErr {
+			worst = j
+		}
 		maxErr = max(maxErr, d)
 		if se := math.Hypot(e.MCSE, ref.MCSE[j]); se > 0 {
 			maxZ = max(maxZ, d/se)
@@ -68,6 +72,9 @@ func score(path string, x [][]float64, y []float64, seed uint64, steps int, info
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	fmt.Printf("informed=%v seed=%d steps=%d: max |PIP error| %.4f (Rao-Blackwellised %.4f), max |z| %.2f (%.2f), max R̂ %.3f, min ESS %.0f, CPU %.1f s, wall %.1f s, peak RSS %d MB, built %d models\n",
 		informed, seed, steps, maxErr, rbErr, maxZ, rbZ, maxRhat, minESS, cpu, time.Since(t0).Seconds(), ru.Maxrss/1024, res.Built)
+	w := res.PIP[worst]
+	fmt.Printf("  largest error: %s, PIP %.4f ± %.4f (R̂ %.3f, mixed %v), Rao-Blackwellised %.4f ± %.4f, reference %.4f ± %.4f\n",
+		res.Names[worst], w.P, w.MCSE, w.Rhat, w.Mixed, res.PIPRaoBlackwell[worst].P, res.PIPRaoBlackwell[worst].MCSE, ref.PIP[worst], ref.MCSE[worst])
 	for _, w := range res.Warnings {
 		fmt.Println("  warning:", w)
 	}

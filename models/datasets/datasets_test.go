@@ -14,8 +14,8 @@ import (
 
 func TestNamesOpenSize(t *testing.T) {
 	names := Names()
-	if len(names) != 25 {
-		t.Fatalf("%d data sets, want 25: %v", len(names), names)
+	if len(names) != 26 {
+		t.Fatalf("%d data sets, want 26: %v", len(names), names)
 	}
 	for _, want := range []string{ExchangeRates, RobustRegression, "posteriordb/diamonds-diamonds.json", SelectLinear, SelectLogistic} {
 		found := false
