@@ -189,6 +189,45 @@ func FitLaplace(f func(x, grad []float64) (float64, error), x0 []float64, s *Lap
 	return lp, nil
 }
 
+// factorScaled factors precision into ch when it is positive definite
+// and well conditioned once its diagonal is scaled to 1: the condition
+// number that matters for the transport is that of the correlations, not
+// of the parameters' units (a regression coefficient per unit of a
+// predictor in the hundred thousands has a precision 10¹⁴ times another's,
+// which says nothing of how well the posterior is determined).
+func factorScaled(ch *mat.Cholesky, precision mat.Symmetric) bool {
+	n := precision.SymmetricDim()
+	d := make([]float64, n)
+	for i := range n {
+		if v := precision.At(i, i); v > 0 {
+			d[i] = math.Sqrt(v)
+		} else {
+			return false
+		}
+	}
+	scaled := mat.NewSymDense(n, nil)
+	for i := range n {
+		for j := i; j < n; j++ {
+			scaled.SetSym(i, j, precision.At(i, j)/(d[i]*d[j]))
+		}
+	}
+	var cs mat.Cholesky
+	if !cs.Factorize(scaled) || !(cs.Cond() < maxCond) {
+		return false
+	}
+	// precision = D S D = (D L_S)(D L_S)ᵀ.
+	var ls mat.TriDense
+	cs.LTo(&ls)
+	u := mat.NewTriDense(n, mat.Upper, nil)
+	for i := range n {
+		for j := 0; j <= i; j++ {
+			u.SetTri(j, i, ls.At(i, j)*d[i])
+		}
+	}
+	ch.SetFromU(u)
+	return true
+}
+
 // NewLaplace returns the transport of N(mean, precision⁻¹). A precision
 // that is not positive definite has its eigenvalues floored at 1e-8 of the
 // largest (or the identity taken when none is positive), and the result is
@@ -211,12 +250,7 @@ func NewLaplace(mean []float64, precision mat.Symmetric) (*Laplace, error) {
 		}
 	}
 	var ch mat.Cholesky
-	ok := finite && ch.Factorize(precision)
-	if ok {
-		if c := ch.Cond(); !(c < maxCond) {
-			ok = false
-		}
-	}
+	ok := finite && factorScaled(&ch, precision)
 	if !ok {
 		lp.Regularised = true
 		h := mat.NewSymDense(n, nil)

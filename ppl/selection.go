@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Terms is a set of candidate terms {0, …, P−1} of a variable selection, a
@@ -311,6 +313,7 @@ type SelectionSpace struct {
 	// neighbours, its evidences of a model's flip neighbours at once, or
 	// nil.
 	support    func(Terms) (bool, error) // WithModelSupport's, or nil
+	posterior  func(Terms) ([]float64, *mat.SymDense, error)
 	evidence   func(Terms) (float64, error)
 	neighbours func(Terms, []float64) (float64, error)
 	offset     func(Terms) (float64, error)
@@ -467,6 +470,46 @@ func (s *SelectionSpace) NeighbourLogEvidences(t Terms, le []float64) (float64, 
 		return self, fmt.Errorf("ppl: the log evidence of model %v is NaN", t)
 	}
 	return self, nil
+}
+
+// WithModelPosterior declares a Gaussian approximation of each model's
+// posterior known in closed form (a conjugate family's Laplace
+// approximation, say): posterior(γ) returns its mean and precision in the
+// model's unconstrained coordinates (always-in, active terms, shared).
+// Samplers then use it as the model's transport, with no fit. It must be
+// safe for concurrent use; an error fails the model's build.
+func WithModelPosterior(posterior func(t Terms) (mean []float64, precision *mat.SymDense, err error)) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if posterior == nil {
+			return errors.New("ppl: nil model posterior function")
+		}
+		s.posterior = posterior
+		return nil
+	}
+}
+
+// HasPosterior reports whether the space gives its models' Gaussian
+// posterior approximations (WithModelPosterior).
+func (s *SelectionSpace) HasPosterior() bool { return s.posterior != nil }
+
+// ModelPosterior returns model t's Gaussian posterior approximation
+// (WithModelPosterior): its mean and precision, checked to be of the
+// model's dimension and finite.
+func (s *SelectionSpace) ModelPosterior(t Terms) ([]float64, *mat.SymDense, error) {
+	if s.posterior == nil {
+		return nil, nil, errors.New("ppl: the selection space has no model posteriors (WithModelPosterior)")
+	}
+	if err := s.Check(t); err != nil {
+		return nil, nil, err
+	}
+	mean, prec, err := s.posterior(t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ppl: the posterior of the model with terms %v: %w", t, err)
+	}
+	if d := s.Dim(t); len(mean) != d || prec == nil || prec.SymmetricDim() != d {
+		return nil, nil, fmt.Errorf("ppl: the posterior of the model with terms %v has a mean of %d and a precision of another size than its dimension %d", t, len(mean), d)
+	}
+	return mean, prec, nil
 }
 
 // HasEvidence reports whether the space knows its models' exact evidences

@@ -40,10 +40,16 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 		return nil, errors.New("selection: Run: nil selection space")
 	}
 	s := settings.withDefaults()
-	if s.Informed && sp.HasEvidence() && (settings == nil || settings.Proposal == nil) {
-		// The informed weights come from the space's exact evidences:
-		// no Laplace fit per model is needed.
-		s.Proposal = FullConditional{}
+	if settings == nil || settings.Proposal == nil {
+		switch {
+		case sp.HasPosterior():
+			// The space's closed-form posteriors are the best transports.
+			s.Proposal = ModelPosterior{}
+		case s.Informed && sp.HasEvidence():
+			// The informed weights come from the space's exact evidences:
+			// no Laplace fit per model is needed.
+			s.Proposal = FullConditional{}
+		}
 	}
 	if err := s.validate(sp); err != nil {
 		return nil, err

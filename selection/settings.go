@@ -35,9 +35,10 @@ type Settings struct {
 	// [0, Chains)), for a run split over processes.
 	Shard []int
 	// Proposal is the family of the jumps' transports and of the
-	// within-model proposals (nil: FullConditional, or Laplace
-	// when Informed on a space without exact evidences, whose weights need
-	// every model's evidence).
+	// within-model proposals (nil: ModelPosterior on a space that gives
+	// its models' posteriors, such as a fixed-g g-prior regression's; else
+	// FullConditional, or Laplace when Informed on a space without exact
+	// evidences, whose weights need every model's evidence).
 	Proposal Proposal
 	// Informed chooses the term to add or drop by locally balanced weights
 	// from the models' Laplace evidences (see kernels.SelectionSettings).

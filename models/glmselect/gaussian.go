@@ -60,6 +60,8 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 		opts = append(opts, ppl.WithModelOffset(gp.gram.offset), ppl.WithModelSupport(gp.gram.inSupport))
 		if r.kind != gFixed {
 			shared = 2
+		} else {
+			opts = append(opts, ppl.WithModelPosterior(posteriorOf(d, gp.gram, r.g)))
 		}
 	}
 	build := func(b *ppl.Builder, t ppl.Terms) error { return gp.graph(b, t.Indices(), nil) }
