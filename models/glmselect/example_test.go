@@ -40,6 +40,6 @@ func Example() {
 		}
 	}
 	// Output:
-	// Ed: PIP 0.97, coefficient 2.0
+	// Ed: PIP 0.93, coefficient 1.7
 	// Ineq: PIP 1.00, coefficient 1.5
 }
