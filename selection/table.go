@@ -80,7 +80,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 	r.writeCoefficients(&b, order, width)
 	r.writeQuantities(&b)
 	fmt.Fprintf(&b, "\nExpected model size: %.3f ± %.3f (MCSE)\n", r.Size.P, r.Size.MCSE)
-	fmt.Fprintf(&b, "\nTop %d of %d visited models (by visits):\n%4s  %7s  %7s  %9s  %4s  %s\n", len(r.Top), r.Visited, "rank", "P", "MCSE", "Laplace", "size", "terms")
+	// The renormalised column: from exact evidences where the space has
+	// them (then the PIPs are Rao-Blackwellised too), else Laplace ones.
+	byEvidence := "Laplace"
+	if len(r.PIPRaoBlackwell) > 0 {
+		byEvidence = "exact"
+	}
+	fmt.Fprintf(&b, "\nTop %d of %d visited models (by visits):\n%4s  %7s  %7s  %9s  %4s  %s\n", len(r.Top), r.Visited, "rank", "P", "MCSE", byEvidence, "size", "terms")
 	for i, m := range r.Top {
 		lap := "—"
 		if m.Renormalised > 0 {
