@@ -36,12 +36,14 @@ func TestRegistry(t *testing.T) {
 // TestRegistryBuildsEveryModel builds each entry from its embedded data
 // set and from a copy of it in a data folder (as $TRJ_DATA names one).
 func TestRegistryBuildsEveryModel(t *testing.T) {
+	if raceDetector && testing.Short() {
+		// Builds every gallery model one after another: single-threaded
+		// minutes under the detector, which has nothing to check in them.
+		// The pass without -race runs it.
+		t.Skip("skipped with -race -short (single-threaded; run without -race)")
+	}
 	dir := t.TempDir()
 	for _, e := range All() {
-		if SkippedInRacePass(e.DataFile) {
-			t.Logf("%s: not built with -race -short (large data; the pass without -race builds it)", e.Name)
-			continue
-		}
 		raw, err := datasets.ReadFile(e.DataFile)
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name, err)

@@ -43,6 +43,7 @@ var gallery = []struct {
 }
 
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
+	skipInRacePass(t)
 	for _, m := range gallery {
 		t.Run(m.name, func(t *testing.T) {
 			if m.name == "diamonds" && raceDetector && testing.Short() {
@@ -142,6 +143,7 @@ func TestBadData(t *testing.T) {
 // data set and from a copy of it on disk, and checks that the two give
 // the same log density; an error from the embedded copy names it.
 func TestEmbeddedDataMatchFiles(t *testing.T) {
+	skipInRacePass(t)
 	dir := t.TempDir()
 	for _, m := range gallery {
 		if m.name == "diamonds" && raceDetector && testing.Short() {

@@ -364,6 +364,7 @@ func refLotkaVolterra(t *testing.T) refFunc {
 // of log densities between two points (the references keep Stan's
 // unnormalised half-distributions, so the levels differ by constants).
 func TestLogDensityMatchesReference(t *testing.T) {
+	skipInRacePass(t)
 	refs := map[string]func(*testing.T) refFunc{
 		"eight_schools_noncentered": refEightSchoolsNoncentered,
 		"eight_schools_centered":    refEightSchoolsCentered,
