@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 )
 
 // SelectionModel is one model of a variable selection as SelectionKernel
@@ -181,8 +182,9 @@ type SelectionKernel struct {
 	// informed: the normalising sums of the neighbour weights, by model,
 	// and the model whose weights w holds (a chain that stays in a model
 	// weighs its neighbours once).
-	wsum map[string]float64
-	wkey string
+	wsum   map[string]float64
+	wkey   string
+	keyBuf []byte
 	// evidence is the target's ModelLogEvidence, or nil; neighbours its
 	// NeighbourLogEvidences, or nil, with le their buffer.
 	evidence   func(active []int) (float64, error)
@@ -548,8 +550,13 @@ func (k *SelectionKernel) informedChoice(rng *rand.Rand, st *SelectionState) (in
 // neighbourWeights returns the sum of the flip neighbours' weights of
 // model active, and writes them into k.w when keep is set.
 func (k *SelectionKernel) neighbourWeights(active []int, keep bool) (float64, error) {
-	key := fmt.Sprint(active)
-	if s, ok := k.wsum[key]; ok && (!keep || key == k.wkey) {
+	// The key is built in a reused buffer: looking it up allocates
+	// nothing, only storing a new one does.
+	k.keyBuf = k.keyBuf[:0]
+	for _, a := range active {
+		k.keyBuf = strconv.AppendInt(append(k.keyBuf, ','), int64(a), 10)
+	}
+	if s, ok := k.wsum[string(k.keyBuf)]; ok && (!keep || string(k.keyBuf) == k.wkey) {
 		return s, nil // k.w holds the weights of k.wkey's model
 	}
 	evidence := k.evidence
@@ -624,6 +631,7 @@ func (k *SelectionKernel) neighbourWeights(active []int, keep bool) (float64, er
 	if len(k.wsum) > 1<<16 {
 		clear(k.wsum)
 	}
+	key := string(k.keyBuf)
 	k.wsum[key] = sum
 	k.wkey = key // k.w now holds this model's weights
 	return sum, nil

@@ -152,28 +152,23 @@ func (e *Evidence) clone() *Evidence {
 	return &c
 }
 
-// concurrentNeighbours returns NeighbourLogEvidences as a function safe
-// for concurrent use (ppl.WithNeighbourEvidence), on clones of e from a
-// pool.
-func (e *Evidence) concurrentNeighbours() func(ppl.Terms, []float64) (float64, error) {
-	pool := sync.Pool{New: func() any { return e.clone() }}
-	return func(t ppl.Terms, le []float64) (float64, error) {
-		c := pool.Get().(*Evidence)
-		defer pool.Put(c)
-		return c.NeighbourLogEvidences(t, le)
-	}
-}
-
-// concurrent returns LogEvidence as a function safe for concurrent use
-// (ppl.WithModelEvidence): each call evaluates on a clone of e from a
+// concurrent returns LogEvidence and NeighbourLogEvidences as functions
+// safe for concurrent use (ppl.WithModelEvidence,
+// ppl.WithNeighbourEvidence): each call evaluates on a clone of e from one
 // pool, so e itself must not be used after.
-func (e *Evidence) concurrent() func(ppl.Terms) (float64, error) {
+func (e *Evidence) concurrent() (logEvidence func(ppl.Terms) (float64, error), neighbours func(ppl.Terms, []float64) (float64, error)) {
 	pool := sync.Pool{New: func() any { return e.clone() }}
-	return func(t ppl.Terms) (float64, error) {
+	logEvidence = func(t ppl.Terms) (float64, error) {
 		c := pool.Get().(*Evidence)
 		defer pool.Put(c)
 		return c.LogEvidence(t)
 	}
+	neighbours = func(t ppl.Terms, le []float64) (float64, error) {
+		c := pool.Get().(*Evidence)
+		defer pool.Put(c)
+		return c.NeighbourLogEvidences(t, le)
+	}
+	return logEvidence, neighbours
 }
 
 // Prior is the Gaussian prior the evidences are of.

@@ -54,7 +54,8 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, ppl.WithModelEvidence(ev.concurrent()), ppl.WithNeighbourEvidence(ev.concurrentNeighbours()))
+	logEvidence, neighbours := ev.concurrent()
+	opts = append(opts, ppl.WithModelEvidence(logEvidence), ppl.WithNeighbourEvidence(neighbours))
 	if r.isG() {
 		gp.gram = ev.gm
 		opts = append(opts, ppl.WithModelOffset(gp.gram.offset), ppl.WithModelSupport(gp.gram.inSupport))

@@ -16,18 +16,7 @@ import (
 // with more terms than observations (models at the n − 2 bound).
 func TestNeighbourLogEvidences(t *testing.T) {
 	X, y, _ := uscrime(t)
-	r := rand.New(rand.NewPCG(5, 6))
-	// 12 rows, 14 columns: x2 copies x1 (scaled), x4 = x1 + 2x3.
-	W := mat.NewDense(12, 14, nil)
-	wy := make([]float64, 12)
-	for i := range 12 {
-		for j := range 14 {
-			W.Set(i, j, r.NormFloat64())
-		}
-		W.Set(i, 1, 3*W.At(i, 0)+1)
-		W.Set(i, 3, W.At(i, 0)+2*W.At(i, 2))
-		wy[i] = W.At(i, 0) - W.At(i, 5) + r.NormFloat64()
-	}
+	W, wy := wideCollinear(5, true)
 	priors := []GaussianPrior{GPrior{}, BRIC{}, HyperG{}, HyperGN{}, ZellnerSiow{}, NormalInverseGamma{}}
 	for _, data := range []struct {
 		name string
@@ -88,17 +77,8 @@ func TestNeighbourLogEvidences(t *testing.T) {
 // fast path) and on a wide one with an exact copy and a combination.
 func TestSupportAgreesWithOffset(t *testing.T) {
 	X, y, _ := uscrime(t)
-	r := rand.New(rand.NewPCG(7, 8))
-	W := mat.NewDense(12, 14, nil)
-	wy := make([]float64, 12)
-	for i := range 12 {
-		for j := range 14 {
-			W.Set(i, j, r.NormFloat64())
-		}
-		W.Set(i, 1, 3*W.At(i, 0)+1)
-		W.Set(i, 3, W.At(i, 0)+2*W.At(i, 2))
-		wy[i] = r.NormFloat64()
-	}
+	W, wy := wideCollinear(7, false)
+	r := rand.New(rand.NewPCG(7, 9))
 	for _, data := range []struct {
 		X        *mat.Dense
 		y        []float64
@@ -128,4 +108,25 @@ func TestSupportAgreesWithOffset(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wideCollinear is 12 rows of 14 standard-normal columns in which x2
+// copies x1 (scaled and shifted) and x4 = x1 + 2x3, with a response from
+// x1 and x6 (withEffects) or pure noise.
+func wideCollinear(seed uint64, withEffects bool) (*mat.Dense, []float64) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	W := mat.NewDense(12, 14, nil)
+	y := make([]float64, 12)
+	for i := range 12 {
+		for j := range 14 {
+			W.Set(i, j, r.NormFloat64())
+		}
+		W.Set(i, 1, 3*W.At(i, 0)+1)
+		W.Set(i, 3, W.At(i, 0)+2*W.At(i, 2))
+		if withEffects {
+			y[i] = W.At(i, 0) - W.At(i, 5)
+		}
+		y[i] += r.NormFloat64()
+	}
+	return W, y
 }

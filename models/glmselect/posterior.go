@@ -32,29 +32,23 @@ func posteriorOf(d *design, gm *gram, g float64) func(ppl.Terms) ([]float64, *ma
 		k, p := len(idx), gm.p
 		bufp := pool.Get().(*[]float64)
 		defer pool.Put(bufp)
-		if cap(*bufp) < k*k+2*k {
-			*bufp = make([]float64, k*k+2*k)
+		if cap(*bufp) < k*k+k {
+			*bufp = make([]float64, k*k+k)
 		}
-		buf := (*bufp)[:k*k+2*k]
-		L, w, b := buf[:k*k], buf[k*k:k*k+k], buf[k*k+k:]
+		buf := (*bufp)[:k*k+k]
+		L, b := buf[:k*k], buf[k*k:k*k+k]
 		if k > gm.maxTerms() || !gm.cholesky(idx, L) {
 			return nil, nil, fmt.Errorf("glmselect: model %v has no g-prior", t)
 		}
+		// b = C_γ⁻¹ X_γᵀy, the least-squares fit on the standardised
+		// predictors, and R² = yᵀX_γ b / syy.
 		var q float64
 		for i, j := range idx {
-			v := gm.xty[j]
-			for m := range i {
-				v -= L[i*k+m] * w[m]
-			}
-			w[i] = v / L[i*k+i]
-			q += w[i] * w[i]
+			b[i] = gm.xty[j]
 		}
-		for i := k - 1; i >= 0; i-- {
-			v := w[i]
-			for m := i + 1; m < k; m++ {
-				v -= L[m*k+i] * b[m]
-			}
-			b[i] = v / L[i*k+i]
+		solveChol(L, k, b)
+		for i, j := range idx {
+			q += gm.xty[j] * b[i]
 		}
 		s := g / (1 + g)
 		r2 := math.Min(math.Max(q/gm.syy, 0), 1)

@@ -46,13 +46,6 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	skipInRacePass(t)
 	for _, m := range gallery {
 		t.Run(m.name, func(t *testing.T) {
-			if m.name == "diamonds" && raceDetector && testing.Short() {
-				// 5,000 rows × 26 finite-difference gradients took three
-				// minutes of CI's race pass, single-threaded work the
-				// detector has nothing to check in; the pass without -race
-				// runs it.
-				t.Skip("skipped with -race -short (run without -race)")
-			}
 			model, err := m.build("")
 			if err != nil {
 				t.Fatal(err)
@@ -146,9 +139,6 @@ func TestEmbeddedDataMatchFiles(t *testing.T) {
 	skipInRacePass(t)
 	dir := t.TempDir()
 	for _, m := range gallery {
-		if m.name == "diamonds" && raceDetector && testing.Short() {
-			continue // two builds of 5,000 rows: minutes under the race detector; the pass without -race checks it
-		}
 		raw, err := datasets.ReadFile(embeddedDir + m.file)
 		if err != nil {
 			t.Fatal(err)
