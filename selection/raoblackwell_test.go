@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/trjgo/trj/models/glmselect"
+	"gonum.org/v1/gonum/stat"
 )
 
 // TestRaoBlackwellExact: on a Gaussian space (exact evidences) the
@@ -64,5 +65,45 @@ func TestRaoBlackwellExact(t *testing.T) {
 		if d := math.Abs(e.P - res.PIPRaoBlackwell[j].P); d > 1e-12 {
 			t.Errorf("%s: merged RB PIP %v, whole run %v", res.Names[j], e.P, res.PIPRaoBlackwell[j].P)
 		}
+	}
+}
+
+// TestRaoBlackwellMCSECalibrated: over 20 seeds of short runs, the
+// z-scores (RB PIP − exact)/MCSE of the terms whose exact PIP is in
+// (0.02, 0.98) have a standard deviation in [0.6, 1.5]: the reported
+// MCSEs cover the truth.
+func TestRaoBlackwellMCSECalibrated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20 runs: skipped under -short")
+	}
+	X, y, _ := answerData()
+	ev, err := glmselect.NewEvidence(X, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := ev.Enumerate(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := glmselect.Gaussian(X, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zs []float64
+	for seed := range uint64(20) {
+		res, err := Run(context.Background(), sp, &Settings{Seed: 200 + seed, Steps: 1500, Warmup: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, e := range res.PIPRaoBlackwell {
+			if ex.PIP[j] > 0.02 && ex.PIP[j] < 0.98 {
+				zs = append(zs, (e.P-ex.PIP[j])/e.MCSE)
+			}
+		}
+	}
+	m, sd := stat.MeanStdDev(zs, nil)
+	t.Logf("%d z-scores: mean %.3f, sd %.3f", len(zs), m, sd)
+	if !(sd >= 0.6 && sd <= 1.5) || math.Abs(m) > 0.5 {
+		t.Errorf("z-scores of the Rao-Blackwellised PIPs: mean %.3f, sd %.3f; want sd in [0.6, 1.5] and |mean| ≤ 0.5", m, sd)
 	}
 }
