@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -244,6 +245,11 @@ func (q BetaBinomial) LogModelPrior(t Terms) float64 {
 
 func (q BetaBinomial) String() string { return fmt.Sprintf("beta-binomial(%g, %g)", q.A, q.B) }
 
+// LogSizePrior returns log p(γ) of a model of k of p terms.
+func (q BetaBinomial) LogSizePrior(p, k int) float64 {
+	return lbeta(float64(k)+q.A, float64(p-k)+q.B) - lbeta(q.A, q.B)
+}
+
 // Bernoulli is the prior under which each term is in independently with
 // probability Q.
 type Bernoulli struct{ Q float64 }
@@ -256,6 +262,11 @@ func (q Bernoulli) LogModelPrior(t Terms) float64 {
 
 func (q Bernoulli) String() string { return fmt.Sprintf("Bernoulli(%g)", q.Q) }
 
+// LogSizePrior returns log p(γ) of a model of k of p terms.
+func (q Bernoulli) LogSizePrior(p, k int) float64 {
+	return float64(k)*math.Log(q.Q) + float64(p-k)*math.Log1p(-q.Q)
+}
+
 // UniformModels is the prior giving each of the 2^P models probability
 // 2^−P (Bernoulli(1/2)).
 type UniformModels struct{}
@@ -264,6 +275,20 @@ type UniformModels struct{}
 func (UniformModels) LogModelPrior(t Terms) float64 { return -float64(t.P()) * math.Ln2 }
 
 func (UniformModels) String() string { return "uniform" }
+
+// LogSizePrior returns log p(γ) = −p log 2.
+func (UniformModels) LogSizePrior(p, _ int) float64 { return -float64(p) * math.Ln2 }
+
+// SizePrior is a ModelPrior under which a model's probability depends on
+// its number of terms alone (BetaBinomial, Bernoulli, UniformModels):
+// samplers then weigh thousands of neighbours without building a term
+// set for each.
+type SizePrior interface {
+	ModelPrior
+	// LogSizePrior returns log p(γ) of every model of k of p terms; it
+	// equals LogModelPrior of such a model.
+	LogSizePrior(p, k int) float64
+}
 
 func lbeta(a, b float64) float64 {
 	la, _ := math.Lgamma(a)
@@ -317,6 +342,7 @@ type SelectionSpace struct {
 	evidence   func(Terms) (float64, error)
 	neighbours func(Terms, []float64) (float64, error)
 	offset     func(Terms) (float64, error)
+	scorer     func() (NeighbourhoodScorer, error) // WithNeighbourhoodScorer's, or nil
 }
 
 // SelectionOption configures NewSelectionSpace.
@@ -546,6 +572,58 @@ func (s *SelectionSpace) modelOffset(t Terms) (float64, error) {
 		return math.NaN(), fmt.Errorf("ppl: the log-density offset of the model with terms %v is %v", t, off)
 	}
 	return off, nil
+}
+
+// NeighbourhoodScorer is one chain's closed-form view of a selection
+// space: it keeps the statistics of the model it last scored (a Cholesky
+// factor of its Gram matrix, say), so that the exact log evidences of all
+// its add, drop and swap neighbours cost little more than its own, and
+// draws that model's parameters from their exact posterior. Samplers then
+// move on the models alone (a collapsed sampler). Its methods are those
+// of kernels.SelectionScorer.
+type NeighbourhoodScorer interface {
+	// Score makes active (strictly increasing term indices) the scorer's
+	// model and returns its log evidence, equal to WithModelEvidence's to
+	// rounding; models outside the space's support (WithModelSupport)
+	// score −Inf.
+	Score(active []int) (float64, error)
+	// Flips writes into flip[j] (length P) the log evidence of the last
+	// scored model with term j flipped (added or dropped).
+	Flips(flip []float64)
+	// Swaps writes into row[j] (length P) the log evidence of the last
+	// scored model with its r-th term replaced by j, for every j it lacks.
+	Swaps(r int, row []float64)
+	// Draw writes into theta a draw from the exact posterior of the last
+	// scored model's unconstrained parameters, laid out as the model's.
+	Draw(rng *rand.Rand, theta []float64) error
+}
+
+// WithNeighbourhoodScorer declares, beside WithModelEvidence, a scorer
+// of models and their neighbourhoods for each chain (newScorer is called
+// once per chain, and its scorers are used by one goroutine each). With a
+// SizePrior model prior, selection's samplers then move on the models
+// alone, their parameters drawn from each model's exact posterior.
+func WithNeighbourhoodScorer(newScorer func() (NeighbourhoodScorer, error)) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if newScorer == nil {
+			return errors.New("ppl: nil neighbourhood scorer")
+		}
+		s.scorer = newScorer
+		return nil
+	}
+}
+
+// HasScorer reports whether the space gives neighbourhood scorers
+// (WithNeighbourhoodScorer).
+func (s *SelectionSpace) HasScorer() bool { return s.scorer != nil }
+
+// NewScorer returns a new neighbourhood scorer (WithNeighbourhoodScorer)
+// for one chain.
+func (s *SelectionSpace) NewScorer() (NeighbourhoodScorer, error) {
+	if s.scorer == nil {
+		return nil, errors.New("ppl: the selection space has no neighbourhood scorer (WithNeighbourhoodScorer)")
+	}
+	return s.scorer()
 }
 
 // DefaultModelCache is the default bound on the models a SelectionSpace

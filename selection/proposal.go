@@ -35,7 +35,7 @@ type Proposal interface {
 // Proposals returns the built-in families of Proposal, the
 // default first: what ParseProposal looks names up in.
 func Proposals() []Proposal {
-	return []Proposal{FullConditional{}, ModelPosterior{}, Laplace{}, Global{}, Identity{}, Amortised{}, CTRJ{}}
+	return []Proposal{FullConditional{}, Exact{}, ModelPosterior{}, Laplace{}, Global{}, Identity{}, Amortised{}, CTRJ{}}
 }
 
 // ParseProposal returns the built-in family whose String is name

@@ -20,6 +20,13 @@ type rbAcc struct {
 	cur []float64 // the conditional probabilities of the model key
 	le  []float64
 	key string
+	// source, when set, writes the conditional probabilities of the
+	// chain's current model (a collapsed kernel has its neighbours'
+	// evidences already).
+	source func(dst []float64)
+	// every is the stride of the steps at which the vector is renewed
+	// (0 or 1: every step); step counts the steps added.
+	every, step int
 }
 
 func newRBAcc(sp *ppl.SelectionSpace) *rbAcc {
@@ -31,7 +38,13 @@ func newRBAcc(sp *ppl.SelectionSpace) *rbAcc {
 
 // add adds model t's conditional probabilities to batch b.
 func (r *rbAcc) add(t ppl.Terms, key string, b, p int) error {
-	if key != r.key || r.key == "" {
+	// With every > 1 the vector is renewed at every every-th step only (a
+	// step in between adds the last one computed): the thinned chain's
+	// estimate, unbiased as the whole chain's, at a fraction of the
+	// neighbour evaluations.
+	renew := r.every <= 1 || r.step%r.every == 0
+	r.step++
+	if r.key == "" || (key != r.key && renew) {
 		if err := r.conditional(t); err != nil {
 			return err
 		}
@@ -52,6 +65,10 @@ func (r *rbAcc) add(t ppl.Terms, key string, b, p int) error {
 // probabilities: with ρ_j the posterior odds of t's flip neighbour j
 // against t, 1/(1+ρ_j) for a term t has and ρ_j/(1+ρ_j) for one it lacks.
 func (r *rbAcc) conditional(t ppl.Terms) error {
+	if r.source != nil {
+		r.source(r.cur)
+		return nil
+	}
 	self, err := r.sp.NeighbourLogEvidences(t, r.le)
 	if err != nil {
 		return fmt.Errorf("selection: Rao-Blackwellised PIPs: %w", err)

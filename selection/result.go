@@ -155,9 +155,25 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 	var x [][]float64
 	// PIPs, one term at a time (memory: one series per chain).
 	r.PIP = make([]pipeline.Estimate, P)
+	ever := make([]bool, P)
+	for _, c := range done {
+		for _, tm := range c.models {
+			for _, j := range tm.Indices() {
+				ever[j] = true
+			}
+		}
+	}
+	var never *pipeline.Estimate // of a term no chain included: one series of zeros
+	B := pipBatch(P, r.Steps)
 	for j := range P {
-		x = runs.Series(x, lens, func(c, t int) float64 { return b2f(done[c].models[done[c].ids[t]].Has(j)) })
-		r.PIP[j] = pipeline.EstimateMean(x)
+		if !ever[j] && never != nil {
+			r.PIP[j] = *never
+			continue
+		}
+		r.PIP[j] = pipEstimate(&x, done, lens, B, func(c int, id int32) bool { return done[c].models[id].Has(j) })
+		if !ever[j] {
+			never = &r.PIP[j]
+		}
 	}
 	x = runs.Series(x, lens, func(c, t int) float64 { return float64(done[c].models[done[c].ids[t]].Count()) })
 	r.Size = pipeline.EstimateMean(x)
@@ -203,8 +219,19 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 	allEv := true
 	for i, k := range top {
 		a := all[k]
-		x = runs.Series(x, lens, func(c, t int) float64 { return b2f(done[c].models[done[c].ids[t]].Key() == k) })
-		m := Model{Terms: a.terms, Indices: a.terms.Indices(), Visits: a.visits, Estimate: pipeline.EstimateMean(x), LogEvidence: pipeline.Float(math.NaN())}
+		// The model's number in each chain (−1: never visited there).
+		idk := make([]int32, len(done))
+		for c := range done {
+			idk[c] = -1
+			for id, tm := range done[c].models {
+				if tm.Equal(a.terms) {
+					idk[c] = int32(id)
+					break
+				}
+			}
+		}
+		est := pipEstimate(&x, done, lens, pipBatch(len(top), r.Steps), func(c int, id int32) bool { return id == idk[c] })
+		m := Model{Terms: a.terms, Indices: a.terms.Indices(), Visits: a.visits, Estimate: est, LogEvidence: pipeline.Float(math.NaN())}
 		names := make([]string, len(m.Indices))
 		for q, j := range m.Indices {
 			names[q] = r.Names[j]
@@ -231,6 +258,48 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 		}
 	}
 	return r
+}
+
+// pipWork bounds the values the PIPs' diagnostics read, terms × series
+// length: at P = 1,000 and four chains of 40,000 steps, R̂ and ESS of
+// every term's step series would cost more than the chains.
+const pipWork = 1 << 24
+
+// pipBatch is the number of consecutive steps whose mean is one value of
+// a PIP's series for R̂, ESS and MCSE: 1 (every step) unless the run's P
+// terms × steps exceed pipWork. Batch means keep the estimate's mean and
+// MCSE; R̂ then compares chains of batch means.
+func pipBatch(p, steps int) int { return max(1, (p*steps+pipWork-1)/pipWork) }
+
+// pipEstimate is the estimate of P(in(γ)) over the chains done (lens
+// steps each), from the series of B-step means (*x is the series' reused
+// storage); its P is the mean over every step and its ESS counts steps.
+func pipEstimate(x *[][]float64, done []*selChain, lens []int, B int, in func(c int, id int32) bool) pipeline.Estimate {
+	if B == 1 {
+		*x = runs.Series(*x, lens, func(c, t int) float64 { return b2f(in(c, done[c].ids[t])) })
+		return pipeline.EstimateMean(*x)
+	}
+	lb := make([]int, len(lens))
+	var hits, steps int
+	for i, n := range lens {
+		lb[i] = (n + B - 1) / B
+	}
+	*x = runs.Series(*x, lb, func(c, t int) float64 {
+		ids := done[c].ids[t*B : min((t+1)*B, lens[c])]
+		h := 0
+		for _, id := range ids {
+			if in(c, id) {
+				h++
+			}
+		}
+		hits += h
+		steps += len(ids)
+		return float64(h) / float64(len(ids))
+	})
+	e := pipeline.EstimateMean(*x)
+	e.P, e.Steps = float64(hits)/float64(steps), steps
+	e.ESS = essOf(math.Sqrt(e.P*(1-e.P)), e)
+	return e
 }
 
 func (r *Result) setFlagged(n int) {

@@ -42,6 +42,10 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 	s := settings.withDefaults()
 	if settings == nil || settings.Proposal == nil {
 		switch {
+		case exactReady(sp) == nil:
+			// Closed-form evidences and posteriors: the chains need no
+			// transports at all.
+			s.Proposal = Exact{}
 		case sp.HasPosterior():
 			// The space's closed-form posteriors are the best transports.
 			s.Proposal = ModelPosterior{}
@@ -68,6 +72,10 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 		}
 	}
 	start := time.Now()
+	if _, ok := s.Proposal.(Exact); ok {
+		done, err := runExactChains(ctx, sp, &s, chains, fp, start)
+		return finish(ctx, sp, &s, chains, done, fp, described, 0, 0, start, err)
+	}
 	sh, err := newSelShared(ctx, sp.Clone(), &s)
 	if err != nil {
 		return nil, err
@@ -85,10 +93,16 @@ func Run(ctx context.Context, sp *ppl.SelectionSpace, settings *Settings) (*Resu
 			err = err2
 		}
 	}
-	res := newSelectResult(sp, &s, chains, done)
+	return finish(ctx, sp, &s, chains, done, fp, described, sh.sp.Builds(), int(sh.flagged.Load()), start, err)
+}
+
+// finish makes the result of the chains done, partial when the run was
+// interrupted (err from ctx).
+func finish(ctx context.Context, sp *ppl.SelectionSpace, s *Settings, chains []int, done []*selChain, fp string, described map[string]string, built, flagged int, start time.Time, err error) (*Result, error) {
+	res := newSelectResult(sp, s, chains, done)
 	res.Fingerprint, res.Settings, res.NumChains = fp, described, s.Chains
-	res.Built = sh.sp.Builds()
-	res.setFlagged(int(sh.flagged.Load()))
+	res.Built = built
+	res.setFlagged(flagged)
 	res.Seconds = time.Since(start).Seconds()
 	if err != nil {
 		if ctx.Err() != nil && res.Steps > 0 {

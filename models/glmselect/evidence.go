@@ -52,6 +52,7 @@ type Evidence struct {
 	l, rhs []float64 // scratch
 	inv    []float64
 	scr    []float64 // 2(p+1), NeighbourLogEvidences' scratch
+	log1pG float64   // log(1 + g) of a fixed g
 }
 
 // nigGram is the normal-inverse-gamma evidence's data: the Gram matrix of
@@ -87,7 +88,7 @@ func NewEvidence(X mat.Matrix, y []float64, settings *Settings) (*Evidence, erro
 // newEvidence is NewEvidence of a checked design and prior.
 func newEvidence(s *Settings, d *design, r resolved) (*Evidence, error) {
 	p1 := d.p + 1
-	e := &Evidence{n: d.n, p: d.p, r: r, prior: s.ModelPrior, names: d.names, scale: d.scale,
+	e := &Evidence{n: d.n, p: d.p, r: r, prior: s.ModelPrior, log1pG: math.Log1p(r.g), names: d.names, scale: d.scale,
 		l: make([]float64, p1*p1), rhs: make([]float64, p1), inv: make([]float64, p1), scr: make([]float64, 2*p1)}
 	if r.isG() {
 		if s.Raw {
@@ -238,7 +239,17 @@ func (e *Evidence) fit(idx []int, mean, vr []float64) (float64, error) {
 // gTerm is the fixed-g evidence's model-dependent part.
 func (e *Evidence) gTerm(g float64, k int, r2 float64) float64 {
 	n := float64(e.n)
-	return (n-1-float64(k))/2*math.Log1p(g) - (n-1)/2*math.Log1p(g*(1-r2))
+	lg := e.log1pG
+	if g != e.r.g || lg == 0 {
+		lg = math.Log1p(g)
+	}
+	var l float64
+	if x := g * (1 - r2); x > 1 {
+		l = math.Log(1 + x) // as exact there, and faster
+	} else {
+		l = math.Log1p(x)
+	}
+	return (n-1-float64(k))/2*lg - (n-1)/2*l
 }
 
 // integrate returns log ∫ p(g) exp(gTerm(g)) dg over the hyper prior and

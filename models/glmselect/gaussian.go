@@ -62,7 +62,8 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 		if r.kind != gFixed {
 			shared = 2
 		} else {
-			opts = append(opts, ppl.WithModelPosterior(posteriorOf(d, gp.gram, r.g)))
+			opts = append(opts, ppl.WithModelPosterior(posteriorOf(d, gp.gram, r.g)),
+				ppl.WithNeighbourhoodScorer(func() (ppl.NeighbourhoodScorer, error) { return newScorer(ev, d) }))
 		}
 	}
 	build := func(b *ppl.Builder, t ppl.Terms) error { return gp.graph(b, t.Indices(), nil) }

@@ -113,6 +113,22 @@ func isConstant(x [][]float64) bool {
 func rankNormalize(x [][]float64) [][]float64 {
 	flat := pooled(x)
 	s := len(flat)
+	if vals, counts, ok := fewValues(flat); ok {
+		// Ties only (an indicator's series, say): the same average ranks
+		// by counting, without sorting.
+		score := make([]float64, len(vals))
+		below := 0
+		for i, c := range counts {
+			r := float64(below+1+below+c) / 2
+			score[i] = distuv.UnitNormal.Quantile((r - 3.0/8) / (float64(s) + 1.0/4))
+			below += c
+		}
+		z := make([]float64, s)
+		for i, v := range flat {
+			z[i] = score[slices.Index(vals, v)]
+		}
+		return reshape(z, x)
+	}
 	idx := make([]int, s)
 	for i := range idx {
 		idx[i] = i
@@ -143,10 +159,53 @@ func rankNormalize(x [][]float64) [][]float64 {
 	return reshape(z, x)
 }
 
+// fewValues returns the distinct values of x in increasing order with
+// their counts when there are at most four of them (and no NaN).
+func fewValues(x []float64) (vals []float64, counts []int, ok bool) {
+	vals = make([]float64, 0, 4)
+	counts = make([]int, 0, 4)
+	for _, v := range x {
+		if v != v {
+			return nil, nil, false
+		}
+		i := slices.Index(vals, v)
+		if i < 0 {
+			if len(vals) == 4 {
+				return nil, nil, false
+			}
+			i = len(vals)
+			vals = append(vals, v)
+			counts = append(counts, 0)
+		}
+		counts[i]++
+	}
+	// Sort the few values, their counts with them.
+	for i := 1; i < len(vals); i++ {
+		for j := i; j > 0 && vals[j] < vals[j-1]; j-- {
+			vals[j], vals[j-1] = vals[j-1], vals[j]
+			counts[j], counts[j-1] = counts[j-1], counts[j]
+		}
+	}
+	return vals, counts, true
+}
+
 // fold returns |x − median(x)|, the median taken over all draws, which
 // turns disagreement in scale between chains into disagreement in location.
 func fold(x [][]float64) [][]float64 {
 	flat := pooled(x)
+	if vals, counts, ok := fewValues(flat); ok {
+		sorted := make([]float64, 0, len(flat))
+		for i, v := range vals {
+			for range counts[i] {
+				sorted = append(sorted, v)
+			}
+		}
+		med := quantileSorted(sorted, 0.5)
+		for i, v := range flat {
+			flat[i] = math.Abs(v - med)
+		}
+		return reshape(flat, x)
+	}
 	sorted := slices.Clone(flat)
 	slices.Sort(sorted)
 	med := quantileSorted(sorted, 0.5)
