@@ -132,8 +132,9 @@ type CollapsedKernel struct {
 type collapsedScores struct {
 	sc    SelectionScorer
 	flip  []float64
-	lw    []float64 // flip log weights
-	w     []float64 // flip weights (0 below the sum's precision)
+	lw    []float64 // flips' log posterior ratios
+	w     []float64 // flip weights over e^scale (0 below the sum's precision)
+	scale float64
 	sum   float64   // Σ weights
 	logZ  float64   // log Σ weights
 	self  float64   // log evidence + log prior
@@ -208,7 +209,9 @@ func (k *CollapsedKernel) score(c *collapsedScores, active []int) error {
 	return nil
 }
 
-// flipWeights computes c's flip scores and weights (model active) once.
+// flipWeights computes c's flip scores and weights (model active) once:
+// lw holds each flip's log posterior ratio log t, w its weight g(t)
+// divided by e^scale, so that logZ = scale + log Σ w.
 func (k *CollapsedKernel) flipWeights(c *collapsedScores, active []int) {
 	if c.flips {
 		return
@@ -220,39 +223,49 @@ func (k *CollapsedKernel) flipWeights(c *collapsedScores, active []int) {
 	if n > 0 {
 		lpDown = k.target.LogSizePrior(n - 1)
 	}
-	top := math.Inf(-1)
 	r := 0
+	top := math.Inf(-1)
 	for j, le := range c.flip {
 		lp := lpUp
 		if r < n && active[r] == j {
 			lp = lpDown
 			r++
 		}
-		v := balance(k.set.Balancing, lp+le-c.self)
-		c.lw[j] = v
-		if v > top {
-			top = v
+		lr := lp + le - c.self
+		if math.IsNaN(lr) {
+			lr = math.Inf(-1)
+		}
+		c.lw[j] = lr
+		top = math.Max(top, lr)
+	}
+	c.sum = 0
+	if k.set.Balancing == BalanceBarker {
+		// Barker's weights are at most 1: no scale is needed, and a
+		// weight is its flip's conditional probability (Conditionals).
+		c.scale = 0
+		for j, lr := range c.lw {
+			w := 1.0
+			if lr < 37 {
+				t := math.Exp(lr)
+				w = t / (1 + t)
+			}
+			c.w[j] = w
+			c.sum += w
+		}
+	} else {
+		// √t's weights are scaled by the largest; those below 2⁻⁶⁰ of it
+		// do not change the sum and stay 0.
+		c.scale = top / 2
+		for j, lr := range c.lw {
+			w := 0.0
+			if d := lr/2 - c.scale; d > -60*math.Ln2 {
+				w = math.Exp(d)
+			}
+			c.w[j] = w
+			c.sum += w
 		}
 	}
-	c.sum, c.logZ = 0, math.Inf(-1)
-	if math.IsInf(top, -1) || math.IsNaN(top) {
-		clear(c.w)
-		return
-	}
-	// Weights below 2⁻⁶⁰ of the largest do not change the sum in float64
-	// and would be drawn with probability below 10⁻¹⁸: they stay 0, and
-	// their exponentials are never taken.
-	const cut = 60 * math.Ln2
-	for j, v := range c.lw {
-		if v-top < -cut {
-			c.w[j] = 0
-			continue
-		}
-		w := math.Exp(v - top)
-		c.w[j] = w
-		c.sum += w
-	}
-	c.logZ = top + math.Log(c.sum)
+	c.logZ = c.scale + math.Log(c.sum)
 }
 
 // balance is log g(t) of the log ratio lr = log t.
@@ -315,7 +328,7 @@ func (k *CollapsedKernel) Step(rng *rand.Rand, st *CollapsedState) (SelectionInf
 		}
 	}
 	k.flipTo(st, j, &info)
-	fwd := k.cur.lw[j] - k.cur.logZ
+	fwd := balance(k.set.Balancing, k.cur.lw[j]) - k.cur.logZ
 	if err := k.score(k.nxt, k.next); err != nil {
 		return info, err
 	}
@@ -326,7 +339,7 @@ func (k *CollapsedKernel) Step(rng *rand.Rand, st *CollapsedState) (SelectionInf
 	// The reverse probability in logs: a move far uphill has a way back
 	// whose weight is below the cut (drawn with probability < 10⁻¹⁸, so
 	// never in practice), and its acceptance must still be its own.
-	rev := k.nxt.lw[j] - k.nxt.logZ
+	rev := balance(k.set.Balancing, k.nxt.lw[j]) - k.nxt.logZ
 	return info, k.metropolis(rng, st, &info, rev-fwd)
 }
 
@@ -456,23 +469,20 @@ func (k *CollapsedKernel) Conditionals(st *CollapsedState, dst []float64) {
 	c := k.cur
 	k.flipWeights(c, st.Active)
 	n := len(st.Active)
-	lpUp, lpDown := k.target.LogSizePrior(n+1), math.Inf(-1)
-	if n > 0 {
-		lpDown = k.target.LogSizePrior(n - 1)
-	}
 	r := 0
-	for j := range k.p {
+	for j, lr := range c.lw {
 		in := r < n && st.Active[r] == j
-		lp := lpUp
 		if in {
-			lp = lpDown
 			r++
 		}
-		// ρ: the posterior odds of the flipped model against this one.
-		lr := lp + c.flip[j] - c.self
-		other := 0.0
-		if !math.IsInf(lr, -1) && !math.IsNaN(lr) {
-			other = 1 / (1 + math.Exp(-lr))
+		// The flipped model's probability against the pair of them,
+		// t/(1+t) with t = e^lr: Barker's weight itself.
+		other := c.w[j]
+		if k.set.Balancing != BalanceBarker {
+			other = 0.0
+			if !math.IsInf(lr, -1) {
+				other = 1 / (1 + math.Exp(-lr))
+			}
 		}
 		if in {
 			dst[j] = 1 - other
