@@ -154,7 +154,7 @@ func posteriordbEntries() []Entry {
 		{"sblri-blr", graphModel(posteriordb.BLRIndependent), dir + "sblri-blr.json",
 			"Bayesian linear regression, 100×5 design with independent coefficients (6 parameters)"},
 	}
-	for _, year := range posteriordb.NESYears {
+	for _, year := range posteriordb.NESYears() {
 		entries = append(entries, Entry{fmt.Sprintf("nes%d-nes", year),
 			graphModel(func(path string) (*ppl.GraphModel, error) { return posteriordb.NES(year, path) }),
 			dir + posteriordb.NESFile(year),

@@ -272,9 +272,10 @@ func LogmesquiteLogvas(dataPath string) (*ppl.GraphModel, error) {
 		logs(over(v["diam1"], v["diam2"])), logs(v["total_height"]), logs(v["density"]), v["group"])
 }
 
-// NESYears are the years of the National Election Study surveys that
-// posteriordb holds, each a posterior nesYEAR-nes.
-var NESYears = []int{1972, 1976, 1980, 1984, 1988, 1992, 1996, 2000}
+// NESYears returns the years of the National Election Study surveys that
+// posteriordb holds, each a posterior nesYEAR-nes with its data set
+// embedded. The slice is the caller's.
+func NESYears() []int { return []int{1972, 1976, 1980, 1984, 1988, 1992, 1996, 2000} }
 
 // NESFile returns the name of the embedded data set of the posterior
 // nesYEAR-nes.
@@ -291,8 +292,8 @@ func NESFile(year int) string { return fmt.Sprintf("nes%d-nes.json", year) }
 // on the survey of the given year (one of NESYears) when dataPath is "".
 // Parameters beta (9), sigma.
 func NES(year int, dataPath string) (*ppl.GraphModel, error) {
-	if dataPath == "" && !slices.Contains(NESYears, year) {
-		return nil, fmt.Errorf("%w: no embedded NES survey of %d (have %v)", ErrData, year, NESYears)
+	if dataPath == "" && !slices.Contains(NESYears(), year) {
+		return nil, fmt.Errorf("%w: no embedded NES survey of %d (have %v)", ErrData, year, NESYears())
 	}
 	l := load(dataPath, NESFile(year))
 	n := l.integer("N", 0)

@@ -202,7 +202,7 @@ func linregRefs() map[string]func(*testing.T) refFunc {
 			return lp
 		}),
 	}
-	for _, year := range NESYears {
+	for _, year := range NESYears() {
 		refs[fmt.Sprintf("nes%d-nes", year)] = refLinreg(NESFile(year), func(t *testing.T, d refData) ([]float64, [][]float64) {
 			y, age := d.vec(t, "partyid7"), d.vec(t, "age_discrete")
 			ideo, race, educ, gender, income := d.vec(t, "real_ideo"), d.vec(t, "race_adj"), d.vec(t, "educ1"), d.vec(t, "gender"), d.vec(t, "income")
