@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,7 +81,7 @@ func graphModel(f func(string) (*ppl.GraphModel, error)) func(string) (ppl.Model
 // with data files named data-model.json as posteriordb names posteriors.
 func posteriordbEntries() []Entry {
 	const dir = "posteriordb/"
-	return []Entry{
+	entries := []Entry{
 		{"eight_schools_noncentered", graphModel(posteriordb.EightSchoolsNoncentered), dir + "eight_schools-eight_schools_noncentered.json",
 			"eight schools, non-centred hierarchical normal model (10 parameters)"},
 		{"eight_schools_centered", graphModel(posteriordb.EightSchoolsCentered), dir + "eight_schools-eight_schools_centered.json",
@@ -107,5 +108,57 @@ func posteriordbEntries() []Entry {
 			"two-state hidden Markov model, forward algorithm (4 free parameters)"},
 		{"hudson_lynx_hare-lotka_volterra", graphModel(posteriordb.LotkaVolterra), dir + "hudson_lynx_hare-lotka_volterra.json",
 			"Lotka–Volterra ODE fitted to the Hudson's Bay lynx and hare pelts, 1900–1920 (8 parameters)"},
+
+		// posteriordb's linear regressions, named by posterior (DATA-MODEL):
+		// several share a model name or a data set.
+		{"earnings-earn_height", graphModel(posteriordb.EarnHeight), dir + "earnings.json",
+			"earnings in dollars on height, flat priors (3 parameters)"},
+		{"earnings-log10earn_height", graphModel(posteriordb.Log10earnHeight), dir + "earnings.json",
+			"log10 earnings on height, flat priors (3 parameters)"},
+		{"earnings-logearn_height", graphModel(posteriordb.LogearnHeight), dir + "earnings.json",
+			"log earnings on height, flat priors (3 parameters)"},
+		{"earnings-logearn_height_male", graphModel(posteriordb.LogearnHeightMale), dir + "earnings.json",
+			"log earnings on height and sex, flat priors (4 parameters)"},
+		{"earnings-logearn_interaction", graphModel(posteriordb.LogearnInteraction), dir + "earnings.json",
+			"log earnings on height, sex and their interaction, flat priors (5 parameters)"},
+		{"earnings-logearn_interaction_z", graphModel(posteriordb.LogearnInteractionZ), dir + "earnings.json",
+			"log earnings on standardised height, sex and their interaction, flat priors (5 parameters)"},
+		{"earnings-logearn_logheight_male", graphModel(posteriordb.LogearnLogheightMale), dir + "earnings.json",
+			"log earnings on log height and sex, flat priors (4 parameters)"},
+		{"kidiq-kidscore_momhs", graphModel(posteriordb.KidscoreMomhs), dir + "kidiq-kidscore_interaction.json",
+			"child test scores on mother's schooling (3 parameters)"},
+		{"kidiq-kidscore_momhsiq", graphModel(posteriordb.KidscoreMomhsiq), dir + "kidiq-kidscore_interaction.json",
+			"child test scores on mother's schooling and IQ (4 parameters)"},
+		{"kidiq-kidscore_momiq", graphModel(posteriordb.KidscoreMomiq), dir + "kidiq-kidscore_interaction.json",
+			"child test scores on mother's IQ (3 parameters)"},
+		{"kidiq_with_mom_work-kidscore_interaction_c", graphModel(posteriordb.KidscoreInteractionC), dir + "kidiq_with_mom_work.json",
+			"child test scores, interaction of mean-centred predictors, flat priors (5 parameters)"},
+		{"kidiq_with_mom_work-kidscore_interaction_c2", graphModel(posteriordb.KidscoreInteractionC2), dir + "kidiq_with_mom_work.json",
+			"child test scores, interaction of predictors centred on reference points, flat priors (5 parameters)"},
+		{"kidiq_with_mom_work-kidscore_interaction_z", graphModel(posteriordb.KidscoreInteractionZ), dir + "kidiq_with_mom_work.json",
+			"child test scores, interaction of predictors scaled by 2 sd, flat priors (5 parameters)"},
+		{"kidiq_with_mom_work-kidscore_mom_work", graphModel(posteriordb.KidscoreMomWork), dir + "kidiq_with_mom_work.json",
+			"child test scores on mother's work pattern as a 4-level factor, flat priors (5 parameters)"},
+		{"mesquite-mesquite", graphModel(posteriordb.Mesquite), dir + "mesquite.json",
+			"mesquite leaf weight on six raw measurements, N = 46, flat priors (8 parameters)"},
+		{"mesquite-logmesquite", graphModel(posteriordb.Logmesquite), dir + "mesquite.json",
+			"log mesquite leaf weight on the logged measurements, flat priors (8 parameters)"},
+		{"mesquite-logmesquite_logvolume", graphModel(posteriordb.LogmesquiteLogvolume), dir + "mesquite.json",
+			"log mesquite leaf weight on log canopy volume, flat priors (3 parameters)"},
+		{"mesquite-logmesquite_logva", graphModel(posteriordb.LogmesquiteLogva), dir + "mesquite.json",
+			"log mesquite leaf weight on log canopy volume and area, flat priors (5 parameters)"},
+		{"mesquite-logmesquite_logvash", graphModel(posteriordb.LogmesquiteLogvash), dir + "mesquite.json",
+			"log mesquite leaf weight on log canopy volume, area, shape and height, flat priors (7 parameters)"},
+		{"mesquite-logmesquite_logvas", graphModel(posteriordb.LogmesquiteLogvas), dir + "mesquite.json",
+			"log mesquite leaf weight on log canopy volume, area, shape, height and density, flat priors (8 parameters)"},
+		{"sblri-blr", graphModel(posteriordb.BLRIndependent), dir + "sblri-blr.json",
+			"Bayesian linear regression, 100×5 design with independent coefficients (6 parameters)"},
 	}
+	for _, year := range posteriordb.NESYears() {
+		entries = append(entries, Entry{fmt.Sprintf("nes%d-nes", year),
+			graphModel(func(path string) (*ppl.GraphModel, error) { return posteriordb.NES(year, path) }),
+			dir + posteriordb.NESFile(year),
+			fmt.Sprintf("party identification on ideology, race, age, education, gender and income, NES %d, flat priors (10 parameters)", year)})
+	}
+	return entries
 }

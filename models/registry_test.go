@@ -18,7 +18,8 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("duplicate names: %v", names)
 	}
 	for _, want := range []string{"eight_schools_noncentered", "eight_schools_centered", "kilpisjarvi", "kidscore_interaction",
-		"blr", "diamonds", "arK", "arma11", "garch11", "gp_pois_regr", "low_dim_gauss_mix", "hmm_example"} {
+		"blr", "diamonds", "arK", "arma11", "garch11", "gp_pois_regr", "low_dim_gauss_mix", "hmm_example",
+		"earnings-earn_height", "kidiq-kidscore_momhs", "mesquite-mesquite", "nes1980-nes", "nes2000-nes", "sblri-blr"} {
 		e, ok := Lookup(want)
 		if !ok {
 			t.Errorf("Lookup(%q) failed", want)

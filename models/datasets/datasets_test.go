@@ -14,10 +14,10 @@ import (
 
 func TestNamesOpenSize(t *testing.T) {
 	names := Names()
-	if len(names) != 26 {
-		t.Fatalf("%d data sets, want 26: %v", len(names), names)
+	if len(names) != 38 {
+		t.Fatalf("%d data sets, want 38: %v", len(names), names)
 	}
-	for _, want := range []string{ExchangeRates, RobustRegression, "posteriordb/diamonds-diamonds.json", SelectLinear, SelectLogistic} {
+	for _, want := range []string{ExchangeRates, RobustRegression, "posteriordb/diamonds-diamonds.json", "posteriordb/nes1980-nes.json", "posteriordb/earnings.json", SelectLinear, SelectLogistic} {
 		found := false
 		for _, n := range names {
 			found = found || n == want

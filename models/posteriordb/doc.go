@@ -1,4 +1,4 @@
-// Package posteriordb holds thirteen reference posteriors of the posteriordb
+// Package posteriordb holds reference posteriors of the posteriordb
 // collection (https://github.com/stan-dev/posteriordb), written with the
 // public ppl API as any user's model would be.
 //
@@ -24,6 +24,11 @@
 // scalar nodes, which ad compiles into a flat list of instructions.
 // Diamonds' likelihood is written with its sufficient statistics (X_cᵀX_c,
 // X_cᵀY), exactly, which makes an evaluation a thousand times cheaper.
+// The 29 linear regressions (earnings, kidiq, mesquite, nes, sblri) share
+// one builder: each constructor writes its design's columns from the data,
+// as the Stan program's transformed data do, and the likelihood is one fused
+// ops.NormalIDGLM. A data set shared by several posteriors is embedded once,
+// as posteriordb/DATA.json.
 // The Lotka–Volterra model solves its differential equations with
 // ad/ops.ODESolve, whose gradient comes from forward sensitivities.
 package posteriordb

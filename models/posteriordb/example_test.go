@@ -44,3 +44,19 @@ func ExampleEightSchoolsNoncentered() {
 	// theta_trans.1 mu tau theta.1 theta.8
 	// tau: 1 theta.1: 0
 }
+
+// The eight National Election Study surveys share one constructor; the
+// year picks the embedded data set (trj sample -model nes1980-nes).
+func ExampleNES() {
+	m, err := posteriordb.NES(1980, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(m.Dim(), m.ParamNames())
+	if _, err := posteriordb.NES(1974, ""); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// 10 [beta.1 beta.2 beta.3 beta.4 beta.5 beta.6 beta.7 beta.8 beta.9 sigma]
+	// posteriordb: bad data: no embedded NES survey of 1974 (have [1972 1976 1980 1984 1988 1992 1996 2000])
+}

@@ -15,13 +15,17 @@ import (
 	"github.com/trjgo/trj/ppl"
 )
 
-// gallery lists the models with their data files, as the posteriordb
-// posterior names them (data-model).
-var gallery = []struct {
+// galleryEntry is a model of the gallery table: its name, data file,
+// constructor and unconstrained dimension.
+type galleryEntry struct {
 	name, file string
 	build      func(string) (*ppl.GraphModel, error)
 	dim        int
-}{
+}
+
+// gallery lists the models with their data files, as the posteriordb
+// posterior names them (data-model).
+var gallery = []galleryEntry{
 	{"eight_schools_noncentered", "eight_schools-eight_schools_noncentered.json", EightSchoolsNoncentered, 10},
 	{"eight_schools_centered", "eight_schools-eight_schools_centered.json", EightSchoolsCentered, 10},
 	{"kilpisjarvi", "kilpisjarvi_mod-kilpisjarvi.json", Kilpisjarvi, 3},
@@ -40,6 +44,41 @@ var gallery = []struct {
 	{"lotka_volterra", "hudson_lynx_hare-lotka_volterra.json", func(p string) (*ppl.GraphModel, error) {
 		return lotkaVolterra(p, &ops.ODESettings{RelTol: 1e-11, AbsTol: 1e-11})
 	}, 8},
+	// The linear regressions (linearRegression).
+	{"earnings-earn_height", earningsFile, EarnHeight, 3},
+	{"earnings-log10earn_height", earningsFile, Log10earnHeight, 3},
+	{"earnings-logearn_height", earningsFile, LogearnHeight, 3},
+	{"earnings-logearn_height_male", earningsFile, LogearnHeightMale, 4},
+	{"earnings-logearn_interaction", earningsFile, LogearnInteraction, 5},
+	{"earnings-logearn_interaction_z", earningsFile, LogearnInteractionZ, 5},
+	{"earnings-logearn_logheight_male", earningsFile, LogearnLogheightMale, 4},
+	{"kidiq-kidscore_momhs", kidiqFile, KidscoreMomhs, 3},
+	{"kidiq-kidscore_momhsiq", kidiqFile, KidscoreMomhsiq, 4},
+	{"kidiq-kidscore_momiq", kidiqFile, KidscoreMomiq, 3},
+	{"kidiq_with_mom_work-kidscore_interaction_c", momWorkFile, KidscoreInteractionC, 5},
+	{"kidiq_with_mom_work-kidscore_interaction_c2", momWorkFile, KidscoreInteractionC2, 5},
+	{"kidiq_with_mom_work-kidscore_interaction_z", momWorkFile, KidscoreInteractionZ, 5},
+	{"kidiq_with_mom_work-kidscore_mom_work", momWorkFile, KidscoreMomWork, 5},
+	{"mesquite-logmesquite", mesquiteFile, Logmesquite, 8},
+	{"mesquite-logmesquite_logva", mesquiteFile, LogmesquiteLogva, 5},
+	{"mesquite-logmesquite_logvas", mesquiteFile, LogmesquiteLogvas, 8},
+	{"mesquite-logmesquite_logvash", mesquiteFile, LogmesquiteLogvash, 7},
+	{"mesquite-logmesquite_logvolume", mesquiteFile, LogmesquiteLogvolume, 3},
+	{"mesquite-mesquite", mesquiteFile, Mesquite, 8},
+	{"nes1972-nes", NESFile(1972), nes(1972), 10},
+	{"nes1976-nes", NESFile(1976), nes(1976), 10},
+	{"nes1980-nes", NESFile(1980), nes(1980), 10},
+	{"nes1984-nes", NESFile(1984), nes(1984), 10},
+	{"nes1988-nes", NESFile(1988), nes(1988), 10},
+	{"nes1992-nes", NESFile(1992), nes(1992), 10},
+	{"nes1996-nes", NESFile(1996), nes(1996), 10},
+	{"nes2000-nes", NESFile(2000), nes(2000), 10},
+	{"sblri-blr", "sblri-blr.json", BLRIndependent, 6},
+}
+
+// nes is NES's constructor for one year's survey.
+func nes(year int) func(string) (*ppl.GraphModel, error) {
+	return func(p string) (*ppl.GraphModel, error) { return NES(year, p) }
 }
 
 func TestGradientsMatchFiniteDifferences(t *testing.T) {

@@ -380,6 +380,9 @@ func TestLogDensityMatchesReference(t *testing.T) {
 		"hmm_example":               refHMM,
 		"lotka_volterra":            refLotkaVolterra,
 	}
+	for name, ref := range linregRefs() {
+		refs[name] = ref
+	}
 	for _, m := range gallery {
 		t.Run(m.name, func(t *testing.T) {
 			model, err := m.build("")
