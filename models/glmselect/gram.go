@@ -21,6 +21,7 @@ const collinearTol = 1e-10
 type gram struct {
 	n, p     int
 	c        []float64 // p×p
+	diag     []float64 // c's diagonal, read where c's stride would miss the cache
 	xty      []float64
 	syy      float64
 	logScale []float64 // log sd_j: the data-unit Gram is c_ij sd_i sd_j
@@ -50,6 +51,10 @@ func newGram(d *design) *gram {
 			v := floats.Dot(std[i], std[j])
 			g.c[i*p+j], g.c[j*p+i] = v, v
 		}
+	}
+	g.diag = make([]float64, p)
+	for j := range p {
+		g.diag[j] = g.c[j*p+j]
 	}
 	g.scratch = &sync.Pool{New: func() any { return new([]float64) }}
 	if p <= g.maxTerms() {

@@ -107,7 +107,7 @@ func (s *scorer) Flips(flip []float64) {
 // Swaps implements ppl.NeighbourhoodScorer.
 func (s *scorer) Swaps(i int, row []float64) {
 	gm, p, k := s.e.gm, s.e.p, len(s.idx)
-	if !s.ok {
+	if !s.ok || k > gm.maxTerms() {
 		for j := range row {
 			row[j] = math.Inf(-1)
 		}
@@ -119,9 +119,27 @@ func (s *scorer) Swaps(i int, row []float64) {
 	Wi := s.W[i*p : (i+1)*p]
 	a, bi := s.ainv[i], s.b[i]
 	r2 := s.r2 - bi*bi/(a*gm.syy)
+	// The evidence of a model of k terms with R² ρ is
+	// c − ((n−1)/2) log(1 + g(1 − ρ)), c fixed for the row: the loop
+	// hoists it, the data's diagonal and the divisions.
+	n1, g := float64(s.e.n-1), s.e.r.g
+	c := s.e.c0 + (n1-float64(k))/2*s.e.log1pG
+	half, ia, isy := n1/2, 1/a, 1/gm.syy
+	xty, q, vw, cd := gm.xty[:p], s.q[:p], s.vw[:p], gm.diag[:p]
 	for j := range row {
 		wij := Wi[j]
-		row[j] = s.add(k-1, j, r2, s.q[j]-wij*wij/a, s.vw[j]-wij*bi/a)
+		cjj := cd[j]
+		d := cjj - q[j] + wij*wij*ia
+		if !(d > collinearTol*cjj) {
+			row[j] = math.Inf(-1)
+			continue
+		}
+		e := xty[j] - vw[j] + wij*bi*ia
+		rho := r2 + e*e/d*isy
+		if rho > 1 {
+			rho = 1
+		}
+		row[j] = c - half*math.Log(1+g*(1-rho))
 	}
 }
 
@@ -133,7 +151,7 @@ func (s *scorer) add(k, j int, r2, q, vw float64) float64 {
 	if k+1 > gm.maxTerms() {
 		return math.Inf(-1)
 	}
-	cjj := gm.c[j*gm.p+j]
+	cjj := gm.diag[j]
 	d := cjj - q
 	if !(d > collinearTol*cjj) {
 		return math.Inf(-1)
