@@ -1,6 +1,7 @@
 package posteriordb
 
 import (
+	"fmt"
 	"math"
 
 	"gorgonia.org/gorgonia"
@@ -40,7 +41,7 @@ func HMMDrive0(dataPath string) (*ppl.GraphModel, error) {
 
 	// e_t(k) = log φ_k + log λ_k − φ_k u_t − λ_k v_t = (1, u_t, v_t)·W_k.
 	w := g.rows(g.add(g.log(phi), g.log(lambda)), g.neg(phi), g.neg(lambda))
-	b.AddLogDensity(g.driveForward(theta, driveDesign(b, d), w, d.n))
+	b.AddLogDensity(g.driveForward(theta, driveDesign(b, d), w))
 	return b.Model()
 }
 
@@ -81,7 +82,7 @@ func HMMDrive1(dataPath string) (*ppl.GraphModel, error) {
 		c += -0.5*it2*d.u[t]*d.u[t] - 0.5*ir2*d.v[t]*d.v[t] - 2*logSqrt2Pi - logOf(d.tau) - logOf(d.rho)
 	}
 	b.AddLogDensity(g.c(c))
-	b.AddLogDensity(g.driveForward(theta, driveDesign(b, d), w, d.n))
+	b.AddLogDensity(g.driveForward(theta, driveDesign(b, d), w))
 	return b.Model()
 }
 
@@ -142,13 +143,27 @@ func driveTransitions(b *ppl.Builder, alpha [2][]float64) *gorgonia.Node {
 	return g.rows(rows[0], rows[1])
 }
 
-// driveDesign binds the N × 3 matrix of rows (1, u_t, v_t).
-func driveDesign(b *ppl.Builder, d driveData) *gorgonia.Node {
-	x := make([]float64, 0, 3*d.n)
-	for t := range d.n {
-		x = append(x, 1, d.u[t], d.v[t])
+// driveBlock is the number of time points whose emissions form one block
+// of driveForward: a block's rows are read by slicing, and gorgonia (v0.9)
+// hashes a slice's bounds as single bytes, so that slices of one node 256
+// rows apart are taken for the same node and merged; blocks keep every
+// index below 256. Small blocks also keep the gradient of each slice (a
+// block-sized matrix) cheap.
+const driveBlock = 64
+
+// driveDesign binds the matrices of rows (1, u_t, v_t), t = 0, …, N − 1,
+// in blocks of driveBlock rows.
+func driveDesign(b *ppl.Builder, d driveData) []*gorgonia.Node {
+	var blocks []*gorgonia.Node
+	for lo := 0; lo < d.n; lo += driveBlock {
+		hi := min(lo+driveBlock, d.n)
+		x := make([]float64, 0, 3*(hi-lo))
+		for t := lo; t < hi; t++ {
+			x = append(x, 1, d.u[t], d.v[t])
+		}
+		blocks = append(blocks, b.Data(fmt.Sprintf("design_%d", lo/driveBlock+1), x, hi-lo, 3))
 	}
-	return b.Data("design", x, d.n, 3)
+	return blocks
 }
 
 // rows stacks vectors of equal length as the rows of a matrix.
@@ -162,8 +177,8 @@ func (g graph) rows(v ...*gorgonia.Node) *gorgonia.Node {
 
 // driveForward is the forward algorithm of a two-state hidden Markov model
 // with transition matrix theta, no initial-state distribution and log
-// emissions e_t(k) = (x W)_tk, x the N × 3 design and W 3 × 2: the log
-// likelihood log Σ_k exp γ_N(k).
+// emissions e_t(k) = (x W)_tk, x the N × 3 design (in blocks of rows) and
+// W 3 × 2: the log likelihood log Σ_k exp γ_N(k).
 //
 // It runs on the probability scale with one normalisation per step (the
 // scaled forward algorithm), which equals the log-scale recursion exactly
@@ -179,28 +194,45 @@ func (g graph) rows(v ...*gorgonia.Node) *gorgonia.Node {
 //
 // Every c_t is positive however unlikely an emission, as p_t sums to one
 // and Θ's entries are positive.
-func (g graph) driveForward(theta, x, w *gorgonia.Node, n int) *gorgonia.Node {
+func (g graph) driveForward(theta *gorgonia.Node, design []*gorgonia.Node, w *gorgonia.Node) *gorgonia.Node {
 	b := g.b
-	e := g.matVec(x, w) // N × 2
-	e1 := g.matVec(e, b.Data("first", []float64{1, 0}))
-	diff := g.matVec(e, b.Data("difference", []float64{1, -1}))
-	// ℓ_t = e_t(1) + softplus(e_t(2) − e_t(1)); log p_t(1) = −softplus(e_t(2) − e_t(1)).
-	spNeg := b.Check(ops.Softplus(g.neg(diff)))
-	spPos := b.Check(ops.Softplus(diff))
-	total := g.sum(g.add(e1, spNeg))
-	col := func(v *gorgonia.Node) *gorgonia.Node { return b.Check(gorgonia.Reshape(v, []int{n, 1})) }
-	p := b.Check(gorgonia.Concat(1, col(g.exp(g.neg(spNeg))), col(g.exp(g.neg(spPos)))))
-	thetaT := b.Check(gorgonia.Transpose(theta))
-	alpha := g.b.Check(gorgonia.Slice(p, gorgonia.S(0)))
-	if n == 1 {
-		return total
+	first := b.Data("first", []float64{1, 0})
+	difference := b.Data("difference", []float64{1, -1})
+	var total, alpha *gorgonia.Node
+	for _, x := range design {
+		n := x.Shape()[0]
+		e := g.matVec(x, w) // n × 2
+		diff := g.matVec(e, difference)
+		// ℓ_t = e_t(1) + softplus(e_t(2) − e_t(1)); log p_t(1) = −softplus(e_t(2) − e_t(1)).
+		spNeg := b.Check(ops.Softplus(g.neg(diff)))
+		spPos := b.Check(ops.Softplus(diff))
+		ell := g.sum(g.add(g.matVec(e, first), spNeg))
+		if total == nil {
+			total = ell
+		} else {
+			total = g.add(total, ell)
+		}
+		col := func(v *gorgonia.Node) *gorgonia.Node { return b.Check(gorgonia.Reshape(v, []int{n, 1})) }
+		p := b.Check(gorgonia.Concat(1, col(g.exp(g.neg(spNeg))), col(g.exp(g.neg(spPos)))))
+		// The normalisers of the block, concatenated block by block (the
+		// gradient of a concatenation slices it, hence the same limit).
+		var cs []*gorgonia.Node
+		for t := range n {
+			pt := b.Check(gorgonia.Slice(p, gorgonia.S(t)))
+			if alpha == nil {
+				alpha = pt
+				continue
+			}
+			// (Θᵀα)ᵀ = αᵀΘ, a row.
+			next := b.Check(gorgonia.Reshape(g.matVec(b.Check(gorgonia.Reshape(alpha, []int{1, 2})), theta), []int{2}))
+			a := g.mul(next, pt)
+			c := g.sum(a)
+			alpha = g.div(a, c)
+			cs = append(cs, g.vec1(c))
+		}
+		if len(cs) > 0 {
+			total = g.add(total, g.sum(g.log(b.Check(gorgonia.Concat(0, cs...)))))
+		}
 	}
-	cs := make([]*gorgonia.Node, 0, n-1)
-	for t := 1; t < n; t++ {
-		a := g.mul(g.matVec(thetaT, alpha), b.Check(gorgonia.Slice(p, gorgonia.S(t))))
-		c := g.sum(a)
-		alpha = g.div(a, c)
-		cs = append(cs, g.vec1(c))
-	}
-	return g.add(total, g.sum(g.log(b.Check(gorgonia.Concat(0, cs...)))))
+	return total
 }
