@@ -73,7 +73,7 @@ func TestReferenceHMMDriveGPPK(t *testing.T) {
 		{"one_comp_mm_elim_abs-one_comp_mm_elim_abs", OneCompMMElimAbs, 2, 500, 1000, 22},
 		{"bball_drive_event_0-hmm_drive_0", HMMDrive0, 2, 300, 500, 23},
 		{"bball_drive_event_1-hmm_drive_1", HMMDrive1, 2, 300, 500, 24},
-		{"mcycle_gp-accel_gp", AccelGP, 2, 500, 500, 25},
+		{"mcycle_gp-accel_gp", AccelGP, 2, 300, 300, 25},
 	}
 	for _, c := range cases {
 		t.Run(c.posterior, func(t *testing.T) {
