@@ -153,6 +153,16 @@ func posteriordbEntries() []Entry {
 			"log mesquite leaf weight on log canopy volume, area, shape, height and density, flat priors (8 parameters)"},
 		{"sblri-blr", graphModel(posteriordb.BLRIndependent), dir + "sblri-blr.json",
 			"Bayesian linear regression, 100×5 design with independent coefficients (6 parameters)"},
+		{"bball_drive_event_0-hmm_drive_0", graphModel(posteriordb.HMMDrive0), dir + "bball_drive_event_0-hmm_drive_0.json",
+			"two-state hidden Markov model of a basketball drive, exponential emissions, Dirichlet priors, N = 416 (6 free parameters)"},
+		{"bball_drive_event_1-hmm_drive_1", graphModel(posteriordb.HMMDrive1), dir + "bball_drive_event_1-hmm_drive_1.json",
+			"two-state hidden Markov model of a basketball drive, normal emissions, Dirichlet priors, N = 416 (6 free parameters)"},
+		{"gp_pois_regr-gp_regr", graphModel(posteriordb.GPRegr), dir + "gp_pois_regr-gp_regr.json",
+			"Gaussian-process regression, latent function integrated out (3 parameters)"},
+		{"mcycle_gp-accel_gp", graphModel(posteriordb.AccelGP), dir + "mcycle_gp-accel_gp.json",
+			"motorcycle-crash accelerations: basis-function GPs for the mean and the log sd (66 parameters)"},
+		{"one_comp_mm_elim_abs-one_comp_mm_elim_abs", graphModel(posteriordb.OneCompMMElimAbs), dir + "one_comp_mm_elim_abs-one_comp_mm_elim_abs.json",
+			"one-compartment pharmacokinetics, Michaelis–Menten elimination: an ODE solve (4 parameters)"},
 	}
 	for _, year := range posteriordb.NESYears() {
 		entries = append(entries, Entry{fmt.Sprintf("nes%d-nes", year),

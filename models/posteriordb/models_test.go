@@ -74,6 +74,14 @@ var gallery = []galleryEntry{
 	{"nes1996-nes", NESFile(1996), nes(1996), 10},
 	{"nes2000-nes", NESFile(2000), nes(2000), 10},
 	{"sblri-blr", "sblri-blr.json", BLRIndependent, 6},
+	{"bball_drive_event_0-hmm_drive_0", "bball_drive_event_0-hmm_drive_0.json", HMMDrive0, 6},
+	{"bball_drive_event_1-hmm_drive_1", "bball_drive_event_1-hmm_drive_1.json", HMMDrive1, 6},
+	{"gp_pois_regr-gp_regr", "gp_pois_regr-gp_regr.json", GPRegr, 3},
+	{"mcycle_gp-accel_gp", "mcycle_gp-accel_gp.json", AccelGP, 66},
+	// Solved tightly, as lotka_volterra above.
+	{"one_comp_mm_elim_abs-one_comp_mm_elim_abs", "one_comp_mm_elim_abs-one_comp_mm_elim_abs.json", func(p string) (*ppl.GraphModel, error) {
+		return oneCompMMElimAbs(p, &ops.ODESettings{RelTol: 1e-11, AbsTol: 1e-11})
+	}, 4},
 }
 
 // nes is NES's constructor for one year's survey.

@@ -366,19 +366,24 @@ func refLotkaVolterra(t *testing.T) refFunc {
 func TestLogDensityMatchesReference(t *testing.T) {
 	skipInRacePass(t)
 	refs := map[string]func(*testing.T) refFunc{
-		"eight_schools_noncentered": refEightSchoolsNoncentered,
-		"eight_schools_centered":    refEightSchoolsCentered,
-		"kilpisjarvi":               refKilpisjarvi,
-		"kidscore_interaction":      refKidscore,
-		"blr":                       refBLR,
-		"diamonds":                  refDiamonds,
-		"arK":                       refArK,
-		"arma11":                    refArma11,
-		"garch11":                   refGarch11,
-		"gp_pois_regr":              refGPPoisRegr,
-		"low_dim_gauss_mix":         refLowDimGaussMix,
-		"hmm_example":               refHMM,
-		"lotka_volterra":            refLotkaVolterra,
+		"eight_schools_noncentered":       refEightSchoolsNoncentered,
+		"eight_schools_centered":          refEightSchoolsCentered,
+		"kilpisjarvi":                     refKilpisjarvi,
+		"kidscore_interaction":            refKidscore,
+		"blr":                             refBLR,
+		"diamonds":                        refDiamonds,
+		"arK":                             refArK,
+		"arma11":                          refArma11,
+		"garch11":                         refGarch11,
+		"gp_pois_regr":                    refGPPoisRegr,
+		"low_dim_gauss_mix":               refLowDimGaussMix,
+		"hmm_example":                     refHMM,
+		"lotka_volterra":                  refLotkaVolterra,
+		"bball_drive_event_0-hmm_drive_0": refHMMDrive0,
+		"bball_drive_event_1-hmm_drive_1": refHMMDrive1,
+		"gp_pois_regr-gp_regr":            refGPRegr,
+		"mcycle_gp-accel_gp":              refAccelGP,
+		"one_comp_mm_elim_abs-one_comp_mm_elim_abs": refOneCompMM,
 	}
 	for name, ref := range linregRefs() {
 		refs[name] = ref
@@ -426,5 +431,175 @@ func TestLogDensityMatchesReference(t *testing.T) {
 				t.Errorf("log density difference %v, reference %v (values %v, reference %v)", diff, want, lps, refs)
 			}
 		})
+	}
+}
+
+// refHMMDrive is the log-scale forward algorithm of the drive models, the
+// emission log density emit(t, k, φ_k, λ_k) given; the parameter order is
+// theta1 (1 free), theta2 (1), then the two ordered pairs phi and lambda,
+// positive (exp of the first, then exp of the increment) or not.
+func refHMMDrive(t *testing.T, file string, positive bool, emit func(d refData) func(i int, phi, lambda float64) float64) refFunc {
+	d := readRefData(t, file)
+	alpha := d.mat(t, "alpha")
+	e := emit(d)
+	n := int(d.num(t, "N"))
+	return func(u []float64) (float64, []float64) {
+		th := [2][2]float64{{logistic(u[0]), 1 - logistic(u[0])}, {logistic(u[1]), 1 - logistic(u[1])}}
+		lp := 0.0
+		for j := range th {
+			lp += math.Log(th[j][0]) + math.Log(th[j][1]) // the simplexes' Jacobians
+			lp += distuv.Beta{Alpha: alpha[j][0], Beta: alpha[j][1]}.LogProb(th[j][0])
+		}
+		ordered := func(a, b float64) [2]float64 {
+			if positive {
+				lp += a + b
+				return [2]float64{math.Exp(a), math.Exp(a) + math.Exp(b)}
+			}
+			lp += b
+			return [2]float64{a, a + math.Exp(b)}
+		}
+		phi, lam := ordered(u[2], u[3]), ordered(u[4], u[5])
+		lp += normal(phi[0], 0, 1) + normal(phi[1], 3, 1) + normal(lam[0], 0, 1) + normal(lam[1], 3, 1)
+		g := [2]float64{e(0, phi[0], lam[0]), e(0, phi[1], lam[1])}
+		for i := 1; i < n; i++ {
+			var next [2]float64
+			for k := range next {
+				next[k] = floats.LogSumExp([]float64{g[0] + math.Log(th[0][k]), g[1] + math.Log(th[1][k])}) + e(i, phi[k], lam[k])
+			}
+			g = next
+		}
+		lp += floats.LogSumExp(g[:])
+		return lp, []float64{th[0][0], th[0][1], th[1][0], th[1][1], phi[0], phi[1], lam[0], lam[1]}
+	}
+}
+
+func refHMMDrive0(t *testing.T) refFunc {
+	return refHMMDrive(t, "bball_drive_event_0-hmm_drive_0.json", true, func(d refData) func(int, float64, float64) float64 {
+		u, v := d.vec(t, "u"), d.vec(t, "v")
+		return func(i int, phi, lambda float64) float64 {
+			return distuv.Exponential{Rate: phi}.LogProb(u[i]) + distuv.Exponential{Rate: lambda}.LogProb(v[i])
+		}
+	})
+}
+
+func refHMMDrive1(t *testing.T) refFunc {
+	return refHMMDrive(t, "bball_drive_event_1-hmm_drive_1.json", false, func(d refData) func(int, float64, float64) float64 {
+		u, v, tau, rho := d.vec(t, "u"), d.vec(t, "v"), d.num(t, "tau"), d.num(t, "rho")
+		return func(i int, phi, lambda float64) float64 {
+			return normal(u[i], phi, tau) + normal(v[i], lambda, rho)
+		}
+	})
+}
+
+func refGPRegr(t *testing.T) refFunc {
+	d := readRefData(t, "gp_pois_regr-gp_regr.json")
+	x, y := d.vec(t, "x"), d.vec(t, "y")
+	n := len(x)
+	return func(u []float64) (float64, []float64) {
+		rho, alpha, sigma := math.Exp(u[0]), math.Exp(u[1]), math.Exp(u[2])
+		cov := mat.NewSymDense(n, nil)
+		for i := range n {
+			for j := 0; j <= i; j++ {
+				v := alpha * alpha * math.Exp(-(x[i]-x[j])*(x[i]-x[j])/(2*rho*rho))
+				if i == j {
+					v += sigma
+				}
+				cov.SetSym(i, j, v)
+			}
+		}
+		var chol mat.Cholesky
+		if !chol.Factorize(cov) {
+			return math.NaN(), nil
+		}
+		yv := mat.NewVecDense(n, append([]float64(nil), y...))
+		var sol mat.VecDense
+		if err := chol.SolveVecTo(&sol, yv); err != nil {
+			return math.NaN(), nil
+		}
+		lp := u[0] + u[1] + u[2] + distuv.Gamma{Alpha: 25, Beta: 4}.LogProb(rho) + normal(alpha, 0, 2) + normal(sigma, 0, 1)
+		lp += -0.5*mat.Dot(yv, &sol) - 0.5*chol.LogDet() - float64(n)*logSqrt2Pi
+		return lp, []float64{rho, alpha, sigma}
+	}
+}
+
+func refAccelGP(t *testing.T) refFunc {
+	d := readRefData(t, "mcycle_gp-accel_gp.json")
+	y, x, xs := d.vec(t, "Y"), d.mat(t, "Xgp_1"), d.mat(t, "Xgp_sigma_1")
+	sl, sls := d.mat(t, "slambda_1"), d.mat(t, "slambda_sigma_1")
+	m, ms := len(sl), len(sls)
+	st := func(v, nu, mu, s float64) float64 { return distuv.StudentsT{Mu: mu, Sigma: s, Nu: nu}.LogProb(v) }
+	ig := func(v float64) float64 { // inv_gamma(1.124909, 0.0177)
+		a, b := 1.124909, 0.0177
+		lg, _ := math.Lgamma(a)
+		return a*math.Log(b) - lg - (a+1)*math.Log(v) - b/v
+	}
+	gp := func(xm [][]float64, s [][]float64, sd, ls float64, z []float64) []float64 {
+		w := make([]float64, len(z))
+		for i := range w {
+			spd := sd * sd * math.Sqrt(2*math.Pi) * ls * math.Exp(-0.5*ls*ls*s[i][0]*s[i][0])
+			w[i] = math.Sqrt(spd) * z[i]
+		}
+		f := make([]float64, len(xm))
+		for i, row := range xm {
+			f[i] = floats.Dot(row, w)
+		}
+		return f
+	}
+	return func(u []float64) (float64, []float64) {
+		b, sd, ls, z := u[0], math.Exp(u[1]), math.Exp(u[2]), u[3:3+m]
+		o := 3 + m
+		bs, sds, lss, zs := u[o], math.Exp(u[o+1]), math.Exp(u[o+2]), u[o+3:o+3+ms]
+		lp := u[1] + u[2] + u[o+1] + u[o+2]
+		lp += st(b, 3, -13, 36) + st(sd, 3, 0, 36) + math.Ln2 + ig(ls)
+		lp += st(bs, 3, 0, 10) + st(sds, 3, 0, 36) + math.Ln2 + ig(lss)
+		for _, v := range append(append([]float64{}, z...), zs...) {
+			lp += normal(v, 0, 1)
+		}
+		mu, ls2 := gp(x, sl, sd, ls, z), gp(xs, sls, sds, lss, zs)
+		for i := range y {
+			lp += normal(y[i], b+mu[i], math.Exp(bs+ls2[i]))
+		}
+		out := append([]float64{b, sd, ls}, z...)
+		return lp, append(append(out, bs, sds, lss), zs...)
+	}
+}
+
+// oneCompMMRK4 solves the one-compartment model from C(0) = 0 with the
+// classical fourth-order Runge–Kutta method in fixed steps of 1/steps,
+// returning C at the given times.
+func oneCompMMRK4(ka, km, vm, dose, vol float64, times []float64, steps int) []float64 {
+	f := func(t, c float64) float64 { return dose*ka*math.Exp(-ka*t)/vol - vm/vol*c/(km+c) }
+	h := 1 / float64(steps)
+	c, t := 0.0, 0.0
+	out := make([]float64, len(times))
+	for i, te := range times {
+		for t < te-h/2 {
+			k1 := f(t, c)
+			k2 := f(t+h/2, c+h/2*k1)
+			k3 := f(t+h/2, c+h/2*k2)
+			k4 := f(t+h, c+h*k3)
+			c += h / 6 * (k1 + 2*k2 + 2*k3 + k4)
+			t += h
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func refOneCompMM(t *testing.T) refFunc {
+	d := readRefData(t, "one_comp_mm_elim_abs-one_comp_mm_elim_abs.json")
+	times, cHat, dose, vol := d.vec(t, "times"), d.vec(t, "C_hat"), d.num(t, "D"), d.num(t, "V")
+	return func(u []float64) (float64, []float64) {
+		p := make([]float64, 4)
+		lp := 0.0
+		for i := range p {
+			p[i] = math.Exp(u[i])
+			lp += u[i] + cauchy(p[i], 0, 1) + math.Ln2
+		}
+		c := oneCompMMRK4(p[0], p[1], p[2], dose, vol, times, 2000)
+		for i, ch := range cHat {
+			lp += distuv.LogNormal{Mu: math.Log(c[i]), Sigma: p[3]}.LogProb(ch)
+		}
+		return lp, append(p, c...)
 	}
 }
