@@ -125,21 +125,44 @@ type CollapsedKernel struct {
 	p        int
 	cur, nxt *collapsedScores
 	next     []int
-	row, w   []float64
+	row, le  []float64
+	key      []byte
+	flips    map[string]*flipScores
+	rows     map[string]*swapRow
+	spareF   []*flipScores // entries of a cleared cache, for reuse
+	spareR   []*swapRow
 }
 
 // collapsedScores is a scorer with the scores of its model.
 type collapsedScores struct {
-	sc    SelectionScorer
-	flip  []float64
-	lw    []float64 // flips' log posterior ratios
-	w     []float64 // flip weights over e^scale (0 below the sum's precision)
-	scale float64
-	sum   float64   // Σ weights
-	logZ  float64   // log Σ weights
-	self  float64   // log evidence + log prior
-	flips bool      // flip, lw, w and logZ are the model's
+	sc   SelectionScorer
+	self float64     // log evidence + log prior
+	fl   *flipScores // the model's flip weights, once computed
 }
+
+// flipScores are a model's flip weights: lw holds each flip's log
+// posterior ratio log t, w its weight g(t) divided by e^scale, so that
+// logZ = scale + log Σ w. They are a fixed function of the model: the
+// kernel keeps them for the models it revisits.
+type flipScores struct {
+	lw, w      []float64
+	sum, scale float64
+	logZ       float64
+}
+
+// swapRow is a slot's Gibbs distribution: cum[j] is the sum of the
+// weights of terms 0…j, each ∝ π(S ∪ {j}) over the terms j the rest S of
+// the model lacks (0 for S's). It is a fixed function of S.
+type swapRow struct {
+	cum []float64
+}
+
+// cacheFloats bounds each of a kernel's two caches (flip weights by
+// model, swap rows by the rest of a model) to 8 MB: a chain revisits the
+// models and slots of its posterior's bulk far more often than it meets
+// new ones, so most steps read their P weights instead of computing P
+// logarithms and exponentials.
+const cacheFloats = 1 << 19
 
 // NewCollapsedKernel returns the kernel over target's models.
 func NewCollapsedKernel(target CollapsedTarget, s *CollapsedSettings) (*CollapsedKernel, error) {
@@ -165,13 +188,14 @@ func NewCollapsedKernel(target CollapsedTarget, s *CollapsedSettings) (*Collapse
 	case set.SwapProb >= 1 || math.IsNaN(set.SwapProb):
 		return nil, fmt.Errorf("kernels: swap probability %v, want below 1", set.SwapProb)
 	}
-	k := &CollapsedKernel{target: target, set: set, p: p, row: make([]float64, p), w: make([]float64, p)}
+	k := &CollapsedKernel{target: target, set: set, p: p, row: make([]float64, p), le: make([]float64, p),
+		flips: map[string]*flipScores{}, rows: map[string]*swapRow{}}
 	for _, c := range []**collapsedScores{&k.cur, &k.nxt} {
 		sc, err := target.NewScorer()
 		if err != nil {
 			return nil, err
 		}
-		*c = &collapsedScores{sc: sc, flip: make([]float64, p), lw: make([]float64, p), w: make([]float64, p)}
+		*c = &collapsedScores{sc: sc}
 	}
 	return k, nil
 }
@@ -205,19 +229,52 @@ func (k *CollapsedKernel) score(c *collapsedScores, active []int) error {
 		return fmt.Errorf("kernels: model %v has log evidence NaN", active)
 	}
 	c.self = le + k.target.LogSizePrior(len(active))
-	c.flips = false
+	c.fl = nil
 	return nil
 }
 
-// flipWeights computes c's flip scores and weights (model active) once:
-// lw holds each flip's log posterior ratio log t, w its weight g(t)
-// divided by e^scale, so that logZ = scale + log Σ w.
+// setKey writes the key of the terms active, leaving out the term out
+// (−1: none), into k.key.
+func (k *CollapsedKernel) setKey(active []int, out int) {
+	k.key = k.key[:0]
+	for _, a := range active {
+		if a != out {
+			k.key = append(k.key, byte(a), byte(a>>8), byte(a>>16), byte(a>>24))
+		}
+	}
+}
+
+// flipWeights gives c (model active) its flip weights, from the cache or
+// computed.
 func (k *CollapsedKernel) flipWeights(c *collapsedScores, active []int) {
-	if c.flips {
+	if c.fl != nil {
 		return
 	}
-	c.flips = true
-	c.sc.Flips(c.flip)
+	k.setKey(active, -1)
+	if f, ok := k.flips[string(k.key)]; ok {
+		c.fl = f
+		return
+	}
+	if len(k.flips)*2*k.p > cacheFloats {
+		for _, f := range k.flips {
+			k.spareF = append(k.spareF, f)
+		}
+		clear(k.flips)
+	}
+	var f *flipScores
+	if n := len(k.spareF); n > 0 {
+		f, k.spareF = k.spareF[n-1], k.spareF[:n-1]
+	} else {
+		f = &flipScores{lw: make([]float64, k.p), w: make([]float64, k.p)}
+	}
+	k.computeFlips(c, active, f)
+	k.flips[string(k.key)] = f
+	c.fl = f
+}
+
+// computeFlips writes the flip weights of c's model active into f.
+func (k *CollapsedKernel) computeFlips(c *collapsedScores, active []int, f *flipScores) {
+	c.sc.Flips(k.le)
 	n := len(active)
 	lpUp, lpDown := k.target.LogSizePrior(n+1), math.Inf(-1)
 	if n > 0 {
@@ -225,7 +282,7 @@ func (k *CollapsedKernel) flipWeights(c *collapsedScores, active []int) {
 	}
 	r := 0
 	top := math.Inf(-1)
-	for j, le := range c.flip {
+	for j, le := range k.le {
 		lp := lpUp
 		if r < n && active[r] == j {
 			lp = lpDown
@@ -235,37 +292,37 @@ func (k *CollapsedKernel) flipWeights(c *collapsedScores, active []int) {
 		if math.IsNaN(lr) {
 			lr = math.Inf(-1)
 		}
-		c.lw[j] = lr
+		f.lw[j] = lr
 		top = math.Max(top, lr)
 	}
-	c.sum = 0
+	f.sum = 0
 	if k.set.Balancing == BalanceBarker {
 		// Barker's weights are at most 1: no scale is needed, and a
 		// weight is its flip's conditional probability (Conditionals).
-		c.scale = 0
-		for j, lr := range c.lw {
+		f.scale = 0
+		for j, lr := range f.lw {
 			w := 1.0
 			if lr < 37 {
 				t := math.Exp(lr)
 				w = t / (1 + t)
 			}
-			c.w[j] = w
-			c.sum += w
+			f.w[j] = w
+			f.sum += w
 		}
 	} else {
 		// √t's weights are scaled by the largest; those below 2⁻⁶⁰ of it
 		// do not change the sum and stay 0.
-		c.scale = top / 2
-		for j, lr := range c.lw {
+		f.scale = top / 2
+		for j, lr := range f.lw {
 			w := 0.0
-			if d := lr/2 - c.scale; d > -60*math.Ln2 {
+			if d := lr/2 - f.scale; d > -60*math.Ln2 {
 				w = math.Exp(d)
 			}
-			c.w[j] = w
-			c.sum += w
+			f.w[j] = w
+			f.sum += w
 		}
 	}
-	c.logZ = c.scale + math.Log(c.sum)
+	f.logZ = f.scale + math.Log(f.sum)
 }
 
 // balance is log g(t) of the log ratio lr = log t.
@@ -313,12 +370,13 @@ func (k *CollapsedKernel) Step(rng *rand.Rand, st *CollapsedState) (SelectionInf
 		return info, k.uniform(rng, st, &info)
 	}
 	k.flipWeights(k.cur, st.Active)
-	if k.cur.sum == 0 {
+	fl := k.cur.fl
+	if fl.sum == 0 {
 		return info, nil
 	}
-	u := rng.Float64() * k.cur.sum
+	u := rng.Float64() * fl.sum
 	j := -1
-	for i, v := range k.cur.w {
+	for i, v := range fl.w {
 		if v > 0 {
 			j = i
 			if u < v {
@@ -328,7 +386,7 @@ func (k *CollapsedKernel) Step(rng *rand.Rand, st *CollapsedState) (SelectionInf
 		}
 	}
 	k.flipTo(st, j, &info)
-	fwd := balance(k.set.Balancing, k.cur.lw[j]) - k.cur.logZ
+	fwd := balance(k.set.Balancing, fl.lw[j]) - fl.logZ
 	if err := k.score(k.nxt, k.next); err != nil {
 		return info, err
 	}
@@ -339,7 +397,7 @@ func (k *CollapsedKernel) Step(rng *rand.Rand, st *CollapsedState) (SelectionInf
 	// The reverse probability in logs: a move far uphill has a way back
 	// whose weight is below the cut (drawn with probability < 10⁻¹⁸, so
 	// never in practice), and its acceptance must still be its own.
-	rev := balance(k.set.Balancing, k.nxt.lw[j]) - k.nxt.logZ
+	rev := balance(k.set.Balancing, k.nxt.fl.lw[j]) - k.nxt.fl.logZ
 	return info, k.metropolis(rng, st, &info, rev-fwd)
 }
 
@@ -381,50 +439,18 @@ func (k *CollapsedKernel) gibbsSwap(rng *rand.Rand, st *CollapsedState, info *Se
 	n := len(st.Active)
 	r := rng.IntN(n)
 	out := st.Active[r]
-	row := k.row
-	k.cur.sc.Swaps(r, row)
-	self := k.cur.self - st.LogPrior
-	row[out] = self
-	top := math.Inf(-1)
-	m := 0
-	for j, v := range row {
-		if m < n && st.Active[m] == j {
-			m++
-			if j != out {
-				continue
-			}
-		}
-		if v > top {
-			top = v
-		}
-	}
-	var sum float64
-	m = 0
-	for j, v := range row {
-		w := 0.0
-		if m < n && st.Active[m] == j {
-			m++
-			if j != out {
-				k.w[j] = 0
-				continue
-			}
-		}
-		if d := v - top; d > -60*math.Ln2 {
-			w = math.Exp(d)
-		}
-		k.w[j] = w
-		sum += w
-	}
+	row := k.swapRow(st, r)
+	sum := row.cum[k.p-1]
 	u := rng.Float64() * sum
-	in := out
-	for j, w := range k.w {
-		if w > 0 {
-			in = j
-			if u < w {
-				break
-			}
-			u -= w
+	in, _ := slices.BinarySearchFunc(row.cum, u, func(c, u float64) int {
+		if c <= u {
+			return -1
 		}
+		return 1
+	})
+	in = min(in, k.p-1)
+	for in > 0 && row.cum[in] == row.cum[in-1] { // a weight of 0 is never drawn
+		in--
 	}
 	info.Move, info.Term, info.Out, info.AcceptProb = MoveSwap, in, out, 1
 	if in == out {
@@ -437,6 +463,54 @@ func (k *CollapsedKernel) gibbsSwap(rng *rand.Rand, st *CollapsedState, info *Se
 	info.Accepted = true
 	k.moveTo(st)
 	return nil
+}
+
+// swapRow returns the Gibbs distribution of slot r of st's model, from
+// the cache or computed.
+func (k *CollapsedKernel) swapRow(st *CollapsedState, r int) *swapRow {
+	out := st.Active[r]
+	k.setKey(st.Active, out)
+	if row, ok := k.rows[string(k.key)]; ok {
+		return row
+	}
+	if len(k.rows)*k.p > cacheFloats {
+		for _, row := range k.rows {
+			k.spareR = append(k.spareR, row)
+		}
+		clear(k.rows)
+	}
+	var row *swapRow
+	if m := len(k.spareR); m > 0 {
+		row, k.spareR = k.spareR[m-1], k.spareR[:m-1]
+	} else {
+		row = &swapRow{cum: make([]float64, k.p)}
+	}
+	le := k.row
+	k.cur.sc.Swaps(r, le)
+	le[out] = k.cur.self - st.LogPrior
+	n := len(st.Active)
+	top := math.Inf(-1)
+	m := 0
+	for j, v := range le {
+		if m < n && st.Active[m] == j {
+			m++
+			if j != out {
+				le[j] = math.Inf(-1)
+				continue
+			}
+		}
+		top = math.Max(top, v)
+	}
+	var sum float64
+	for j, v := range le {
+		// Weights below 2⁻⁶⁰ of the largest do not change the sum.
+		if d := v - top; d > -60*math.Ln2 {
+			sum += math.Exp(d)
+		}
+		row.cum[j] = sum
+	}
+	k.rows[string(k.key)] = row
+	return row
 }
 
 func (k *CollapsedKernel) flipTo(st *CollapsedState, j int, info *SelectionInfo) {
@@ -466,18 +540,18 @@ func (k *CollapsedKernel) swapTo(st *CollapsedState, out, in int, info *Selectio
 // exact evidences of its flip neighbours: the terms of a Rao-Blackwellised
 // estimate of the inclusion probabilities.
 func (k *CollapsedKernel) Conditionals(st *CollapsedState, dst []float64) {
-	c := k.cur
-	k.flipWeights(c, st.Active)
+	k.flipWeights(k.cur, st.Active)
+	fl := k.cur.fl
 	n := len(st.Active)
 	r := 0
-	for j, lr := range c.lw {
+	for j, lr := range fl.lw {
 		in := r < n && st.Active[r] == j
 		if in {
 			r++
 		}
 		// The flipped model's probability against the pair of them,
 		// t/(1+t) with t = e^lr: Barker's weight itself.
-		other := c.w[j]
+		other := fl.w[j]
 		if k.set.Balancing != BalanceBarker {
 			other = 0.0
 			if !math.IsInf(lr, -1) {
