@@ -12,7 +12,7 @@ import (
 // The embedded files, read-only. README.md and the licence files are not
 // data sets and stay out.
 //
-//go:embed *.csv posteriordb/*.json select/*.csv select/*.json
+//go:embed *.csv posteriordb/*.json select/*.csv select/*.csv.gz select/*.json
 var files embed.FS
 
 // Names of the data sets of the paper's experiments.
