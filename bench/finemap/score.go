@@ -184,7 +184,7 @@ func runSusie(path string) error {
 	cmd.Stderr = os.Stderr
 	b, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("Rscript bench/finemap/susie.R: %w", err)
+		return fmt.Errorf("susie.R (Rscript): %w", err)
 	}
 	var s susieOut
 	if err := json.Unmarshal(b, &s); err != nil {
