@@ -36,6 +36,12 @@ func readReference(path string) (*Reference, error) {
 type agreement struct {
 	maxErr, maxZ, maxRhat float64
 	worst                 int
+	// maxZCommon is the largest |z| over the terms of reference PIP at
+	// least 0.001, and over4 counts the terms of |z| > 4: at PIPs near
+	// 2·10⁻⁴ a run of 160,000 steps holds a term a few times, and its
+	// batch-means MCSE is then too small to trust.
+	maxZCommon float64
+	over4      int
 }
 
 func compare(names []string, pip []pipeline.Estimate, ref *Reference) (agreement, error) {
@@ -53,6 +59,12 @@ func compare(names []string, pip []pipeline.Estimate, ref *Reference) (agreement
 		}
 		if se := math.Hypot(e.MCSE, ref.MCSE[j]); se > 0 {
 			a.maxZ = max(a.maxZ, d/se)
+			if ref.PIP[j] >= 0.001 {
+				a.maxZCommon = max(a.maxZCommon, d/se)
+			}
+			if d/se > 4 {
+				a.over4++
+			}
 		}
 		if e.Mixed {
 			a.maxRhat = max(a.maxRhat, e.Rhat)
@@ -143,8 +155,8 @@ func printScore(path string, run *savedRun) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("trj seed %d (%s, %d chains × %d steps): CPU %.1f s, peak RSS %d MB, max R̂ %.4f, max |PIP error| %.4f (%s), max |z| %.2f\n",
-		run.Seed, run.Proposal, run.Chains, run.Steps, run.CPU, run.PeakMB, a.maxRhat, a.maxErr, run.Names[a.worst], a.maxZ)
+	fmt.Printf("trj seed %d (%s, %d chains × %d steps): CPU %.1f s, peak RSS %d MB, max R̂ %.4f, max |PIP error| %.4f (%s), max |z| %.2f (%d terms over 4; %.2f over the terms of reference PIP ≥ 0.001)\n",
+		run.Seed, run.Proposal, run.Chains, run.Steps, run.CPU, run.PeakMB, a.maxRhat, a.maxErr, run.Names[a.worst], a.maxZ, a.over4, a.maxZCommon)
 	for _, j := range topTerms(ref.PIP, 5) {
 		e := run.PIP[j]
 		fmt.Printf("  %-6s trj %.4f ± %.4f (R̂ %.4f)  reference %.4f ± %.4f\n", run.Names[j], e.P, e.MCSE, e.Rhat, ref.PIP[j], ref.MCSE[j])
