@@ -8,7 +8,7 @@
 //
 // Run from the module root:
 //
-//	GOMAXPROCS=1 nice go run ./bench/finemap -ref bench/finemap/testdata/n3_reference.json -chains 16 -steps 20000000
+//	GOMAXPROCS=1 nice go run ./bench/finemap -ref bench/finemap/testdata/n3_reference.json -chains 16 -steps 30000000 -batches 20
 //	go run ./bench/finemap -trj -seed 1 [-save run1.json]
 //	go run ./bench/finemap -rescore run1.json run2.json run3.json
 //	go run ./bench/finemap -susie
@@ -37,7 +37,7 @@ const dataName = "select/n3finemapping.csv.gz"
 func main() {
 	ref := flag.String("ref", "", "compute the MC3 reference and write it to this JSON file")
 	chains := flag.Int("chains", 16, "-ref: chains")
-	steps := flag.Int("steps", 20000000, "-ref: kept steps per chain (a multiple of -batches)")
+	steps := flag.Int("steps", 30000000, "-ref: kept steps per chain (a multiple of -batches)")
 	batches := flag.Int("batches", 20, "-ref: batches per chain for the MCSE")
 	trjRun := flag.Bool("trj", false, "run selection.Run with its defaults and score it against -against")
 	against := flag.String("against", "bench/finemap/testdata/n3_reference.json", "-trj, -susie: the reference JSON")
