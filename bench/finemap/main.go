@@ -32,7 +32,7 @@ import (
 )
 
 // dataName is the embedded data set: y, then v1..v1001.
-const dataName = "select/n3finemapping.csv.gz"
+const dataName = datasets.FineMapping
 
 func main() {
 	ref := flag.String("ref", "", "compute the MC3 reference and write it to this JSON file")

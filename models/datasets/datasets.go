@@ -34,6 +34,12 @@ const (
 	SelectLogistic = "select/logistic_p15.csv"
 )
 
+// FineMapping names SuSiE's fine-mapping example, susieR's N3finemapping
+// (see README.md): the response y, then 1,001 genotype columns v1..v1001
+// of 574 individuals, gzipped (ReadCSV and glmselect.ReadData read it
+// through).
+const FineMapping = "select/n3finemapping.csv.gz"
+
 // Open opens the embedded data set called name for reading.
 func Open(name string) (io.ReadCloser, error) {
 	f, err := files.Open(name)

@@ -118,7 +118,7 @@ func TestReadGzip(t *testing.T) {
 	if _, err := datasets.ReadCSV(bytes.NewReader(cut)); !errors.Is(err, datasets.ErrFormat) || !strings.Contains(err.Error(), "gzip") {
 		t.Errorf("truncated gzip: %v, want ErrFormat naming gzip", err)
 	}
-	f, err := datasets.Open("select/n3finemapping.csv.gz")
+	f, err := datasets.Open(datasets.FineMapping)
 	if err != nil {
 		t.Fatal(err)
 	}
