@@ -12,7 +12,7 @@ import (
 // The embedded files, read-only. README.md and the licence files are not
 // data sets and stay out.
 //
-//go:embed *.csv posteriordb/*.json select/*.csv select/*.json
+//go:embed *.csv posteriordb/*.json select/*.csv select/*.csv.gz select/*.json
 var files embed.FS
 
 // Names of the data sets of the paper's experiments.
@@ -33,6 +33,12 @@ const (
 	SelectLinear   = "select/linear_p20.csv"
 	SelectLogistic = "select/logistic_p15.csv"
 )
+
+// FineMapping names SuSiE's fine-mapping example, susieR's N3finemapping
+// (see README.md): the response y, then 1,001 genotype columns v1..v1001
+// of 574 individuals, gzipped (ReadCSV and glmselect.ReadData read it
+// through).
+const FineMapping = "select/n3finemapping.csv.gz"
 
 // Open opens the embedded data set called name for reading.
 func Open(name string) (io.ReadCloser, error) {

@@ -14,8 +14,8 @@ import (
 
 func TestNamesOpenSize(t *testing.T) {
 	names := Names()
-	if len(names) != 43 {
-		t.Fatalf("%d data sets, want 43: %v", len(names), names)
+	if len(names) != 44 {
+		t.Fatalf("%d data sets, want 44: %v", len(names), names)
 	}
 	for _, want := range []string{ExchangeRates, RobustRegression, "posteriordb/diamonds-diamonds.json", "posteriordb/nes1980-nes.json", "posteriordb/earnings.json", SelectLinear, SelectLogistic} {
 		found := false

@@ -1,7 +1,10 @@
 package datasets_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -87,5 +90,44 @@ func TestBadInputsJSON(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, datasets.ErrFormat)):
 			t.Errorf("%s: error %v, want datasets.ErrFormat with %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestReadGzip: a gzip stream reads as the text it holds, known by its
+// magic bytes, and a damaged one is ErrFormat naming gzip; the embedded
+// N3finemapping set is such a stream.
+func TestReadGzip(t *testing.T) {
+	plain := "y,x\n1,2\n3,4\n"
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write([]byte(plain)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := datasets.ReadCSV(strings.NewReader(plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := datasets.ReadCSV(bytes.NewReader(buf.Bytes()))
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("gzip: %+v, %v; want %+v", got, err, want)
+	}
+	cut := buf.Bytes()[:buf.Len()-6]
+	if _, err := datasets.ReadCSV(bytes.NewReader(cut)); !errors.Is(err, datasets.ErrFormat) || !strings.Contains(err.Error(), "gzip") {
+		t.Errorf("truncated gzip: %v, want ErrFormat naming gzip", err)
+	}
+	f, err := datasets.Open(datasets.FineMapping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n3, err := datasets.ReadCSV(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n3.Rows) != 574 || len(n3.Header) != 1002 || n3.Header[0] != "y" || n3.Header[1001] != "v1001" {
+		t.Errorf("N3finemapping: %d rows, %d columns (%s … %s); want 574 rows, y and v1..v1001", len(n3.Rows), len(n3.Header), n3.Header[0], n3.Header[len(n3.Header)-1])
 	}
 }
