@@ -24,7 +24,13 @@ type SelectionScorer interface {
 	Flips(flip []float64)
 	// Swaps writes into row[j] (length P) the log evidence of the last
 	// scored model with its r-th term replaced by j, for every j the model
-	// lacks (the entries of its terms are not read).
+	// lacks, and into row[active[r]] the model's own (the entries of its
+	// other terms are not read).
+	//
+	// Flips' and Swaps' values only weigh proposals: they may be
+	// approximations (a fast logarithm, say) as long as each is a fixed
+	// function of the model it scores, since the kernel's acceptance
+	// corrects them by Score's values of the two models.
 	Swaps(r int, row []float64)
 	// Draw writes into theta a draw from the posterior of the parameters
 	// of the model last scored, laid out as SelectionModel's coordinates.
@@ -434,35 +440,50 @@ func (k *CollapsedKernel) moveTo(st *CollapsedState) {
 }
 
 // gibbsSwap empties a uniform slot of st's model and refills it by a
-// Gibbs draw among the terms the rest of the model lacks.
+// draw among the terms the rest S of the model lacks, each with
+// probability ∝ its row's weight, π(S ∪ {j}) to the scorer's precision: a
+// Gibbs draw, corrected by a Metropolis–Hastings test of the two models'
+// exact values (the same S gives both directions the same row).
 func (k *CollapsedKernel) gibbsSwap(rng *rand.Rand, st *CollapsedState, info *SelectionInfo) error {
 	n := len(st.Active)
 	r := rng.IntN(n)
 	out := st.Active[r]
 	row := k.swapRow(st, r)
-	sum := row.cum[k.p-1]
-	u := rng.Float64() * sum
-	in, _ := slices.BinarySearchFunc(row.cum, u, func(c, u float64) int {
+	cum := row.cum
+	u := rng.Float64() * cum[k.p-1]
+	in, _ := slices.BinarySearchFunc(cum, u, func(c, u float64) int {
 		if c <= u {
 			return -1
 		}
 		return 1
 	})
 	in = min(in, k.p-1)
-	for in > 0 && row.cum[in] == row.cum[in-1] { // a weight of 0 is never drawn
+	for in > 0 && cum[in] == cum[in-1] { // a weight of 0 is never drawn
 		in--
 	}
-	info.Move, info.Term, info.Out, info.AcceptProb = MoveSwap, in, out, 1
+	info.Move, info.Term, info.Out = MoveSwap, in, out
 	if in == out {
+		info.AcceptProb = 1
 		return nil
 	}
 	k.swapTo(st, out, in, info)
 	if err := k.score(k.nxt, k.next); err != nil {
 		return err
 	}
-	info.Accepted = true
-	k.moveTo(st)
-	return nil
+	if math.IsInf(k.nxt.self, -1) {
+		return nil
+	}
+	// log π(γ')q(γ|S)/(π(γ)q(γ'|S)) with q ∝ the row's weights.
+	lq := math.Log(weightAt(cum, out) / weightAt(cum, in))
+	return k.metropolis(rng, st, info, lq)
+}
+
+// weightAt is the weight of term j in a row of cumulative weights.
+func weightAt(cum []float64, j int) float64 {
+	if j == 0 {
+		return cum[0]
+	}
+	return cum[j] - cum[j-1]
 }
 
 // swapRow returns the Gibbs distribution of slot r of st's model, from
@@ -487,7 +508,6 @@ func (k *CollapsedKernel) swapRow(st *CollapsedState, r int) *swapRow {
 	}
 	le := k.row
 	k.cur.sc.Swaps(r, le)
-	le[out] = k.cur.self - st.LogPrior
 	n := len(st.Active)
 	top := math.Inf(-1)
 	m := 0

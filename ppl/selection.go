@@ -591,7 +591,11 @@ type NeighbourhoodScorer interface {
 	// scored model with term j flipped (added or dropped).
 	Flips(flip []float64)
 	// Swaps writes into row[j] (length P) the log evidence of the last
-	// scored model with its r-th term replaced by j, for every j it lacks.
+	// scored model with its r-th term replaced by j, for every j it lacks,
+	// and into row[active[r]] the model's own. Flips' and Swaps' values
+	// only weigh proposals: they may be approximations (a fast logarithm)
+	// if each is a fixed function of the model it scores, since samplers
+	// correct them by Score's values.
 	Swaps(r int, row []float64)
 	// Draw writes into theta a draw from the exact posterior of the last
 	// scored model's unconstrained parameters, laid out as the model's.

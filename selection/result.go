@@ -165,12 +165,20 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 	}
 	var never *pipeline.Estimate // of a term no chain included: one series of zeros
 	B := pipBatch(P, r.Steps)
+	var counts [][]float64 // by chain: batch × term inclusion counts (B > 1)
+	if B > 1 {
+		counts = batchCounts(done, lens, B, P)
+	}
 	for j := range P {
 		if !ever[j] && never != nil {
 			r.PIP[j] = *never
 			continue
 		}
-		r.PIP[j] = pipEstimate(&x, done, lens, B, func(c int, id int32) bool { return done[c].models[id].Has(j) })
+		if B > 1 {
+			r.PIP[j] = batchedPIP(&x, counts, lens, B, P, j)
+		} else {
+			r.PIP[j] = pipEstimate(&x, done, lens, B, func(c int, id int32) bool { return done[c].models[id].Has(j) })
+		}
 		if !ever[j] {
 			never = &r.PIP[j]
 		}
@@ -263,7 +271,7 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 // pipWork bounds the values the PIPs' diagnostics read, terms × series
 // length: at P = 1,000 and four chains of 40,000 steps, R̂ and ESS of
 // every term's step series would cost more than the chains.
-const pipWork = 1 << 24
+const pipWork = 1 << 21
 
 // pipBatch is the number of consecutive steps whose mean is one value of
 // a PIP's series for R̂, ESS and MCSE: 1 (every step) unless the run's P
@@ -298,6 +306,49 @@ func pipEstimate(x *[][]float64, done []*selChain, lens []int, B int, in func(c 
 	})
 	e := pipeline.EstimateMean(*x)
 	e.P, e.Steps = float64(hits)/float64(steps), steps
+	e.ESS = essOf(math.Sqrt(e.P*(1-e.P)), e)
+	return e
+}
+
+// batchCounts counts, for every chain and B-step batch, the steps that
+// hold each of the P terms: one pass over the steps and their models'
+// terms, where a pass per term would read P × steps indicators.
+func batchCounts(done []*selChain, lens []int, B, P int) [][]float64 {
+	out := make([][]float64, len(done))
+	for c, ch := range done {
+		idx := make([][]int, len(ch.models))
+		for id, tm := range ch.models {
+			idx[id] = tm.Indices()
+		}
+		nb := (lens[c] + B - 1) / B
+		cnt := make([]float64, nb*P)
+		for t, id := range ch.ids[:lens[c]] {
+			row := cnt[(t/B)*P:]
+			for _, j := range idx[id] {
+				row[j]++
+			}
+		}
+		out[c] = cnt
+	}
+	return out
+}
+
+// batchedPIP is pipEstimate of term j from batchCounts.
+func batchedPIP(x *[][]float64, counts [][]float64, lens []int, B, P, j int) pipeline.Estimate {
+	lb := make([]int, len(lens))
+	var hits float64
+	steps := 0
+	for c, n := range lens {
+		lb[c] = (n + B - 1) / B
+		steps += n
+	}
+	*x = runs.Series(*x, lb, func(c, b int) float64 {
+		h := counts[c][b*P+j]
+		hits += h
+		return h / float64(min(B, lens[c]-b*B))
+	})
+	e := pipeline.EstimateMean(*x)
+	e.P, e.Steps = hits/float64(steps), steps
 	e.ESS = essOf(math.Sqrt(e.P*(1-e.P)), e)
 	return e
 }
