@@ -93,7 +93,7 @@ func newAnswerAcc(sp *ppl.SelectionSpace, s *Settings) *answerAcc {
 	qn, qf := sp.Quantities()
 	a := &answerAcc{p: sp.P(), a: sp.Always(), q: len(qn), qf: qf, qnames: qn,
 		batch: max(1, (s.Steps+answerBatches-1)/answerBatches), sq: make([]float64, sp.P()), qsq: make([]float64, len(qn)),
-		qbuf: make([]float64, len(qn)), thin: make([][]float64, len(qn)), rb: newRBAcc(sp)}
+		qbuf: make([]float64, len(qn)), thin: make([][]float64, len(qn)), rb: newRBAcc(sp, s.Steps)}
 	if k := thinnedPerChain(a.q, s.Chains); k > 0 {
 		a.every = max(1, (s.Steps+k-1)/k)
 	}
@@ -105,7 +105,7 @@ func newAnswerAcc(sp *ppl.SelectionSpace, s *Settings) *answerAcc {
 func (a *answerAcc) add(t ppl.Terms, key string, active []int, theta []float64) error {
 	b := a.n / a.batch
 	if a.rb != nil {
-		if err := a.rb.add(t, key, b, a.p); err != nil {
+		if err := a.rb.add(t, key, a.p); err != nil {
 			return err
 		}
 	}

@@ -72,7 +72,7 @@ func (exactProposer) Model(ppl.Terms, *ppl.GraphModel, *flows.Laplace) (kernels.
 // evaluations and exponentials when the model has moved, as much as a
 // step, and the conditional probabilities of neighbouring steps are
 // strongly correlated.
-const exactRBEvery = 8
+const exactRBEvery = 4
 
 // exactTarget is a space as kernels.CollapsedTarget sees it.
 type exactTarget struct {

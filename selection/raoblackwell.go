@@ -25,24 +25,32 @@ type rbAcc struct {
 	// evidences already).
 	source func(dst []float64)
 	// every is the stride of the steps at which the vector is renewed
-	// (0 or 1: every step); step counts the steps added.
-	every, step int
+	// (0 or 1: every step); step counts the steps added, batch the steps
+	// of each of sum's batches.
+	every, step, batch int
 }
 
-func newRBAcc(sp *ppl.SelectionSpace) *rbAcc {
+// rbBatches is the number of batches of a chain's Rao-Blackwellised
+// sums: finer than the coefficients' (answerBatches), since their R̂ and
+// MCSE are read for every term, rare ones included.
+const rbBatches = 256
+
+func newRBAcc(sp *ppl.SelectionSpace, steps int) *rbAcc {
 	if !sp.HasEvidence() {
 		return nil
 	}
-	return &rbAcc{sp: sp, cur: make([]float64, sp.P()), sq: make([]float64, sp.P()), le: make([]float64, sp.P())}
+	return &rbAcc{sp: sp, cur: make([]float64, sp.P()), sq: make([]float64, sp.P()), le: make([]float64, sp.P()),
+		batch: max(1, (steps+rbBatches-1)/rbBatches)}
 }
 
 // add adds model t's conditional probabilities to batch b.
-func (r *rbAcc) add(t ppl.Terms, key string, b, p int) error {
+func (r *rbAcc) add(t ppl.Terms, key string, p int) error {
 	// With every > 1 the vector is renewed at every every-th step only (a
 	// step in between adds the last one computed): the thinned chain's
 	// estimate, unbiased as the whole chain's, at a fraction of the
 	// neighbour evaluations.
 	renew := r.every <= 1 || r.step%r.every == 0
+	b := r.step / r.batch
 	r.step++
 	if r.key == "" || (key != r.key && renew) {
 		if err := r.conditional(t); err != nil {
@@ -115,17 +123,27 @@ func raoBlackwell(accs []*answerAcc) []pipeline.Estimate {
 	}
 	p := accs[0].p
 	out := make([]pipeline.Estimate, p)
+	x := make([][]float64, len(accs))
 	for j := range p {
-		f := func(a *answerAcc, b int) float64 { return a.rb.sum[b*a.p+j] }
 		var S, Q, N float64
-		for _, a := range accs {
-			for b := range len(a.rb.sum) / a.p {
-				S += f(a, b)
+		for i, a := range accs {
+			r := a.rb
+			nb := len(r.sum) / p
+			for b := range nb {
+				S += r.sum[b*p+j]
 			}
-			Q += a.rb.sq[j]
-			N += float64(a.n)
+			Q += r.sq[j]
+			N += float64(r.step)
+			// The series of whole batches' means.
+			x[i] = x[i][:0]
+			for b := range min(nb, r.step/r.batch) {
+				x[i] = append(x[i], r.sum[b*p+j]/float64(r.batch))
+			}
 		}
-		e := batchEstimate(accs, f)
+		e := pipeline.EstimateMean(x)
+		if e.Steps < 4 {
+			e.MCSE, e.Rhat = math.NaN(), math.NaN()
+		}
 		e.P = S / N
 		// The batch means' ESS counts batches: report the steps' (the
 		// variance over the steps against the MCSE), and the steps.
