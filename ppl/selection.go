@@ -343,6 +343,7 @@ type SelectionSpace struct {
 	neighbours func(Terms, []float64) (float64, error)
 	offset     func(Terms) (float64, error)
 	scorer     func() (NeighbourhoodScorer, error) // WithNeighbourhoodScorer's, or nil
+	corr       func(i, j int) float64              // WithTermCorrelation's, or nil
 }
 
 // SelectionOption configures NewSelectionSpace.
@@ -628,6 +629,29 @@ func (s *SelectionSpace) NewScorer() (NeighbourhoodScorer, error) {
 		return nil, errors.New("ppl: the selection space has no neighbourhood scorer (WithNeighbourhoodScorer)")
 	}
 	return s.scorer()
+}
+
+// WithTermCorrelation declares corr(i, j), the correlation of terms i
+// and j in the data (of their columns, for a regression): the
+// correlation-aware summaries of a selection (credible sets of
+// near-copies, their purity) read it. It must be safe for concurrent use.
+func WithTermCorrelation(corr func(i, j int) float64) SelectionOption {
+	return func(s *SelectionSpace) error {
+		if corr == nil {
+			return errors.New("ppl: nil term correlation")
+		}
+		s.corr = corr
+		return nil
+	}
+}
+
+// TermCorrelation returns the correlation of terms i and j
+// (WithTermCorrelation), and false when the space has none.
+func (s *SelectionSpace) TermCorrelation(i, j int) (float64, bool) {
+	if s.corr == nil || i < 0 || j < 0 || i >= s.p || j >= s.p {
+		return math.NaN(), false
+	}
+	return s.corr(i, j), true
 }
 
 // DefaultModelCache is the default bound on the models a SelectionSpace

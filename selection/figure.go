@@ -128,3 +128,44 @@ func (r *Result) WriteRunningFigure(path string, terms ...int) error {
 		figures.ByChain(), figures.WithYRange(0, 1))
 	return err
 }
+
+// WriteManhattan draws every term's PIP (the Rao-Blackwellised one where
+// the space has exact evidences) at its position in the terms' order, a
+// Manhattan-style plot that stays readable at thousands of terms: the
+// terms of each credible set in a colour of their own, each set's lead
+// named. It writes the figure to path (".png" or ".svg").
+func (r *Result) WriteManhattan(path string) error {
+	if len(r.PIP) == 0 {
+		return fmt.Errorf("selection: no inclusion probabilities to draw")
+	}
+	pip := make([]float64, len(r.PIP))
+	which := "PIP"
+	for j, e := range r.PIP {
+		pip[j] = e.P
+		if len(r.PIPRaoBlackwell) == len(pip) {
+			pip[j] = math.Min(1, math.Max(0, r.PIPRaoBlackwell[j].P))
+			which = "Rao-Blackwellised PIP"
+		}
+	}
+	group := make([]int, len(pip))
+	for j := range group {
+		group[j] = -1
+	}
+	label := make([]string, len(pip))
+	var groups []string
+	for g, c := range r.CredibleSets {
+		for _, j := range c.Indices {
+			group[j] = g
+		}
+		if len(c.Indices) > 0 {
+			label[c.Indices[0]] = c.Lead
+		}
+		terms := "terms"
+		if len(c.Indices) == 1 {
+			terms = "term"
+		}
+		groups = append(groups, fmt.Sprintf("set %d (%d %s, coverage %.2f)", g+1, len(c.Indices), terms, c.Coverage.P))
+	}
+	title := fmt.Sprintf("%s by position, %d terms (%d kept steps)", which, len(pip), r.Steps)
+	return figures.Manhattan(path, title, pip, group, groups, label, figures.WithXLabel("term position"))
+}

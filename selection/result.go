@@ -63,6 +63,11 @@ type Result struct {
 	// terms whose PIP or coefficient has R̂ > 1.05 or ESS < 100 (run
 	// longer). A run with warnings still succeeds.
 	Warnings []string `json:"warnings,omitempty"`
+	// CredibleSets are the effects' credible sets (see CredibleSet), leads
+	// in decreasing PIP, on spaces that give term correlations
+	// (ppl.WithTermCorrelation, as glmselect's do). Their coverage needs
+	// the chains' steps: a merged result (Merge) has none.
+	CredibleSets []CredibleSet `json:"credible_sets,omitempty"`
 	// Top lists the most visited models, most visited first.
 	Top []Model `json:"top"`
 	// Visited is the number of distinct models visited in the kept steps
@@ -191,6 +196,7 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 	}
 	r.Coefficients, r.Quantities = answer(r.Names, accs)
 	r.PIPRaoBlackwell = raoBlackwell(accs)
+	r.CredibleSets = credibleSets(sp, r, done, lens, s.CredibleLevel, s.Purity)
 	// Models: global visit counts.
 	type agg struct {
 		terms  ppl.Terms

@@ -59,6 +59,10 @@ type Settings struct {
 	// not grow with the number of terms; the coefficients are summarised
 	// in Result.Coefficients.
 	DrawsDir string
+	// CredibleLevel is the coverage of the credible sets (default 0.95)
+	// and Purity the smallest absolute correlation of a set's terms with
+	// its lead (default 0.5); see CredibleSet.
+	CredibleLevel, Purity float64
 	// Progress, when set, is called about every 1% of a chain's steps
 	// (from the chains' goroutines, one call at a time).
 	Progress func(pipeline.Progress)
@@ -78,6 +82,12 @@ func (s *Settings) withDefaults() Settings {
 	o.Warmup = max(o.Warmup, 0)
 	runs.OrDefault(&o.Steps, DefaultSteps)
 	runs.OrDefault(&o.Top, DefaultTop)
+	if o.CredibleLevel == 0 {
+		o.CredibleLevel = DefaultCredibleLevel
+	}
+	if o.Purity == 0 {
+		o.Purity = DefaultPurity
+	}
 	if o.Proposal == nil {
 		o.Proposal = FullConditional{}
 		if o.Informed {
@@ -115,6 +125,16 @@ func (s *Settings) checkCounts(p int) error {
 	if s.Top < 1 || s.Top > maxTop {
 		return names.Error("Top", nil, func(n runs.Names) string {
 			return fmt.Sprintf("%s: need 1 to %d most visited models (each is fitted and printed)", n.Is("Top", s.Top), maxTop)
+		})
+	}
+	if !(s.CredibleLevel > 0 && s.CredibleLevel < 1) {
+		return names.Error("CredibleLevel", nil, func(n runs.Names) string {
+			return fmt.Sprintf("%s: a credible set's coverage is a probability strictly between 0 and 1", n.Is("CredibleLevel", s.CredibleLevel))
+		})
+	}
+	if !(s.Purity >= 0 && s.Purity <= 1) {
+		return names.Error("Purity", nil, func(n runs.Names) string {
+			return fmt.Sprintf("%s: a credible set's purity is an absolute correlation in [0, 1]", n.Is("Purity", s.Purity))
 		})
 	}
 	return c.CheckMemory(names, keptMemory(s.Steps, p)...)

@@ -22,6 +22,25 @@ func (r *Result) String() string {
 // WriteTable writes the result as text: the run, the inclusion
 // probabilities sorted from the largest, the expected model size and the
 // top models.
+// maxTableTerms bounds the terms the table lists (largest PIPs first),
+// so that it stays readable at thousands of terms.
+const maxTableTerms = 50
+
+// writeCredibleSets writes the credible sets, if any.
+func (r *Result) writeCredibleSets(b *strings.Builder) {
+	if len(r.CredibleSets) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nCredible sets (the fewest near-copies of a lead that the model holds one of with the stated probability):\n%4s  %-10s  %8s  %7s  %6s  %7s  %s\n", "set", "lead", "coverage", "MCSE", "purity", "effects", "terms")
+	for i, c := range r.CredibleSets {
+		terms := strings.Join(c.Terms, ",")
+		if len(c.Terms) > 12 {
+			terms = strings.Join(c.Terms[:12], ",") + fmt.Sprintf(",… (%d terms)", len(c.Terms))
+		}
+		fmt.Fprintf(b, "%4d  %-10s  %8.4f  %7.4f  %6.2f  %7.3f  %s\n", i+1, c.Lead, c.Coverage.P, c.Coverage.MCSE, c.Purity, c.Effects, terms)
+	}
+}
+
 func (r *Result) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Variable selection over %d terms: %d chain(s) × %d kept steps (%d warm-up), %s transports%s, %.1f s\n",
@@ -60,6 +79,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "  %9s  %7s", "PIP (RB)", "MCSE")
 	}
 	b.WriteByte('\n')
+	rest := 0
+	if len(order) > maxTableTerms {
+		rest, order = len(order)-maxTableTerms, order[:maxTableTerms]
+	}
 	for _, j := range order {
 		e := r.PIP[j]
 		tail := ""
@@ -77,6 +100,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "%-*s  %7.4f  %7.4f  %6s  %7.0f%s\n", width, r.Names[j], e.P, e.MCSE, rhatString(e.Rhat), e.ESS, tail)
 	}
+	if rest > 0 {
+		fmt.Fprintf(&b, "… and %d more terms of PIP ≤ %.4f (every term is in the JSON)\n", rest, r.PIP[order[len(order)-1]].P)
+	}
+	r.writeCredibleSets(&b)
 	r.writeCoefficients(&b, order, width)
 	r.writeQuantities(&b)
 	fmt.Fprintf(&b, "\nExpected model size: %.3f ± %.3f (MCSE)\n", r.Size.P, r.Size.MCSE)

@@ -70,9 +70,9 @@ func parseSelectFlags(args []string, stderr io.Writer) (*selectFlags, error) {
 	fs.StringVar(&f.na, "na", "refuse", "rows with a missing value (NA, empty, NaN, nan or .): refuse (an error naming them) or drop")
 	fs.StringVar(&f.family, "family", "gaussian", "the regression: "+strings.Join(selectFamilies(), ", "))
 	fs.StringVar(&f.jsonPath, "json", "", "write the result as JSON to `file`")
-	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv: lp__, accept_stat__, size__, chain_model__ numbering the chain's models, each defined by a '# model N: terms' line, the intercept and shared coordinates), and the figures pips.png (every PIP ± 2 MCSE) and running_pips.png (running PIPs of the least certain predictors)")
-	fs.StringVar(&f.informed, "informed", "auto", "informed jumps: choose the term to add or drop by the neighbours' evidences (true, false, or auto: true for -family gaussian, whose evidences are closed forms, when there are at least n − 1 candidate terms, where they mix far better; false otherwise)")
-	fs.StringVar(&f.proposal, "proposal", "", "the jumps' proposal family: "+selectProposalNames()+" (default "+selection.FullConditional{}.String()+"; see selection.Proposals)")
+	fs.StringVar(&f.out, "o", "", "`folder` for the kept steps as CmdStan CSV, one file per chain (select-<chain>.csv: lp__, accept_stat__, size__, chain_model__ numbering the chain's models, each defined by a '# model N: terms' line, the intercept and shared coordinates), and the figures pips.png (every PIP ± 2 MCSE), manhattan.png (every PIP by the term's position, the credible sets coloured) and running_pips.png (running PIPs of the least certain predictors)")
+	fs.StringVar(&f.informed, "informed", "auto", "informed jumps: choose the term to add or drop by the neighbours' evidences (true, false, or auto: true for -family gaussian, whose evidences are closed forms, when there are at least n − 1 candidate terms, where they mix far better; false otherwise; the exact proposals' moves are always informed)")
+	fs.StringVar(&f.proposal, "proposal", "", "the jumps' proposal family: "+selectProposalNames()+" (default: "+selection.Exact{}.String()+" for -family gaussian under a fixed-g prior, whose chains move on the models alone, their evidences and posteriors being closed forms; else "+selection.FullConditional{}.String()+"; see selection.Proposals)")
 	fs.StringVar(&f.prior, "prior", "g", "gaussian: the coefficients' prior, "+strings.Join(selectPriors(), ", ")+" (g: Zellner's g-prior, g = -g or n; bric: g = max(n, p²); hyper-g and hyper-g/n: Liang et al.'s, parameter -a; zs: Zellner–Siow; nig: normal-inverse-gamma -g, -a, -b on the standardised predictors, which depends on y's units)")
 	fs.Float64Var(&f.g, "g", 0, "gaussian -prior g: the fixed g (default n, unit information); -prior nig: every coefficient, intercept included, ~ N(0, σ² g) on the standardised predictors (default 1)")
 	fs.Float64Var(&f.a, "a", 0, "gaussian -prior hyper-g, hyper-g/n: a, 2 < a ≤ 4 (default 3); -prior nig: σ² ~ InverseGamma(a, b), shape (default 0.01)")
@@ -549,13 +549,17 @@ func runSelect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if f.out != "" {
 		files = append(files, filepath.Join(f.out, "select-*.csv"))
 		pips, running := filepath.Join(f.out, "pips.png"), filepath.Join(f.out, "running_pips.png")
+		manhattan := filepath.Join(f.out, "manhattan.png")
+		if err := res.WriteManhattan(manhattan); err != nil {
+			return fail(err)
+		}
 		if err := res.WriteFigure(pips); err != nil {
 			return fail(err)
 		}
 		if err := res.WriteRunningFigure(running); err != nil {
 			return fail(err)
 		}
-		files = append(files, pips, running)
+		files = append(files, pips, manhattan, running)
 	}
 	if !f.quiet && len(files) > 0 {
 		fmt.Fprintf(stderr, "wrote %s\n", strings.Join(files, ", "))

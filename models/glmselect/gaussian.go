@@ -58,7 +58,8 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 	opts = append(opts, ppl.WithModelEvidence(logEvidence), ppl.WithNeighbourEvidence(neighbours))
 	if r.isG() {
 		gp.gram = ev.gm
-		opts = append(opts, ppl.WithModelOffset(gp.gram.offset), ppl.WithModelSupport(gp.gram.inSupport))
+		opts = append(opts, ppl.WithModelOffset(gp.gram.offset), ppl.WithModelSupport(gp.gram.inSupport),
+			ppl.WithTermCorrelation(gp.gram.corr))
 		if r.kind != gFixed {
 			shared = 2
 		} else {
