@@ -43,7 +43,7 @@ func ExampleRun() {
 	fmt.Printf("most visited model: {%s}\n", res.Top[0].Label)
 	// Output:
 	// x1: PIP 1.0
-	// x2: PIP 0.3
+	// x2: PIP 0.2
 	// x3: PIP 1.0
 	// x4: PIP 0.1
 	// x5: PIP 0.1

@@ -40,6 +40,6 @@ func Example() {
 		}
 	}
 	// Output:
-	// Ed: PIP 0.95, coefficient 1.8
-	// Ineq: PIP 0.99, coefficient 1.5
+	// Ed: PIP 0.96, coefficient 1.9
+	// Ineq: PIP 0.99, coefficient 1.4
 }
