@@ -49,8 +49,8 @@ const credibleLeadPIP = 0.01
 // (the Rao-Blackwellised ones where the space has exact evidences): each
 // lead gathers the terms not yet in a set whose absolute correlation with
 // it is at least purity, and the set is the smallest prefix of them, by
-// decreasing PIP, whose coverage reaches level. A lead whose whole group
-// falls short starts no set. Without term correlations
+// decreasing PIP, whose coverage reaches level; only its terms are then
+// spent. A lead whose whole group falls short starts no set. Without term correlations
 // (ppl.WithTermCorrelation) there are none.
 func credibleSets(sp *ppl.SelectionSpace, r *Result, done []*selChain, lens []int, level, purity float64) []CredibleSet {
 	if _, ok := sp.TermCorrelation(0, 0); !ok || len(done) == 0 {
@@ -129,7 +129,9 @@ func credibleSets(sp *ppl.SelectionSpace, r *Result, done []*selChain, lens []in
 			used[lead] = true
 			continue
 		}
-		for _, j := range group {
+		// Only the set's terms are spent: a term correlated with the lead
+		// but outside its set may lead an effect of its own.
+		for _, j := range set {
 			used[j] = true
 		}
 		cs := CredibleSet{Lead: r.Names[lead], Indices: set, Purity: 1}
