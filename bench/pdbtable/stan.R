@@ -2,10 +2,14 @@
 # for each named posterior on its own data with rstan's defaults (4 chains
 # one after another on one core, 1000 warm-up + 1000 draws, diag_e metric,
 # adapt_delta 0.8, max_treedepth 10, inits uniform on (-2, 2)) and appends
-# one CSV row per posterior: the least bulk ESS over the posterior's
-# parameters (rstan::ess_bulk, rank-normalised, as in trj) and the CPU
-# seconds of the sampling phase (rstan times phases with clock(), i.e. CPU
-# time; compilation and warm-up are excluded).
+# one CSV row per posterior to OUT_CSV: the least bulk ESS over the
+# posterior's parameters (rstan::ess_bulk, rank-normalised, as trj's
+# diag.ESSBulk) and the CPU seconds of the sampling phase (rstan times
+# phases with clock(), i.e. CPU time; compilation and warm-up are
+# excluded); and to OUT_CSV with _ess before .csv, every quantity's bulk
+# ESS, so that the table takes the least over the same quantities as the
+# reference draws (posteriordb's draws of eight_schools_noncentered hold
+# theta, a transformed parameter, not theta_trans).
 #
 #   Rscript stan.R PDB_REPO CACHE_DIR OUT_CSV SEED POSTERIOR...
 #
@@ -48,6 +52,13 @@ for (p in posteriors) {
                   seed = seed, refresh = 0, init = "random",
                   control = list(adapt_delta = 0.8, max_treedepth = 10, metric = "diag_e"))
   el <- get_elapsed_time(fit)
+  all <- as.array(fit)
+  all <- all[, , dimnames(all)[[3]] != "lp__", drop = FALSE]
+  ess_all <- apply(all, 3, function(m) ess_bulk(m))
+  long <- sub("\\.csv$", "_ess.csv", out)
+  if (!file.exists(long)) cat("posterior,quantity,ess_bulk\n", file = long)
+  cat(sprintf("%s,%s,%.1f\n", p, gsub(",", ".", sub("\\]$", "", sub("\\[", ".", names(ess_all)))), ess_all),
+      sep = "", file = long, append = TRUE)
   arr <- as.array(fit, pars = names(info$dimensions))
   ess <- apply(arr, 3, function(m) ess_bulk(m))
   sp <- get_sampler_params(fit, inc_warmup = FALSE)
