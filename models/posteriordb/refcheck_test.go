@@ -19,39 +19,46 @@ type refCase struct {
 	// maxRhat, when positive, also bounds every parameter's R̂: for a
 	// posterior whose chains could settle in different modes.
 	maxRhat float64
+	// allParams asks that the reference cover every quantity of the
+	// model; otherwise the model may report more (theta_trans beside
+	// theta, an ODE's solution), and the reference's must be among them.
+	allParams bool
 }
 
 // referenceCases are the checks of TestReference, one per posteriordb
 // posterior with reference draws. Runs are as short as keeps each check
 // meaningful: the linear regressions 2 × (300 + 300), the heavier models
-// as their first tests ran them.
+// as their first tests ran them. kilpisjarvi (a posterior correlation
+// near −1) and arma11 get the default 1000 warm-up iterations: after 300
+// a diagonal metric is not yet adapted to kilpisjarvi's scales, and one
+// of arma11's chains was still stuck where it started.
 func referenceCases(t *testing.T) []refCase {
 	t.Helper()
 	cases := []refCase{
-		{"eight_schools-eight_schools_noncentered", EightSchoolsNoncentered, 2, 300, 300, 5, 0},
-		{"kilpisjarvi_mod-kilpisjarvi", Kilpisjarvi, 2, 300, 300, 31, 0},
-		{"kidiq-kidscore_interaction", KidscoreInteraction, 2, 300, 300, 32, 0},
-		{"sblrc-blr", BLR, 2, 300, 300, 9, 0},
-		{"diamonds-diamonds", Diamonds, 2, 300, 300, 33, 0},
-		{"arK-arK", ArK, 2, 300, 300, 34, 0},
-		{"arma-arma11", Arma11, 2, 300, 300, 35, 0},
-		{"garch-garch11", Garch11, 2, 300, 300, 36, 0},
-		{"gp_pois_regr-gp_pois_regr", GPPoisRegr, 2, 300, 300, 37, 0},
-		{"low_dim_gauss_mix-low_dim_gauss_mix", LowDimGaussMix, 2, 300, 300, 38, 0},
-		{"hmm_example-hmm_example", HMMExample, 2, 300, 300, 39, 0},
-		{"hudson_lynx_hare-lotka_volterra", LotkaVolterra, 2, 500, 300, 17, 1.05},
-		{"gp_pois_regr-gp_regr", GPRegr, 2, 500, 1000, 21, 0},
-		{"one_comp_mm_elim_abs-one_comp_mm_elim_abs", OneCompMMElimAbs, 2, 500, 1000, 22, 0},
-		{"bball_drive_event_0-hmm_drive_0", HMMDrive0, 2, 300, 500, 23, 0},
-		{"bball_drive_event_1-hmm_drive_1", HMMDrive1, 2, 300, 500, 24, 0},
-		{"mcycle_gp-accel_gp", AccelGP, 2, 300, 300, 25, 0},
+		{"eight_schools-eight_schools_noncentered", EightSchoolsNoncentered, 2, 300, 300, 5, 0, false},
+		{"kilpisjarvi_mod-kilpisjarvi", Kilpisjarvi, 2, 1000, 1000, 31, 0, false},
+		{"kidiq-kidscore_interaction", KidscoreInteraction, 2, 300, 300, 32, 0, false},
+		{"sblrc-blr", BLR, 2, 300, 300, 9, 0, false},
+		{"diamonds-diamonds", Diamonds, 2, 300, 300, 33, 0, false},
+		{"arK-arK", ArK, 2, 300, 300, 34, 0, false},
+		{"arma-arma11", Arma11, 2, 1000, 300, 35, 0, false},
+		{"garch-garch11", Garch11, 2, 300, 300, 36, 0, false},
+		{"gp_pois_regr-gp_pois_regr", GPPoisRegr, 2, 300, 300, 37, 0, false},
+		{"low_dim_gauss_mix-low_dim_gauss_mix", LowDimGaussMix, 2, 300, 300, 38, 0, false},
+		{"hmm_example-hmm_example", HMMExample, 2, 300, 300, 39, 0, false},
+		{"hudson_lynx_hare-lotka_volterra", LotkaVolterra, 2, 500, 300, 17, 1.05, false},
+		{"gp_pois_regr-gp_regr", GPRegr, 2, 500, 1000, 21, 0, false},
+		{"one_comp_mm_elim_abs-one_comp_mm_elim_abs", OneCompMMElimAbs, 2, 500, 1000, 22, 0, false},
+		{"bball_drive_event_0-hmm_drive_0", HMMDrive0, 2, 300, 500, 23, 0, false},
+		{"bball_drive_event_1-hmm_drive_1", HMMDrive1, 2, 300, 500, 24, 0, false},
+		{"mcycle_gp-accel_gp", AccelGP, 2, 300, 300, 25, 0, false},
 	}
 	for i, name := range linregPosteriors {
 		j := slices.IndexFunc(gallery, func(g galleryEntry) bool { return g.name == name })
 		if j < 0 {
 			t.Fatalf("%s is not in the gallery table", name)
 		}
-		cases = append(cases, refCase{name, gallery[j].build, 2, 300, 300, uint64(100 + i), 0})
+		cases = append(cases, refCase{name, gallery[j].build, 2, 300, 300, uint64(100 + i), 0, true})
 	}
 	return cases
 }
@@ -59,12 +66,12 @@ func referenceCases(t *testing.T) []refCase {
 // checkAgainstReference samples m with NUTS and compares each parameter's
 // mean, sd and 5 %/95 % quantiles with the embedded reference summary of
 // c.posterior: each standardised difference z = (ours − reference) /
-// √(MCSE² + MCSE_ref²) must satisfy |z| ≤ 4. The model's parameters must
-// be exactly the reference's. It returns the largest |z| and where.
+// √(MCSE² + MCSE_ref²) must satisfy |z| ≤ 4. Every quantity of the
+// reference must be the model's (and, with c.allParams, the converse). It returns the largest |z| and where.
 func checkAgainstReference(t *testing.T, c refCase, m *ppl.GraphModel) (float64, string) {
 	t.Helper()
 	ref := readRefSummary(t, c.posterior)
-	if names := m.ParamNames(); len(names) != len(ref.Params) {
+	if names := m.ParamNames(); c.allParams && len(names) != len(ref.Params) {
 		t.Fatalf("parameters %v, reference has %d", names, len(ref.Params))
 	}
 	cols := sampleNUTS(t, m, c.chains, c.warmup, c.draws, c.seed)
