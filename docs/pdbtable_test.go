@@ -4,10 +4,30 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/trjgo/trj/models"
+	"github.com/trjgo/trj/ppl"
 )
+
+// builtModels caches the gallery's models built on their embedded data:
+// building the recursions' graphs (garch11, the HMMs) takes seconds, and
+// TestGalleryOutputs and TestPosteriordbTable both need every model.
+var builtModels sync.Map // entry name → ppl.Model
+
+// buildModel returns e's model on its embedded data, built once per run.
+func buildModel(e models.Entry) (ppl.Model, error) {
+	if m, ok := builtModels.Load(e.Name); ok {
+		return m.(ppl.Model), nil
+	}
+	m, err := e.New("")
+	if err != nil {
+		return nil, err
+	}
+	builtModels.Store(e.Name, m)
+	return m, nil
+}
 
 // TestPosteriordbTable checks the generated table of posteriordb's
 // posteriors in gallery/README.md (go run ./bench/pdbtable -out
@@ -15,6 +35,9 @@ import (
 // entries, each once, with the dimension of the model as it is now built
 // and a link to its page. Timings are measurements, not checked here.
 func TestPosteriordbTable(t *testing.T) {
+	if raceDetector && testing.Short() {
+		t.Skip("skipped with -race -short: builds every model single-threaded (run without -race)")
+	}
 	text := readText(t, galleryDir+"/README.md")
 	const begin, end = "<!-- pdbtable begin", "<!-- pdbtable end -->"
 	i, j := strings.Index(text, begin), strings.Index(text, end)
@@ -44,7 +67,7 @@ func TestPosteriordbTable(t *testing.T) {
 			t.Errorf("the table lacks %s; run go run ./bench/pdbtable -out docs/gallery/README.md", e.Posterior)
 			continue
 		}
-		m, err := e.New("")
+		m, err := buildModel(e)
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name, err)
 		}
