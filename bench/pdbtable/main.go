@@ -365,6 +365,8 @@ func readCSV(path string) ([][]string, error) {
 // stanRow is Stan's figure for one posterior.
 type stanRow struct {
 	ESSPerCPU float64
+	// GradMicros is the sampling phases' CPU microseconds per gradient.
+	GradMicros float64
 }
 
 // readStan reads stan.R's rows and, where it has them, the per-quantity
@@ -398,12 +400,13 @@ func readStan(path, refDir string) (map[string]stanRow, error) {
 		perQ[r[0]][r[1]] = v
 	}
 	for _, r := range recs {
-		if len(r) < 4 {
-			return nil, fmt.Errorf("%s: a row of %d fields", path, len(r))
+		if len(r) < 7 {
+			return nil, fmt.Errorf("%s: a row of %d fields, want 8", path, len(r))
 		}
 		minESS, err1 := strconv.ParseFloat(r[1], 64)
 		cpu, err2 := strconv.ParseFloat(r[3], 64)
-		if err := errors.Join(err1, err2); err != nil {
+		grads, err3 := strconv.ParseFloat(r[6], 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, r[0], err)
 		}
 		if q := perQ[r[0]]; q != nil {
@@ -420,7 +423,7 @@ func readStan(path, refDir string) (map[string]stanRow, error) {
 				minESS = math.Min(minESS, v)
 			}
 		}
-		out[r[0]] = stanRow{ESSPerCPU: minESS / cpu}
+		out[r[0]] = stanRow{ESSPerCPU: minESS / cpu, GradMicros: 1e6 * cpu / grads}
 	}
 	return out, nil
 }

@@ -18,8 +18,8 @@ func renderTable(rows map[string]trjRow, stan map[string]stanRow) (string, error
 	entries := posteriordbEntries()
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Posterior < entries[j].Posterior })
 	var b strings.Builder
-	writeLine(&b, "| posterior | dim | reference check | ESS/CPU-s | Stan ESS/CPU-s | trj ÷ Stan |\n")
-	writeLine(&b, "| --- | ---: | --- | ---: | ---: | ---: |\n")
+	writeLine(&b, "| posterior | dim | reference check | ESS/CPU-s | Stan ESS/CPU-s | trj ÷ Stan | µs/gradient trj, Stan |\n")
+	writeLine(&b, "| --- | ---: | --- | ---: | ---: | ---: | ---: |\n")
 	var ratios []float64
 	pass, measured, behind := 0, 0, 0
 	for _, e := range entries {
@@ -30,7 +30,7 @@ func renderTable(rows map[string]trjRow, stan map[string]stanRow) (string, error
 		if e.Name != e.Posterior {
 			name += fmt.Sprintf(" (`%s`)", e.Name)
 		}
-		check, ess, stanESS, ratio := "—", "—", "—", "—"
+		check, ess, stanESS, ratio, grad := "—", "—", "—", "—", "—"
 		if r, ok := rows[e.Posterior]; ok {
 			measured++
 			if r.MaxZ <= 4 {
@@ -40,6 +40,7 @@ func renderTable(rows map[string]trjRow, stan map[string]stanRow) (string, error
 				check = fmt.Sprintf("**off**: \\|z\\| %.2f (%s)", r.MaxZ, r.Where)
 			}
 			ess = sig3(r.MinESS / r.CPU)
+			grad = sig3(1e6 * r.CPU / float64(r.Grads))
 			if s, ok := stan[e.Posterior]; ok {
 				q := r.MinESS / r.CPU / s.ESSPerCPU
 				ratios = append(ratios, q)
@@ -47,9 +48,10 @@ func renderTable(rows map[string]trjRow, stan map[string]stanRow) (string, error
 					behind++
 				}
 				stanESS, ratio = sig3(s.ESSPerCPU), fmt.Sprintf("%.2f", q)
+				grad += ", " + sig3(s.GradMicros)
 			}
 		}
-		writeLine(&b, "| %s | %d | %s | %s | %s | %s |\n", name, dims[e.Posterior], check, ess, stanESS, ratio)
+		writeLine(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", name, dims[e.Posterior], check, ess, stanESS, ratio, grad)
 	}
 	writeLine(&b, "\n%d of %d posteriors measured; %d of them pass the reference check (|z| ≤ 4 on every mean, sd and 5 %%/95 %% quantile).", measured, len(entries), pass)
 	if len(ratios) > 0 {
