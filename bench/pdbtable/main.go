@@ -390,9 +390,14 @@ func readStan(path, refDir string) (map[string]stanRow, error) {
 		if len(r) != 3 {
 			return nil, fmt.Errorf("%s: a row of %d fields, want 3", path, len(r))
 		}
-		v, err := strconv.ParseFloat(r[2], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		// R writes NA for a quantity without an ESS (a generated quantity
+		// constant within chains); only the reference's quantities count.
+		v := math.NaN()
+		if r[2] != "NA" {
+			var err error
+			if v, err = strconv.ParseFloat(r[2], 64); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
 		}
 		if perQ[r[0]] == nil {
 			perQ[r[0]] = map[string]float64{}
@@ -417,8 +422,8 @@ func readStan(path, refDir string) (map[string]stanRow, error) {
 			minESS = math.Inf(1)
 			for _, p := range ref.Params {
 				v, ok := q[p.Name]
-				if !ok {
-					return nil, fmt.Errorf("%s: Stan's run of %s has no quantity %s", path, r[0], p.Name)
+				if !ok || math.IsNaN(v) {
+					return nil, fmt.Errorf("%s: Stan's run of %s has no ESS of %s", path, r[0], p.Name)
 				}
 				minESS = math.Min(minESS, v)
 			}
