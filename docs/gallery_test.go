@@ -103,7 +103,7 @@ func TestGalleryOutputs(t *testing.T) {
 		if !ok {
 			continue // no pasted output
 		}
-		m, err := e.New("")
+		m, err := buildModel(e)
 		if err != nil {
 			t.Errorf("%s: %v", e.Name, err)
 			continue
