@@ -128,8 +128,9 @@ func (gp *gaussianPlan) gPrior(b *ppl.Builder, cols []int, bm, k, sigma2 *gorgon
 	m := len(cols)
 	xtx := mat.NewDense(1+m, 1+m, nil)
 	for a, i := range cols {
+		row := gm.row(i)
 		for c, j := range cols {
-			xtx.Set(1+a, 1+c, gm.c[i*gm.p+j]*math.Exp(gm.logScale[i]+gm.logScale[j]))
+			xtx.Set(1+a, 1+c, row[j]*math.Exp(gm.logScale[i]+gm.logScale[j]))
 		}
 	}
 	var g *gorgonia.Node
