@@ -51,9 +51,9 @@ type Evidence struct {
 	nig    *nigGram
 	l, rhs []float64 // scratch
 	inv    []float64
-	scr    []float64 // 2(p+1), NeighbourLogEvidences' scratch
+	scr    []float64   // 2(p+1), NeighbourLogEvidences' scratch
 	rows   [][]float64 // NeighbourLogEvidences' Gram rows
-	log1pG float64   // log(1 + g) of a fixed g
+	log1pG float64     // log(1 + g) of a fixed g
 }
 
 // nigGram is the normal-inverse-gamma evidence's data: the Gram matrix of
