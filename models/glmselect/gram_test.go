@@ -128,3 +128,62 @@ func TestGramRowsOnDemand(t *testing.T) {
 		t.Errorf("%d of 300 models outside the support: want some, not all", infs)
 	}
 }
+
+// TestGPriorGraphByColumns checks the g-prior's graph above fullGramMaxP
+// terms, where βᵀXᵀXβ is ‖X_γβ‖² from the columns, against the graph
+// that reads the whole Gram matrix: the same log-density to rounding at
+// random points of random models.
+func TestGPriorGraphByColumns(t *testing.T) {
+	const n, p = 40, 12
+	X, y := scorerDesign(n, p)
+	s, d, err := prepare(X, y, &Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resolve(s.Prior, d.n, d.p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spaces []*ppl.SelectionSpace
+	for _, gm := range []*gram{newGramLimit(d, p, 0), newGramLimit(d, 0, 3*8*p)} {
+		gp := &gaussianPlan{d: d, r: r, gram: gm}
+		sp, err := ppl.NewSelectionSpace(p, func(b *ppl.Builder, t ppl.Terms) error { return gp.graph(b, t.Indices(), nil) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		spaces = append(spaces, sp)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 20 {
+		var idx []int
+		for j := range p {
+			if rng.IntN(3) == 0 && j != 5 {
+				idx = append(idx, j)
+			}
+		}
+		tm, err := ppl.NewTerms(p, idx...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lp [2]float64
+		var x []float64
+		for i, sp := range spaces {
+			m, err := sp.Build(tm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x == nil {
+				x = make([]float64, m.Dim())
+				for k := range x {
+					x[k] = 0.3 * rng.NormFloat64()
+				}
+			}
+			if lp[i], err = m.LogDensity(x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if math.Abs(lp[0]-lp[1]) > 1e-9*math.Max(1, math.Abs(lp[0])) {
+			t.Errorf("model %v: log-density %v from the Gram matrix, %v from the columns", idx, lp[0], lp[1])
+		}
+	}
+}
