@@ -37,6 +37,9 @@ type scaleRow struct {
 	MaxRhat, MinESS float64
 	Top             []scaleTerm
 	Warnings        int
+	// NaN counts the mixed terms whose R̂ or ESS the chains could not
+	// estimate (pipeline.Estimate), left out of MaxRhat and MinESS.
+	NaN int
 }
 
 type scaleTerm struct {
@@ -116,6 +119,10 @@ func scaleOne(n, p int, seed uint64) error {
 		if !e.Mixed {
 			continue
 		}
+		if math.IsNaN(e.Rhat) || math.IsNaN(e.ESS) {
+			row.NaN++ // chains too short for the term: counted, not maxed
+			continue
+		}
 		row.MaxRhat = max(row.MaxRhat, e.Rhat)
 		if e.P >= 0.1 {
 			row.MinESS = min(row.MinESS, e.ESS)
@@ -123,7 +130,11 @@ func scaleOne(n, p int, seed uint64) error {
 	}
 	for _, j := range topTerms(pips, 5) {
 		e := res.PIP[j]
-		row.Top = append(row.Top, scaleTerm{Name: res.Names[j], PIP: e.P, ESS: e.ESS, Rhat: e.Rhat})
+		t := scaleTerm{Name: res.Names[j], PIP: e.P, ESS: e.ESS, Rhat: e.Rhat}
+		if math.IsNaN(t.ESS) || math.IsNaN(t.Rhat) {
+			t.ESS, t.Rhat = -1, -1 // JSON has no NaN
+		}
+		row.Top = append(row.Top, t)
 	}
 	row.Warnings = len(res.Warnings)
 	return json.NewEncoder(os.Stdout).Encode(row)
@@ -152,8 +163,8 @@ func scaleTable(ns, ps []int, seed uint64) error {
 		return err
 	}
 	fmt.Printf("seed %d, GOMAXPROCS %d, %s\n\n", seed, runtime.GOMAXPROCS(0), time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Println("| n | p | blocks | data MB | peak MB | setup CPU-s | CPU-s | max R̂ | min ESS (PIP ≥ 0.1) | CPU-s per eff. sample | top PIPs (ESS) | causal |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| n | p | blocks | data MB | peak MB | setup CPU-s | CPU-s | max R̂ | min ESS (PIP ≥ 0.1) | CPU-s per eff. sample | top PIPs (ESS) | causal | R̂ NaN |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range ns {
 		for _, p := range ps {
 			cmd := exec.Command(self, "-scale-one", fmt.Sprintf("%d,%d", n, p), "-seed", strconv.FormatUint(seed, 10))
@@ -174,9 +185,9 @@ func scaleTable(ns, ps []int, seed uint64) error {
 			for _, j := range r.Causal {
 				causal = append(causal, "v"+strconv.Itoa(j+1))
 			}
-			fmt.Printf("| %d | %d | %d | %d | %d | %.1f | %.1f | %.4f | %.0f | %.4f | %s | %s |\n",
+			fmt.Printf("| %d | %d | %d | %d | %d | %.1f | %.1f | %.4f | %.0f | %.4f | %s | %s | %d |\n",
 				r.N, r.P, r.Blocks, r.DataMB, r.PeakMB, r.SetupCPU, r.CPU, r.MaxRhat, r.MinESS, r.CPU/r.MinESS,
-				strings.Join(top, ", "), strings.Join(causal, " "))
+				strings.Join(top, ", "), strings.Join(causal, " "), r.NaN)
 		}
 	}
 	return nil
