@@ -38,7 +38,8 @@ type scaleRow struct {
 	Top             []scaleTerm
 	Warnings        int
 	// NaN counts the mixed terms whose R̂ or ESS the chains could not
-	// estimate (pipeline.Estimate), left out of MaxRhat and MinESS.
+	// estimate (NaN) or whose R̂ is +Inf (chains at different constant
+	// values; pipeline.Estimate), left out of MaxRhat and MinESS.
 	NaN int
 }
 
@@ -119,7 +120,7 @@ func scaleOne(n, p int, seed uint64) error {
 		if !e.Mixed {
 			continue
 		}
-		if math.IsNaN(e.Rhat) || math.IsNaN(e.ESS) {
+		if math.IsNaN(e.Rhat) || math.IsNaN(e.ESS) || math.IsInf(e.Rhat, 0) {
 			row.NaN++ // chains too short for the term: counted, not maxed
 			continue
 		}
@@ -131,12 +132,15 @@ func scaleOne(n, p int, seed uint64) error {
 	for _, j := range topTerms(pips, 5) {
 		e := res.PIP[j]
 		t := scaleTerm{Name: res.Names[j], PIP: e.P, ESS: e.ESS, Rhat: e.Rhat}
-		if math.IsNaN(t.ESS) || math.IsNaN(t.Rhat) {
+		if math.IsNaN(t.ESS) || math.IsNaN(t.Rhat) || math.IsInf(t.Rhat, 0) {
 			t.ESS, t.Rhat = -1, -1 // JSON has no NaN
 		}
 		row.Top = append(row.Top, t)
 	}
 	row.Warnings = len(res.Warnings)
+	if math.IsInf(row.MinESS, 1) {
+		row.MinESS = 0 // no mixed term of PIP ≥ 0.1
+	}
 	return json.NewEncoder(os.Stdout).Encode(row)
 }
 
