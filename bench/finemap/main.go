@@ -4,7 +4,8 @@
 // the posterior inclusion probabilities under BMS's g-prior (g = n,
 // beta-binomial(1, 1) model prior) by an MC3 of its own on the
 // closed-form evidence, trj's selection.Run with its defaults scored
-// against it, and SuSiE (susieR) on the same data, side by side.
+// against it, and SuSiE (susieR) on the same data, side by side; -scale
+// is the scaling table on simulated block-correlated designs (scale.go).
 //
 // Run from the module root:
 //
