@@ -4,7 +4,8 @@
 // the posterior inclusion probabilities under BMS's g-prior (g = n,
 // beta-binomial(1, 1) model prior) by an MC3 of its own on the
 // closed-form evidence, trj's selection.Run with its defaults scored
-// against it, and SuSiE (susieR) on the same data, side by side.
+// against it, and SuSiE (susieR) on the same data, side by side; -scale
+// is the scaling table on simulated block-correlated designs (scale.go).
 //
 // Run from the module root:
 //
@@ -12,6 +13,7 @@
 //	go run ./bench/finemap -trj -seed 1 [-save run1.json]
 //	go run ./bench/finemap -rescore run1.json run2.json run3.json
 //	go run ./bench/finemap -susie
+//	go run ./bench/finemap -scale [-scale-n 574,5000 -scale-p 1000,3000,10000]
 package main
 
 import (
@@ -44,6 +46,10 @@ func main() {
 	susie := flag.Bool("susie", false, "run bench/finemap/susie.R (susieR::susie, L = 10) on the same data")
 	save := flag.String("save", "", "-trj: also write the run's PIPs, CPU and memory to this JSON file")
 	rescoreRuns := flag.Bool("rescore", false, "score the runs saved by -trj -save (the arguments) against -against")
+	scale := flag.Bool("scale", false, "the scaling table: simulated block-correlated designs of -scale-n rows × -scale-p columns")
+	scaleN := flag.String("scale-n", "574,5000", "-scale: rows")
+	scaleP := flag.String("scale-p", "1000,3000,10000", "-scale: columns")
+	scaleOneNP := flag.String("scale-one", "", "-scale's child: run n,p and print its row as JSON")
 	seed := flag.Uint64("seed", 1, "seed")
 	flag.Parse()
 	var err error
@@ -56,8 +62,23 @@ func main() {
 		err = rescore(*against, flag.Args())
 	case *susie:
 		err = runSusie(*against)
+	case *scale:
+		var ns, ps []int
+		if ns, err = parseInts(*scaleN); err == nil {
+			if ps, err = parseInts(*scaleP); err == nil {
+				err = scaleTable(ns, ps, *seed)
+			}
+		}
+	case *scaleOneNP != "":
+		var np []int
+		if np, err = parseInts(*scaleOneNP); err == nil && len(np) != 2 {
+			err = fmt.Errorf("-scale-one %q: want n,p", *scaleOneNP)
+		}
+		if err == nil {
+			err = scaleOne(np[0], np[1], *seed)
+		}
 	default:
-		err = fmt.Errorf("nothing to do: give -ref FILE, -trj or -susie")
+		err = fmt.Errorf("nothing to do: give -ref FILE, -trj, -susie or -scale")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "finemap:", err)

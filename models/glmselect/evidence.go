@@ -51,8 +51,9 @@ type Evidence struct {
 	nig    *nigGram
 	l, rhs []float64 // scratch
 	inv    []float64
-	scr    []float64 // 2(p+1), NeighbourLogEvidences' scratch
-	log1pG float64   // log(1 + g) of a fixed g
+	scr    []float64   // 2(p+1), NeighbourLogEvidences' scratch
+	rows   [][]float64 // NeighbourLogEvidences' Gram rows
+	log1pG float64     // log(1 + g) of a fixed g
 }
 
 // nigGram is the normal-inverse-gamma evidence's data: the Gram matrix of
@@ -89,7 +90,7 @@ func NewEvidence(X mat.Matrix, y []float64, settings *Settings) (*Evidence, erro
 func newEvidence(s *Settings, d *design, r resolved) (*Evidence, error) {
 	p1 := d.p + 1
 	e := &Evidence{n: d.n, p: d.p, r: r, prior: s.ModelPrior, log1pG: math.Log1p(r.g), names: d.names, scale: d.scale,
-		l: make([]float64, p1*p1), rhs: make([]float64, p1), inv: make([]float64, p1), scr: make([]float64, 2*p1)}
+		rhs: make([]float64, p1), inv: make([]float64, p1), scr: make([]float64, 2*p1)}
 	if r.isG() {
 		if s.Raw {
 			return nil, fmt.Errorf("glmselect: the g-priors are defined on centred predictors, so Settings.Raw applies only to NormalInverseGamma")
@@ -144,7 +145,8 @@ func (e *Evidence) P() int { return e.p }
 func (e *Evidence) clone() *Evidence {
 	c := *e
 	p1 := e.p + 1
-	c.l, c.rhs, c.inv, c.scr = make([]float64, len(e.l)), make([]float64, p1), make([]float64, p1), make([]float64, 2*p1)
+	c.l, c.rows = nil, nil
+	c.rhs, c.inv, c.scr = make([]float64, p1), make([]float64, p1), make([]float64, 2*p1)
 	if e.nig != nil {
 		g := *e.nig
 		g.chol, g.sol, g.sym = make([]mat.Cholesky, p1+1), make([]mat.VecDense, p1+1), make([]float64, p1*p1)
@@ -195,7 +197,8 @@ func (e *Evidence) fit(idx []int, mean, vr []float64) (float64, error) {
 	if k > gm.maxTerms() {
 		return math.Inf(-1), nil
 	}
-	L := e.l[:k*k]
+	e.l = grow(e.l, k*k) // NeighbourLogEvidences reads the factor there
+	L := e.l
 	if _, ok := gm.factor(idx, L); !ok {
 		return math.Inf(-1), nil
 	}
@@ -359,7 +362,9 @@ type Support struct {
 	// intercept's, up to rounding): under a g-prior no model holds a whole
 	// such set. It is computed when p < n (with more terms than
 	// observations every n of them are collinear, and MaxTerms is the
-	// bound that matters); nil otherwise or when there is none.
+	// bound that matters) and p ≤ 2,000 (above, the Gram matrix is never
+	// built whole; CollinearSets finds the sets from the columns); nil
+	// otherwise or when there is none.
 	Collinear []int
 	// Names names the terms.
 	Names []string
@@ -403,7 +408,10 @@ func (e *Evidence) Support() Support {
 		return s
 	}
 	s.MaxTerms = min(e.p, e.gm.maxTerms())
-	if e.p >= e.n {
+	if e.p >= e.n || e.gm.c == nil {
+		// Beyond fullGramMaxP terms the Gram matrix is never built whole,
+		// and its eigendecomposition would cost O(p³): CollinearSets names
+		// the sets from the columns.
 		return s
 	}
 	var eig mat.EigenSym

@@ -27,6 +27,10 @@ import (
 // (ppl.WithModelOffset). A model the g-prior is not defined for (more than
 // n − 2 terms, or terms exactly collinear) has prior probability zero
 // (Evidence.Support describes them).
+//
+// Under the g-priors with more than 2,000 terms, the space compiles each
+// visited model's graph (Settings.PerModel) whatever the setting: the
+// saturated model's graph would hold the p × p Gram matrix.
 func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpace, error) {
 	s, d, err := prepare(X, y, settings)
 	if err != nil {
@@ -67,6 +71,15 @@ func Gaussian(X mat.Matrix, y []float64, settings *Settings) (*ppl.SelectionSpac
 				ppl.WithNeighbourhoodScorer(func() (ppl.NeighbourhoodScorer, error) { return newScorer(ev, d) }))
 		}
 	}
+	if r.isG() && d.p > fullGramMaxP {
+		// The saturated form's graph holds the (1+p)² Gram matrix and all
+		// p columns, O(n p²) to build; beyond fullGramMaxP terms each
+		// visited model's own graph is the one that scales.
+		if !s.PerModel && (settings == nil || settings.Cache == 0) {
+			s.Cache = ppl.DefaultModelCache
+		}
+		s.PerModel = true
+	}
 	build := func(b *ppl.Builder, t ppl.Terms) error { return gp.graph(b, t.Indices(), nil) }
 	masked := func(b *ppl.Builder, mask *gorgonia.Node) error { return gp.graph(b, d.all(), mask) }
 	return d.choose(build, masked, &s, shared, opts...)
@@ -89,7 +102,7 @@ func (gp *gaussianPlan) graph(b *ppl.Builder, cols []int, mask *gorgonia.Node) e
 	beta := b.Real("beta", 1+len(cols))
 	sigma2 := b.Positive("sigma2")
 	bm, k := beta, gorgonia.NewConstant(float64(len(cols)))
-	var wm *gorgonia.Node
+	var wm, xn *gorgonia.Node
 	if mask != nil {
 		wm = withIntercept(b, mask)
 		bm = b.Check(gorgonia.HadamardProd(beta, wm))
@@ -112,9 +125,12 @@ func (gp *gaussianPlan) graph(b *ppl.Builder, cols []int, mask *gorgonia.Node) e
 			b.AddLogDensity(b.Check(gorgonia.HadamardProd(b.Check(prior.LogProbs(beta)), wm)))
 		}
 	} else {
-		gp.gPrior(b, cols, bm, k, sigma2)
+		xn = gp.gPrior(b, cols, X, bm, k, sigma2)
 	}
-	b.AddLogDensity(b.Check(ops.NormalIDGLM(b.DataMatrix("X", X), bm, b.Data("y", d.y), sigma)))
+	if xn == nil {
+		xn = b.DataMatrix("X", X)
+	}
+	b.AddLogDensity(b.Check(ops.NormalIDGLM(xn, bm, b.Data("y", d.y), sigma)))
 	return nil
 }
 
@@ -122,16 +138,34 @@ func (gp *gaussianPlan) graph(b *ppl.Builder, cols []int, mask *gorgonia.Node) e
 // p(σ²) ∝ 1/σ², a flat intercept and
 // log N(β; 0, gσ²(XᵀX)⁻¹) − ½ log|XᵀX| = −(k/2) log(2πgσ²) − βᵀXᵀXβ/(2gσ²),
 // with bm the coefficients (intercept first, masked) and k their number.
-func (gp *gaussianPlan) gPrior(b *ppl.Builder, cols []int, bm, k, sigma2 *gorgonia.Node) {
+// When the Gram matrix is kept whole, βᵀXᵀXβ reads it; above
+// fullGramMaxP terms it is ‖X_γβ‖² from X (the model's design, a column
+// of ones then the centred predictors), declared here as the data "X"
+// and returned, so that no Gram row is computed for a graph.
+func (gp *gaussianPlan) gPrior(b *ppl.Builder, cols []int, X *mat.Dense, bm, k, sigma2 *gorgonia.Node) (xn *gorgonia.Node) {
 	r, gm := &gp.r, gp.gram
-	// XᵀX of the centred predictors in data units, bordered by a zero row
-	// and column for the intercept.
-	m := len(cols)
-	xtx := mat.NewDense(1+m, 1+m, nil)
-	for a, i := range cols {
-		for c, j := range cols {
-			xtx.Set(1+a, 1+c, gm.c[i*gm.p+j]*math.Exp(gm.logScale[i]+gm.logScale[j]))
+	var quad *gorgonia.Node
+	if gm.c == nil {
+		// (0, β): the intercept's column is not in XᵀX.
+		keep := make([]float64, 1+len(cols))
+		for i := range cols {
+			keep[1+i] = 1
 		}
+		xn = b.DataMatrix("X", X)
+		fit := b.Check(gorgonia.Mul(xn, b.Check(gorgonia.HadamardProd(bm, b.Data("slopes", keep)))))
+		quad = b.Check(gorgonia.Sum(b.Check(gorgonia.Square(fit))))
+	} else {
+		// XᵀX of the centred predictors in data units, bordered by a zero
+		// row and column for the intercept.
+		m := len(cols)
+		xtx := mat.NewDense(1+m, 1+m, nil)
+		for a, i := range cols {
+			row := gm.row(i)
+			for c, j := range cols {
+				xtx.Set(1+a, 1+c, row[j]*math.Exp(gm.logScale[i]+gm.logScale[j]))
+			}
+		}
+		quad = b.Check(gorgonia.Sum(b.Check(gorgonia.HadamardProd(bm, b.Check(gorgonia.Mul(b.DataMatrix("xtx", xtx), bm))))))
 	}
 	var g *gorgonia.Node
 	switch r.kind {
@@ -151,12 +185,12 @@ func (gp *gaussianPlan) gPrior(b *ppl.Builder, cols []int, bm, k, sigma2 *gorgon
 	logS2 := b.Check(gorgonia.Log(sigma2))
 	b.AddLogDensity(b.Check(gorgonia.Neg(logS2)))
 	gs2 := b.Check(gorgonia.Mul(g, sigma2))
-	quad := b.Check(gorgonia.Sum(b.Check(gorgonia.HadamardProd(bm, b.Check(gorgonia.Mul(b.DataMatrix("xtx", xtx), bm))))))
 	logNorm := b.Check(gorgonia.Add(gorgonia.NewConstant(math.Log(2*math.Pi)), b.Check(gorgonia.Log(gs2))))
 	lp := b.Check(gorgonia.Add(
 		b.Check(gorgonia.Mul(gorgonia.NewConstant(-0.5), b.Check(gorgonia.Mul(k, logNorm)))),
 		b.Check(gorgonia.Neg(b.Check(gorgonia.Div(quad, b.Check(gorgonia.Mul(gorgonia.NewConstant(2.0), gs2))))))))
 	b.AddLogDensity(lp)
+	return xn
 }
 
 // checkResponse refuses a constant response under a g-prior, whose

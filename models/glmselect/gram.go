@@ -1,6 +1,7 @@
 package glmselect
 
 import (
+	"container/list"
 	"math"
 	"sync"
 
@@ -15,36 +16,76 @@ import (
 // them) is exactly collinear with them, up to rounding.
 const collinearTol = 1e-10
 
+// fullGramMaxP is the largest number of terms whose Gram matrix gram
+// keeps whole: p² floats (32 MB at 2,000) built at O(n p²). Above it,
+// rows are computed when first read and kept in a bounded cache
+// (rowCache): a chain reads the rows of the terms its models hold, a few
+// hundred at most in practice, which costs n p each instead of n p² in
+// all, and memory stays O(n p) for the design plus the cache.
+const fullGramMaxP = 2000
+
+// rowCacheBytes bounds the rows kept when the Gram matrix is not whole.
+const rowCacheBytes = 64 << 20
+
 // gram is what the g-priors need of the data, once: the Gram matrix of
 // the standardised centred predictors (their correlations times n − 1),
-// their inner products with y − ȳ and ‖y − ȳ‖².
+// their inner products with y − ȳ and ‖y − ȳ‖². Its rows are read
+// through row, whole or from a cache; it is safe for concurrent use.
 type gram struct {
 	n, p     int
-	c        []float64 // p×p
+	c        []float64 // p×p when p ≤ fullGramMaxP, else nil
+	rows     *rowCache // when c is nil
+	cols     [][]float64
+	inv      []float64 // 1/sd_j when c is nil: rows from the centred columns
 	diag     []float64 // c's diagonal, read where c's stride would miss the cache
 	xty      []float64
 	syy      float64
 	logScale []float64 // log sd_j: the data-unit Gram is c_ij sd_i sd_j
 	// fullRank is set when the whole design passes factor's test with at
 	// most n − 2 columns, so that every model has a g-prior but by its
-	// size.
+	// size. It is only tested when the Gram matrix is kept whole: above,
+	// inSupport factors each model instead.
 	fullRank bool
 	scratch  *sync.Pool // of *[]float64, inSupport's factors
 }
 
 func newGram(d *design) *gram {
+	return newGramLimit(d, fullGramMaxP, rowCacheBytes)
+}
+
+// newGramLimit is newGram keeping the whole matrix up to maxFull terms
+// and a cache of cacheBytes of rows above.
+func newGramLimit(d *design, maxFull, cacheBytes int) *gram {
 	p := d.p
-	g := &gram{n: d.n, p: p, c: make([]float64, p*p), xty: make([]float64, p), logScale: make([]float64, p)}
-	std := make([][]float64, p)
-	for j := range p {
-		std[j] = make([]float64, d.n)
-		floats.ScaleTo(std[j], 1/d.scale[j], d.cols[j])
-		g.logScale[j] = math.Log(d.scale[j])
-	}
+	g := &gram{n: d.n, p: p, xty: make([]float64, p), diag: make([]float64, p), logScale: make([]float64, p)}
+	g.scratch = &sync.Pool{New: func() any { return new([]float64) }}
 	ybar := floats.Sum(d.y) / float64(d.n)
 	yc := make([]float64, d.n)
 	floats.AddConst(-ybar, floats.AddTo(yc, yc, d.y))
 	g.syy = floats.Dot(yc, yc)
+	for j := range p {
+		g.logScale[j] = math.Log(d.scale[j])
+	}
+	if p > maxFull {
+		// One standardised column at a time, so that xty and the
+		// diagonal are those of the whole matrix's path to the bit.
+		g.cols, g.inv = d.cols, make([]float64, p)
+		std := make([]float64, d.n)
+		for j := range p {
+			g.inv[j] = 1 / d.scale[j]
+			floats.ScaleTo(std, g.inv[j], d.cols[j])
+			g.xty[j] = floats.Dot(std, yc)
+			g.diag[j] = floats.Dot(std, std)
+		}
+		g.rows = newRowCache(cacheBytes/(8*p), g.computeRow)
+		return g
+	}
+	g.c = make([]float64, p*p)
+	std := make([][]float64, p)
+	for j := range p {
+		std[j] = make([]float64, d.n)
+		floats.ScaleTo(std[j], 1/d.scale[j], d.cols[j])
+	}
 	for i := range p {
 		g.xty[i] = floats.Dot(std[i], yc)
 		for j := i; j < p; j++ {
@@ -52,11 +93,9 @@ func newGram(d *design) *gram {
 			g.c[i*p+j], g.c[j*p+i] = v, v
 		}
 	}
-	g.diag = make([]float64, p)
 	for j := range p {
 		g.diag[j] = g.c[j*p+j]
 	}
-	g.scratch = &sync.Pool{New: func() any { return new([]float64) }}
 	if p <= g.maxTerms() {
 		all := make([]int, p)
 		for j := range all {
@@ -65,6 +104,28 @@ func newGram(d *design) *gram {
 		_, g.fullRank = g.factor(all, make([]float64, p*p))
 	}
 	return g
+}
+
+// row returns row j of the Gram matrix, which the caller must not
+// change.
+func (g *gram) row(j int) []float64 {
+	if g.c != nil {
+		return g.c[j*g.p : (j+1)*g.p]
+	}
+	return g.rows.get(j)
+}
+
+// computeRow computes row j from the centred columns: one pass over the
+// design, n p multiplications.
+func (g *gram) computeRow(j int) []float64 {
+	std := make([]float64, g.n)
+	floats.ScaleTo(std, g.inv[j], g.cols[j])
+	r := make([]float64, g.p)
+	for k, c := range g.cols {
+		r[k] = floats.Dot(std, c) * g.inv[k]
+	}
+	r[j] = g.diag[j]
+	return r
 }
 
 // factor writes the Cholesky factor of the Gram matrix of the terms idx
@@ -92,10 +153,11 @@ func (g *gram) factor(idx []int, L []float64) (logdet float64, ok bool) {
 
 // cholesky is factor without the log-determinant.
 func (g *gram) cholesky(idx []int, L []float64) bool {
-	k, p := len(idx), g.p
+	k := len(idx)
 	for r := range k {
+		row := g.row(idx[r])
 		for c := 0; c <= r; c++ {
-			v := g.c[idx[r]*p+idx[c]]
+			v := row[idx[c]]
 			for m := range c {
 				v -= L[r*k+m] * L[c*k+m]
 			}
@@ -103,7 +165,7 @@ func (g *gram) cholesky(idx []int, L []float64) bool {
 				L[r*k+c] = v / L[c*k+c]
 				continue
 			}
-			if !(v > collinearTol*g.c[idx[r]*p+idx[r]]) {
+			if !(v > collinearTol*g.diag[idx[r]]) {
 				return false
 			}
 			L[r*k+r] = math.Sqrt(v)
@@ -172,4 +234,51 @@ func (g *gram) offset(t ppl.Terms) (float64, error) {
 		ld += 2 * g.logScale[j]
 	}
 	return ld / 2, nil
+}
+
+// rowCache keeps the most recently read rows of a Gram matrix, at most
+// max of them, for several chains at once: a row is computed once by the
+// first reader while later ones wait for it, and an evicted row stays
+// valid for whoever still holds it (rows are never changed or reused).
+type rowCache struct {
+	mu      sync.Mutex
+	max     int
+	entries map[int]*rowEntry
+	lru     list.List // of *rowEntry, most recent first
+	compute func(int) []float64
+}
+
+type rowEntry struct {
+	j     int
+	row   []float64
+	ready chan struct{} // closed once row is set
+	elem  *list.Element
+}
+
+// newRowCache returns a cache of at most max rows (at least one)
+// computed by compute.
+func newRowCache(max int, compute func(int) []float64) *rowCache {
+	return &rowCache{max: max, entries: map[int]*rowEntry{}, compute: compute}
+}
+
+// get returns row j, computing it if no one has.
+func (rc *rowCache) get(j int) []float64 {
+	rc.mu.Lock()
+	if e, ok := rc.entries[j]; ok {
+		rc.lru.MoveToFront(e.elem)
+		rc.mu.Unlock()
+		<-e.ready
+		return e.row
+	}
+	e := &rowEntry{j: j, ready: make(chan struct{})}
+	e.elem = rc.lru.PushFront(e)
+	rc.entries[j] = e
+	for rc.lru.Len() > max(rc.max, 1) {
+		old := rc.lru.Remove(rc.lru.Back()).(*rowEntry)
+		delete(rc.entries, old.j)
+	}
+	rc.mu.Unlock()
+	e.row = rc.compute(j)
+	close(e.ready)
+	return e.row
 }

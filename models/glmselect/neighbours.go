@@ -74,6 +74,11 @@ func (e *Evidence) NeighbourLogEvidences(t ppl.Terms, le []float64) (float64, er
 	// (xty_j − v·w)² / (d syy).
 	in := 0
 	v := e.scr[k : 2*k]
+	rows := e.rows[:0]
+	for _, jr := range idx {
+		rows = append(rows, gm.row(jr))
+	}
+	e.rows = rows
 	for j := range p {
 		if in < k && idx[in] == j {
 			in++
@@ -83,10 +88,10 @@ func (e *Evidence) NeighbourLogEvidences(t ppl.Terms, le []float64) (float64, er
 			le[j] = math.Inf(-1)
 			continue
 		}
-		cjj := gm.c[j*p+j]
+		cjj := gm.diag[j]
 		d, vw := cjj, 0.0
-		for r, jr := range idx {
-			s := gm.c[jr*p+j]
+		for r, row := range rows {
+			s := row[j]
 			for m := range r {
 				s -= L[r*k+m] * v[m]
 			}

@@ -29,7 +29,7 @@ func posteriorOf(d *design, gm *gram, g float64) func(ppl.Terms) ([]float64, *ma
 	pool := &sync.Pool{New: func() any { return new([]float64) }}
 	return func(t ppl.Terms) ([]float64, *mat.SymDense, error) {
 		idx := t.Indices()
-		k, p := len(idx), gm.p
+		k := len(idx)
 		bufp := pool.Get().(*[]float64)
 		defer pool.Put(bufp)
 		if cap(*bufp) < k*k+k {
@@ -62,9 +62,10 @@ func posteriorOf(d *design, gm *gram, g float64) func(ppl.Terms) ([]float64, *ma
 		prec.SetSym(0, 0, float64(d.n)/s2)
 		for a, ja := range idx {
 			mean[1+a] = s * b[a] / d.scale[ja]
+			row := gm.row(ja)
 			for c := a; c < k; c++ {
 				jc := idx[c]
-				prec.SetSym(1+a, 1+c, gm.c[ja*p+jc]*d.scale[ja]*d.scale[jc]/(s*s2))
+				prec.SetSym(1+a, 1+c, row[jc]*d.scale[ja]*d.scale[jc]/(s*s2))
 			}
 		}
 		mean[dim-1] = math.Log(s2)

@@ -183,7 +183,7 @@ func (s *scorer) project() {
 	L, V := s.L, s.V
 	for r, jr := range s.idx {
 		Vr := V[r*p : (r+1)*p]
-		copy(Vr, gm.c[jr*p:(jr+1)*p])
+		copy(Vr, gm.row(jr))
 		for m := range r {
 			floats.AddScaled(Vr, -L[r*k+m], V[m*p:(m+1)*p])
 		}
