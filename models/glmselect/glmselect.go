@@ -51,7 +51,9 @@ type Settings struct {
 	// PerModel builds and compiles each model on its own when first
 	// visited. By default the family's saturated model is compiled once
 	// and every model is a masked view of it (ppl.NewMaskedSelectionSpace),
-	// which gives the same log-densities without a compilation per model.
+	// which gives the same log-densities without a compilation per model;
+	// Gaussian above 2,000 terms builds per model whatever PerModel says,
+	// since the saturated graph would hold the p × p Gram matrix.
 	PerModel bool
 
 	// Prior is the Gaussian family's prior on each model's parameters
