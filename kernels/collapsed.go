@@ -133,10 +133,41 @@ type CollapsedKernel struct {
 	next     []int
 	row, le  []float64
 	key      []byte
-	flips    map[string]*flipScores
-	rows     map[string]*swapRow
-	spareF   []*flipScores // entries of a cleared cache, for reuse
-	spareR   []*swapRow
+	flips    reuseCache[flipScores] // by model
+	rows     reuseCache[swapRow]    // by the rest of a model
+}
+
+// reuseCache is one of a kernel's bounded caches of scores by key. When
+// full it is cleared whole, so that what it holds depends on the chain's
+// own history alone, and the cleared entries are reused (every value is
+// overwritten before it is read).
+type reuseCache[T any] struct {
+	m     map[string]*T
+	spare []*T
+	bound int // entries
+	fresh func() *T
+}
+
+func newReuseCache[T any](bound int, fresh func() *T) reuseCache[T] {
+	return reuseCache[T]{m: map[string]*T{}, bound: bound, fresh: fresh}
+}
+
+// put returns an entry to fill, stored under key.
+func (c *reuseCache[T]) put(key []byte) *T {
+	if len(c.m) > c.bound {
+		for _, v := range c.m {
+			c.spare = append(c.spare, v)
+		}
+		clear(c.m)
+	}
+	var v *T
+	if n := len(c.spare); n > 0 {
+		v, c.spare = c.spare[n-1], c.spare[:n-1]
+	} else {
+		v = c.fresh()
+	}
+	c.m[string(key)] = v
+	return v
 }
 
 // collapsedScores is a scorer with the scores of its model.
@@ -195,7 +226,10 @@ func NewCollapsedKernel(target CollapsedTarget, s *CollapsedSettings) (*Collapse
 		return nil, fmt.Errorf("kernels: swap probability %v, want below 1", set.SwapProb)
 	}
 	k := &CollapsedKernel{target: target, set: set, p: p, row: make([]float64, p), le: make([]float64, p),
-		flips: map[string]*flipScores{}, rows: map[string]*swapRow{}}
+		flips: newReuseCache(cacheFloats/(2*p), func() *flipScores {
+			return &flipScores{lw: make([]float64, p), w: make([]float64, p)}
+		}),
+		rows: newReuseCache(cacheFloats/p, func() *swapRow { return &swapRow{cum: make([]float64, p)} })}
 	for _, c := range []**collapsedScores{&k.cur, &k.nxt} {
 		sc, err := target.NewScorer()
 		if err != nil {
@@ -257,24 +291,12 @@ func (k *CollapsedKernel) flipWeights(c *collapsedScores, active []int) {
 		return
 	}
 	k.setKey(active, -1)
-	if f, ok := k.flips[string(k.key)]; ok {
+	if f, ok := k.flips.m[string(k.key)]; ok {
 		c.fl = f
 		return
 	}
-	if len(k.flips)*2*k.p > cacheFloats {
-		for _, f := range k.flips {
-			k.spareF = append(k.spareF, f)
-		}
-		clear(k.flips)
-	}
-	var f *flipScores
-	if n := len(k.spareF); n > 0 {
-		f, k.spareF = k.spareF[n-1], k.spareF[:n-1]
-	} else {
-		f = &flipScores{lw: make([]float64, k.p), w: make([]float64, k.p)}
-	}
+	f := k.flips.put(k.key)
 	k.computeFlips(c, active, f)
-	k.flips[string(k.key)] = f
 	c.fl = f
 }
 
@@ -491,21 +513,10 @@ func weightAt(cum []float64, j int) float64 {
 func (k *CollapsedKernel) swapRow(st *CollapsedState, r int) *swapRow {
 	out := st.Active[r]
 	k.setKey(st.Active, out)
-	if row, ok := k.rows[string(k.key)]; ok {
+	if row, ok := k.rows.m[string(k.key)]; ok {
 		return row
 	}
-	if len(k.rows)*k.p > cacheFloats {
-		for _, row := range k.rows {
-			k.spareR = append(k.spareR, row)
-		}
-		clear(k.rows)
-	}
-	var row *swapRow
-	if m := len(k.spareR); m > 0 {
-		row, k.spareR = k.spareR[m-1], k.spareR[:m-1]
-	} else {
-		row = &swapRow{cum: make([]float64, k.p)}
-	}
+	row := k.rows.put(k.key)
 	le := k.row
 	k.cur.sc.Swaps(r, le)
 	n := len(st.Active)
@@ -529,7 +540,6 @@ func (k *CollapsedKernel) swapRow(st *CollapsedState, r int) *swapRow {
 		}
 		row.cum[j] = sum
 	}
-	k.rows[string(k.key)] = row
 	return row
 }
 

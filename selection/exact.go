@@ -12,7 +12,6 @@ import (
 	"github.com/trjgo/trj/internal/parallel"
 	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
-	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -118,84 +117,39 @@ func runExactChain(ctx context.Context, sp *ppl.SelectionSpace, s *Settings, cha
 	if err != nil {
 		return nil, fmt.Errorf("selection: chain %d: %w", chain, err)
 	}
-	out := &selChain{chain: chain, ids: make([]int32, 0, s.Steps), answer: newAnswerAcc(sp, s)}
-	if out.answer.rb != nil {
+	l, err := newChainLog(sp, s, chain, fp)
+	if err != nil {
+		return l.out, err
+	}
+	if rb := l.out.answer.rb; rb != nil {
 		// The kernel has every flip neighbour's evidence already.
-		out.answer.rb.source = func(dst []float64) { k.Conditionals(st, dst) }
-		out.answer.rb.every = exactRBEvery
-
+		rb.source = func(dst []float64) { k.Conditionals(st, dst) }
+		rb.every = exactRBEvery
 	}
-	index := map[string]int32{}
-	var csv *selectCSV
-	if s.DrawsDir != "" {
-		if csv, err = newSelectCSV(s.DrawsDir, sp, s, chain, fp); err != nil {
-			return out, err
-		}
-		defer func() {
-			if cerr := runs.CloseDraws(csv.w, err, csv.close); err == nil {
-				err = cerr
-			}
-		}()
-	}
-	A, S := sp.Always(), sp.Shared()
 	view := &kernels.SelectionState{}
+	A, S := sp.Always(), sp.Shared()
 	var key []byte
-	total := s.Warmup + s.Steps
-	every := max(1, total/100)
-	for i := range total {
-		if i%256 == 0 && ctx.Err() != nil {
-			return out, ctx.Err()
+	err = l.run(ctx, t0, progMu, func() (kernels.SelectionInfo, error) { return k.Step(rng, st) }, func(info kernels.SelectionInfo) error {
+		key = key[:0]
+		for _, a := range st.Active {
+			key = strconv.AppendInt(append(key, ','), int64(a), 10)
 		}
-		info, err := k.Step(rng, st)
-		if err != nil {
-			return out, fmt.Errorf("selection: chain %d step %d: %w", chain, i, err)
+		id, ok := l.index[string(key)] // no allocation to look up
+		if !ok {
+			t, err := ppl.NewTerms(sp.P(), st.Active...)
+			if err != nil {
+				return err
+			}
+			id = l.addModel(string(key), t, st.LogEvidence)
 		}
-		if i >= s.Warmup {
-			out.moves[info.Move].proposed++
-			if info.Accepted {
-				out.moves[info.Move].accepted++
-			}
-			key = key[:0]
-			for _, a := range st.Active {
-				key = strconv.AppendInt(append(key, ','), int64(a), 10)
-			}
-			id, ok := index[string(key)]
-			if !ok {
-				id = int32(len(out.models))
-				index[string(key)] = id
-				t, err := ppl.NewTerms(sp.P(), st.Active...)
-				if err != nil {
-					return out, err
-				}
-				out.models = append(out.models, t)
-				out.evidence = append(out.evidence, st.LogEvidence)
-			}
-			out.ids = append(out.ids, id)
-			tm := out.models[id]
-			view.Active, view.LogDensity, view.LogPrior = st.Active, st.LogEvidence, st.LogPrior
-			view.Theta = grow(view.Theta, A+len(st.Active)+S)
-			if err := k.Draw(rng, view.Theta); err != nil {
-				return out, fmt.Errorf("selection: chain %d: %w", chain, err)
-			}
-			if err := out.answer.add(tm, string(key), st.Active, view.Theta); err != nil {
-				return out, fmt.Errorf("selection: chain %d: %w", chain, err)
-			}
-			if s.record != nil {
-				s.record(chain, st.Active, view.Theta)
-			}
-			if csv != nil {
-				if err := csv.write(view, info, tm); err != nil {
-					return out, err
-				}
-			}
+		view.Active, view.LogDensity, view.LogPrior = st.Active, st.LogEvidence, st.LogPrior
+		view.Theta = grow(view.Theta, A+len(st.Active)+S)
+		if err := k.Draw(rng, view.Theta); err != nil {
+			return fmt.Errorf("selection: chain %d: %w", chain, err)
 		}
-		if s.Progress != nil && ((i+1)%every == 0 || i == total-1) {
-			progMu.Lock()
-			s.Progress(pipeline.Progress{Stage: "chains", Model: -1, Chain: chain, Done: i + 1, Total: total, Visited: len(out.models), Elapsed: time.Since(t0)})
-			progMu.Unlock()
-		}
-	}
-	return out, nil
+		return l.keep(info, id, view)
+	})
+	return l.out, l.close(err)
 }
 
 func grow(b []float64, n int) []float64 {

@@ -11,7 +11,6 @@ import (
 	"github.com/trjgo/trj/internal/parallel"
 	"github.com/trjgo/trj/internal/runs"
 	"github.com/trjgo/trj/kernels"
-	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -152,65 +151,19 @@ func runSelectChain(ctx context.Context, sh *selShared, s *Settings, chain int, 
 	if err != nil {
 		return nil, err
 	}
-	out := &selChain{chain: chain, ids: make([]int32, 0, s.Steps), answer: newAnswerAcc(sp, s)}
-	index := map[string]int32{}
-	var csv *selectCSV
-	if s.DrawsDir != "" {
-		if csv, err = newSelectCSV(s.DrawsDir, sp, s, chain, sh.fingerprint); err != nil {
-			return out, err
-		}
-		// The interrupt rule: a chain stopped early marks its file.
-		defer func() {
-			if cerr := runs.CloseDraws(csv.w, err, csv.close); err == nil {
-				err = cerr
-			}
-		}()
+	l, err := newChainLog(sp, s, chain, sh.fingerprint)
+	if err != nil {
+		return l.out, err
 	}
-	total := s.Warmup + s.Steps
-	every := max(1, total/100)
-	for i := range total {
-		if i%256 == 0 && ctx.Err() != nil {
-			return out, ctx.Err()
+	err = l.run(ctx, t0, progMu, func() (kernels.SelectionInfo, error) { return k.Step(rng, st) }, func(info kernels.SelectionInfo) error {
+		e := st.Model.(*selEntry)
+		id, ok := l.model(e.key)
+		if !ok {
+			id = l.addModel(e.key, e.terms, e.LogEvidence())
 		}
-		info, err := k.Step(rng, st)
-		if err != nil {
-			return out, fmt.Errorf("selection: chain %d step %d: %w", chain, i, err)
-		}
-		if i >= s.Warmup {
-			out.moves[info.Move].proposed++
-			if info.Accepted {
-				out.moves[info.Move].accepted++
-			}
-			out.within.proposed += info.WithinProposed
-			out.within.accepted += info.WithinAccepted
-			e := st.Model.(*selEntry)
-			id, ok := index[e.key]
-			if !ok {
-				id = int32(len(out.models))
-				index[e.key] = id
-				out.models = append(out.models, e.terms)
-				out.evidence = append(out.evidence, e.LogEvidence())
-			}
-			out.ids = append(out.ids, id)
-			if err := out.answer.add(e.terms, e.key, st.Active, st.Theta); err != nil {
-				return out, fmt.Errorf("selection: chain %d: %w", chain, err)
-			}
-			if s.record != nil {
-				s.record(chain, st.Active, st.Theta)
-			}
-			if csv != nil {
-				if err := csv.write(st, info, e.terms); err != nil {
-					return out, err
-				}
-			}
-		}
-		if s.Progress != nil && ((i+1)%every == 0 || i == total-1) {
-			progMu.Lock()
-			s.Progress(pipeline.Progress{Stage: "chains", Model: -1, Chain: chain, Done: i + 1, Total: total, Visited: len(out.models), Elapsed: time.Since(t0)})
-			progMu.Unlock()
-		}
-	}
-	return out, nil
+		return l.keep(info, id, st)
+	})
+	return l.out, l.close(err)
 }
 
 // topEvidence gives the most visited models (the s.Top first, and any
