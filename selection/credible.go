@@ -59,9 +59,6 @@ func credibleSets(sp *ppl.SelectionSpace, r *Result, done []*selChain, lens []in
 	pip := make([]float64, len(r.PIP))
 	for j, e := range r.PIP {
 		pip[j] = e.P
-		if len(r.PIPRaoBlackwell) == len(pip) {
-			pip[j] = r.PIPRaoBlackwell[j].P
-		}
 	}
 	order := make([]int, len(pip))
 	for j := range order {

@@ -61,7 +61,7 @@ func (r *Result) WriteFigure(path string, ref ...float64) error {
 // of every chain pooled step by step (the mean over chains of the running
 // means), for a running-estimate figure. Chains of an interrupted run may
 // have different lengths: after step t, the steps of every chain up to t
-// (or its end) are pooled, so the last value is PIP[j].P.
+// (or its end) are pooled, so the last value is VisitFrequencies()[j].P.
 func (r *Result) RunningPIP(j int) []float64 {
 	if j < 0 || j >= len(r.Names) || len(r.runs) == 0 {
 		return nil
@@ -140,12 +140,11 @@ func (r *Result) WriteManhattan(path string) error {
 	}
 	pip := make([]float64, len(r.PIP))
 	which := "PIP"
+	if r.PIPEstimator == pipRaoBlackwellised {
+		which = "Rao-Blackwellised PIP"
+	}
 	for j, e := range r.PIP {
-		pip[j] = e.P
-		if len(r.PIPRaoBlackwell) == len(pip) {
-			pip[j] = math.Min(1, math.Max(0, r.PIPRaoBlackwell[j].P))
-			which = "Rao-Blackwellised PIP"
-		}
+		pip[j] = math.Min(1, math.Max(0, e.P))
 	}
 	group := make([]int, len(pip))
 	for j := range group {

@@ -105,8 +105,8 @@ func TestRunInterruptedKeepsEveryStep(t *testing.T) {
 			ones += v
 		}
 	}
-	if got := ones / float64(sum); math.Abs(got-res.PIP[0].P) > 1e-12 {
-		t.Errorf("PIP of x1 %v, mean of its indicator over every kept step %v", res.PIP[0].P, got)
+	if got := ones / float64(sum); math.Abs(got-res.VisitFrequencies()[0].P) > 1e-12 {
+		t.Errorf("PIP of x1 %v, mean of its indicator over every kept step %v", res.VisitFrequencies()[0].P, got)
 	}
 
 	// The table and JSON say it is partial, and why; ReadResult reads it.
@@ -150,8 +150,8 @@ func TestRunRunningPIPUnequalChains(t *testing.T) {
 	res, _ := interruptedRun(t, sp, &Settings{Seed: 5, Chains: 2, Steps: 3000, Warmup: 50}, 800, 60)
 	for j := range res.PIP {
 		run := res.RunningPIP(j)
-		if len(run) != slices.Max(res.ChainSteps) || math.Abs(run[len(run)-1]-res.PIP[j].P) > 1e-12 {
-			t.Errorf("term %d: running PIP of %d steps ending at %v, PIP %v (chains %v)", j, len(run), run[len(run)-1], res.PIP[j].P, res.ChainSteps)
+		if len(run) != slices.Max(res.ChainSteps) || math.Abs(run[len(run)-1]-res.VisitFrequencies()[j].P) > 1e-12 {
+			t.Errorf("term %d: running PIP of %d steps ending at %v, PIP %v (chains %v)", j, len(run), run[len(run)-1], res.VisitFrequencies()[j].P, res.ChainSteps)
 		}
 	}
 	if err := res.WriteRunningFigure(filepath.Join(t.TempDir(), "running.png")); err != nil {

@@ -46,7 +46,7 @@ func Merge(parts ...*Result) (*Result, error) {
 		return nil, fmt.Errorf("selection: Merge: %w", err)
 	}
 	out := &Result{Names: first.Names, StepsPerChain: first.StepsPerChain, Warmup: first.Warmup, Seed: first.Seed,
-		Proposal: first.Proposal, Informed: first.Informed, PIP: make([]pipeline.Estimate, len(first.Names)),
+		Proposal: first.Proposal, Informed: first.Informed, PIP: make([]pipeline.Estimate, len(first.Names)), PIPEstimator: first.PIPEstimator,
 		NumChains: first.NumChains, Fingerprint: first.Fingerprint, Settings: first.Settings}
 	for _, r := range parts {
 		out.Steps += r.Steps
@@ -96,6 +96,12 @@ func Merge(parts ...*Result) (*Result, error) {
 	}
 	for j := range out.PIP {
 		out.PIP[j] = merge(func(r *Result) *pipeline.Estimate { return &r.PIP[j] })
+	}
+	if len(first.PIPVisits) > 0 {
+		out.PIPVisits = make([]pipeline.Estimate, len(first.Names))
+		for j := range out.PIPVisits {
+			out.PIPVisits[j] = merge(func(r *Result) *pipeline.Estimate { return &r.PIPVisits[j] })
+		}
 	}
 	out.Size = merge(func(r *Result) *pipeline.Estimate { return &r.Size })
 	mergeAnswer(out, parts)
@@ -177,6 +183,13 @@ func checkPart(r, first *Result) error {
 		return fmt.Errorf("has %d PIPs for %d terms: not a result of Run", len(r.PIP), len(r.Names))
 	case len(r.Names) != len(first.Names):
 		return fmt.Errorf("has %d terms, part 1 %d: a different run", len(r.Names), len(first.Names))
+	case r.PIPEstimator != first.PIPEstimator:
+		// A result written before PIPEstimator has visit frequencies in
+		// PIP where a newer one of the same run has Rao-Blackwellised
+		// ones: averaging them would mix two estimators.
+		return fmt.Errorf("has %s PIPs, part 1 %s: written by different versions of trj; rerun the older part", estimatorName(r.PIPEstimator), estimatorName(first.PIPEstimator))
+	case len(r.PIPVisits) != len(first.PIPVisits):
+		return fmt.Errorf("has %d visit-frequency PIPs, part 1 %d: not a result of Run", len(r.PIPVisits), len(first.PIPVisits))
 	}
 	for i, n := range r.Names {
 		if n != first.Names[i] {
@@ -191,4 +204,13 @@ func checkPart(r, first *Result) error {
 		}
 	}
 	return nil
+}
+
+// estimatorName names a PIPEstimator in an error; results written before
+// the field have none.
+func estimatorName(e string) string {
+	if e == "" {
+		return "unlabelled (older)"
+	}
+	return e
 }

@@ -18,7 +18,6 @@ import (
 func mergeAnswer(out *Result, parts []*Result) {
 	defer out.setWarnings()
 	N := float64(out.Steps)
-	out.PIPRaoBlackwell = mergeRaoBlackwell(parts, len(out.Names), N)
 	for _, r := range parts {
 		if len(r.Coefficients) != len(out.Names) || len(r.Quantities) != len(parts[0].Quantities) {
 			return
@@ -114,30 +113,4 @@ func (m *moments) add(w, mean, sd, mcse, rhat float64) {
 func (m *moments) result() (mean, sd, mcse, rhat float64) {
 	mean, mcse = m.combined.result()
 	return mean, math.Sqrt(max(0, m.second-mean*mean)), mcse, m.rhat
-}
-
-// mergeRaoBlackwell combines the parts' Rao-Blackwellised PIPs weighted
-// by their steps (N in all), by Merge's rule for MCSEs; nil unless every
-// part has them.
-func mergeRaoBlackwell(parts []*Result, p int, N float64) []pipeline.Estimate {
-	for _, r := range parts {
-		if len(r.PIPRaoBlackwell) != p {
-			return nil
-		}
-	}
-	out := make([]pipeline.Estimate, p)
-	for j := range out {
-		var c combined
-		rhat := 0.0
-		for _, r := range parts {
-			e := r.PIPRaoBlackwell[j]
-			c.add(float64(r.Steps)/N, e.P, e.MCSE)
-			rhat = max(rhat, e.Rhat)
-			out[j].Steps += e.Steps
-		}
-		out[j].P, out[j].MCSE = c.result()
-		out[j].Rhat = rhat
-		out[j].Mixed = true
-	}
-	return out
 }

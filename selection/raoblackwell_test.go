@@ -33,18 +33,19 @@ func TestRaoBlackwellExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.PIPRaoBlackwell) != len(res.Names) {
-		t.Fatalf("%d Rao-Blackwellised PIPs for %d terms", len(res.PIPRaoBlackwell), len(res.Names))
+	if res.PIPEstimator != pipRaoBlackwellised || len(res.PIPVisits) != len(res.Names) {
+		t.Fatalf("PIPs %q with %d visit frequencies for %d terms: want Rao-Blackwellised PIPs and every term's frequency", res.PIPEstimator, len(res.PIPVisits), len(res.Names))
 	}
 	var rb, freq float64
-	for j, e := range res.PIPRaoBlackwell {
+	for j, e := range res.PIP {
+		v := res.PIPVisits[j]
 		z := (e.P - ex.PIP[j]) / e.MCSE
-		t.Logf("%s: RB %.5f ± %.5f, frequency %.5f ± %.5f, exact %.5f, z %.2f", res.Names[j], e.P, e.MCSE, res.PIP[j].P, res.PIP[j].MCSE, ex.PIP[j], z)
+		t.Logf("%s: RB %.5f ± %.5f, frequency %.5f ± %.5f, exact %.5f, z %.2f", res.Names[j], e.P, e.MCSE, v.P, v.MCSE, ex.PIP[j], z)
 		if !(math.Abs(z) <= 4) {
 			t.Errorf("%s: RB PIP %.5f ± %.5f, exact %.5f (z = %.2f)", res.Names[j], e.P, e.MCSE, ex.PIP[j], z)
 		}
 		rb += e.MCSE * e.MCSE
-		freq += res.PIP[j].MCSE * res.PIP[j].MCSE
+		freq += v.MCSE * v.MCSE
 	}
 	if rb > freq {
 		t.Errorf("RB MCSE² summed %.3g above the frequencies' %.3g", rb, freq)
@@ -61,10 +62,20 @@ func TestRaoBlackwellExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for j, e := range m.PIPRaoBlackwell {
-		if d := math.Abs(e.P - res.PIPRaoBlackwell[j].P); d > 1e-12 {
-			t.Errorf("%s: merged RB PIP %v, whole run %v", res.Names[j], e.P, res.PIPRaoBlackwell[j].P)
+	for j, e := range m.PIP {
+		if d := math.Abs(e.P - res.PIP[j].P); d > 1e-12 {
+			t.Errorf("%s: merged RB PIP %v, whole run %v", res.Names[j], e.P, res.PIP[j].P)
 		}
+		if d := math.Abs(m.PIPVisits[j].P - res.PIPVisits[j].P); d > 1e-12 {
+			t.Errorf("%s: merged visit frequency %v, whole run %v", res.Names[j], m.PIPVisits[j].P, res.PIPVisits[j].P)
+		}
+	}
+	old := *b
+	old.PIP, old.PIPVisits, old.PIPEstimator = res.PIPVisits, nil, ""
+	if _, err := Merge(a, &old); err == nil {
+		t.Error("Merge took a part of visit frequencies written before PIPEstimator beside Rao-Blackwellised PIPs")
+	} else {
+		t.Log(err)
 	}
 }
 
@@ -95,7 +106,7 @@ func TestRaoBlackwellMCSECalibrated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for j, e := range res.PIPRaoBlackwell {
+		for j, e := range res.PIP {
 			if ex.PIP[j] > 0.02 && ex.PIP[j] < 0.98 {
 				zs = append(zs, (e.P-ex.PIP[j])/e.MCSE)
 			}

@@ -44,14 +44,24 @@ type MoveStat struct {
 type Result struct {
 	// Names are the term names and PIP[j] term j's posterior inclusion
 	// probability.
-	Names []string            `json:"names"`
-	PIP   []pipeline.Estimate `json:"pip"`
-	// PIPRaoBlackwell, on spaces with exact evidences
-	// (ppl.WithModelEvidence), is each term's Rao-Blackwellised inclusion
-	// probability: its conditional probability given the other terms,
-	// P(γ_j = 1 | γ_−j, y), averaged over the kept steps. It estimates the
-	// same PIP as PIP, with an MCSE often far smaller (bench/README.md).
-	PIPRaoBlackwell []pipeline.Estimate `json:"pip_rao_blackwell,omitempty"`
+	//
+	// On spaces with exact evidences (ppl.WithModelEvidence) PIP is
+	// Rao-Blackwellised: term j's conditional probability given the other
+	// terms, P(γ_j = 1 | γ_−j, y), averaged over the kept steps. It
+	// estimates the same PIP as the visit frequencies with an MCSE often
+	// far smaller, and, unlike them, one that holds for a term the chains
+	// hardly ever include (bench/README.md). Elsewhere PIP is the
+	// frequency of the kept steps that include the term. PIPEstimator
+	// says which ("rao-blackwellised" or "visits"). A Rao-Blackwellised
+	// PIP's ESS is P(1 − P)/MCSE²: the independent posterior draws whose
+	// visit frequency would be as precise.
+	Names        []string            `json:"names"`
+	PIP          []pipeline.Estimate `json:"pip"`
+	PIPEstimator string              `json:"pip_estimator"`
+	// PIPVisits, when PIP is Rao-Blackwellised, are the visit
+	// frequencies, a check of it (nil otherwise: they are PIP; see
+	// VisitFrequencies).
+	PIPVisits []pipeline.Estimate `json:"pip_visits,omitempty"`
 	// Size is the posterior expected model size (number of terms).
 	Size pipeline.Estimate `json:"size"`
 	// Coefficients are the terms' model-averaged coefficients, in term
@@ -195,7 +205,10 @@ func newSelectResult(sp *ppl.SelectionSpace, s *Settings, chains []int, ran []*s
 		accs[i] = c.answer
 	}
 	r.Coefficients, r.Quantities = answer(r.Names, accs)
-	r.PIPRaoBlackwell = raoBlackwell(accs)
+	r.PIPEstimator = pipVisits
+	if rb := raoBlackwell(accs); rb != nil {
+		r.PIPVisits, r.PIP, r.PIPEstimator = r.PIP, rb, pipRaoBlackwellised
+	}
 	r.CredibleSets = credibleSets(sp, r, done, lens, s.CredibleLevel, s.Purity)
 	// Models: global visit counts.
 	type agg struct {
@@ -371,4 +384,14 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// VisitFrequencies returns each term's PIP as the frequency of the kept
+// steps that include it, whichever estimator PIP is: the quantity the
+// chain files and RunningPIP count.
+func (r *Result) VisitFrequencies() []pipeline.Estimate {
+	if r.PIPEstimator == pipRaoBlackwellised {
+		return r.PIPVisits
+	}
+	return r.PIP
 }

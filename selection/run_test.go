@@ -227,8 +227,8 @@ func TestSelectDeterministicOutputs(t *testing.T) {
 			sum += v
 		}
 	}
-	if got := sum / 1200; math.Abs(got-a.PIP[0].P) > 1e-12 {
-		t.Errorf("mean of x1's indicator from the files %v, PIP %v", got, a.PIP[0].P)
+	if got := sum / 1200; math.Abs(got-a.VisitFrequencies()[0].P) > 1e-12 {
+		t.Errorf("mean of x1's indicator from the files %v, PIP %v", got, a.VisitFrequencies()[0].P)
 	}
 	if err := a.WriteRunningFigure(filepath.Join(dir, "running.png")); err != nil {
 		t.Errorf("running figure: %v", err)

@@ -71,12 +71,17 @@ func (r *Result) WriteTable(w io.Writer) error {
 	for _, n := range r.Names {
 		width = max(width, len(n))
 	}
-	rb := len(r.PIPRaoBlackwell) == len(r.Names)
-	fmt.Fprintf(&b, "\nPosterior inclusion probabilities (largest first):\n%-*s  %7s  %7s  %6s  %7s", width, "term", "PIP", "MCSE", "R̂", "ESS")
-	if rb {
-		// Rao-Blackwellised: the conditional inclusion probabilities
-		// averaged over the steps, from the exact evidences.
-		fmt.Fprintf(&b, "  %9s  %7s", "PIP (RB)", "MCSE")
+	visits := len(r.PIPVisits) == len(r.Names)
+	head := "PIP"
+	if visits {
+		head = "PIP (RB)"
+	}
+	fmt.Fprintf(&b, "\nPosterior inclusion probabilities (largest first):\n%-*s  %8s  %7s  %6s  %7s", width, "term", head, "MCSE", "R̂", "ESS")
+	if visits {
+		// PIP is Rao-Blackwellised (the conditional inclusion
+		// probabilities averaged over the steps, from the exact
+		// evidences); the visit frequencies are its check.
+		fmt.Fprintf(&b, "  %7s", "visits")
 	}
 	b.WriteByte('\n')
 	rest := 0
@@ -86,19 +91,18 @@ func (r *Result) WriteTable(w io.Writer) error {
 	for _, j := range order {
 		e := r.PIP[j]
 		tail := ""
-		if rb {
-			q := r.PIPRaoBlackwell[j]
-			tail = fmt.Sprintf("  %9.4f  %7.4f", q.P, q.MCSE)
+		if visits {
+			tail = fmt.Sprintf("  %7.4f", r.PIPVisits[j].P)
 		}
 		if !e.Mixed {
 			what := "never included"
 			if e.P == 1 {
 				what = "never dropped"
 			}
-			fmt.Fprintf(&b, "%-*s  %7.4f  (%s in %d kept steps: MCSE not estimable)%s\n", width, r.Names[j], e.P, what, r.Steps, tail)
+			fmt.Fprintf(&b, "%-*s  %8.4f  (%s in %d kept steps: MCSE not estimable)%s\n", width, r.Names[j], e.P, what, r.Steps, tail)
 			continue
 		}
-		fmt.Fprintf(&b, "%-*s  %7.4f  %7.4f  %6s  %7.0f%s\n", width, r.Names[j], e.P, e.MCSE, rhatString(e.Rhat), e.ESS, tail)
+		fmt.Fprintf(&b, "%-*s  %8.4f  %7.4f  %6s  %7.0f%s\n", width, r.Names[j], e.P, e.MCSE, rhatString(e.Rhat), e.ESS, tail)
 	}
 	if rest > 0 {
 		fmt.Fprintf(&b, "… and %d more terms of PIP ≤ %.4f (every term is in the JSON)\n", rest, r.PIP[order[len(order)-1]].P)
@@ -110,7 +114,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	// The renormalised column: from exact evidences where the space has
 	// them (then the PIPs are Rao-Blackwellised too), else Laplace ones.
 	byEvidence := "Laplace"
-	if len(r.PIPRaoBlackwell) > 0 {
+	if r.PIPEstimator == pipRaoBlackwellised {
 		byEvidence = "exact"
 	}
 	fmt.Fprintf(&b, "\nTop %d of %d visited models (by visits):\n%4s  %7s  %7s  %9s  %4s  %s\n", len(r.Top), r.Visited, "rank", "P", "MCSE", byEvidence, "size", "terms")

@@ -60,7 +60,7 @@ func TestShortRunAgreesWithReference(t *testing.T) {
 	// v653, PIP 0.9992, in 10,000 steps), where the conditional
 	// probabilities vary at every step.
 	for _, j := range topTerms(ref.PIP, 10) {
-		e := res.PIPRaoBlackwell[j]
+		e := res.PIP[j]
 		if res.Names[j] != ref.Names[j] {
 			t.Fatalf("term %d: %q in the run, %q in the reference", j, res.Names[j], ref.Names[j])
 		}

@@ -90,16 +90,16 @@ func runTrj(s *selection.Settings) (*selection.Result, error) {
 // savedRun is what -trj keeps of a run (-save), so that a run made before
 // the reference is final can be scored against it later (-rescore).
 type savedRun struct {
-	Seed     uint64              `json:"seed"`
-	Proposal string              `json:"proposal"`
-	Chains   int                 `json:"chains"`
-	Steps    int                 `json:"steps_per_chain"`
-	CPU      float64             `json:"cpu_seconds"`
-	PeakMB   int64               `json:"peak_rss_mb"`
-	Names    []string            `json:"names"`
-	PIP      []pipeline.Estimate `json:"pip"`
-	PIPRB    []pipeline.Estimate `json:"pip_rao_blackwell,omitempty"`
-	Warnings []string            `json:"warnings,omitempty"`
+	Seed      uint64              `json:"seed"`
+	Proposal  string              `json:"proposal"`
+	Chains    int                 `json:"chains"`
+	Steps     int                 `json:"steps_per_chain"`
+	CPU       float64             `json:"cpu_seconds"`
+	PeakMB    int64               `json:"peak_rss_mb"`
+	Names     []string            `json:"names"`
+	PIP       []pipeline.Estimate `json:"pip"`
+	PIPVisits []pipeline.Estimate `json:"pip_visits,omitempty"`
+	Warnings  []string            `json:"warnings,omitempty"`
 }
 
 // scoreTrj runs selection.Run with its defaults but the seed, saves what
@@ -116,7 +116,7 @@ func scoreTrj(path, save string, seed uint64) error {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	run := &savedRun{Seed: seed, Proposal: res.Proposal, Chains: res.NumChains, Steps: res.StepsPerChain, CPU: cpu,
-		PeakMB: int64(ru.Maxrss) / 1024, Names: res.Names, PIP: res.PIP, PIPRB: res.PIPRaoBlackwell, Warnings: res.Warnings}
+		PeakMB: int64(ru.Maxrss) / 1024, Names: res.Names, PIP: res.PIP, PIPVisits: res.PIPVisits, Warnings: res.Warnings}
 	if save != "" {
 		b, err := json.Marshal(run)
 		if err != nil {
@@ -156,14 +156,14 @@ func printScore(path string, run *savedRun) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("trj seed %d (%s, %d chains × %d steps): CPU %.1f s, peak RSS %d MB, max R̂ %.4f, max |PIP error| %.4f (%s), max |z| %.2f (%d terms over 4; %.2f over the terms of reference PIP ≥ 0.001)\n",
+	fmt.Printf("trj seed %d (%s, %d chains × %d steps): CPU %.1f s, peak RSS %d MB; PIPs: max R̂ %.4f, max |PIP error| %.4f (%s), max |z| %.2f (%d terms over 4; %.2f over the terms of reference PIP ≥ 0.001)\n",
 		run.Seed, run.Proposal, run.Chains, run.Steps, run.CPU, run.PeakMB, a.maxRhat, a.maxErr, run.Names[a.worst], a.maxZ, a.over4, a.maxZCommon)
-	if len(run.PIPRB) == len(run.PIP) {
-		b, err := compare(run.Names, run.PIPRB, ref)
+	if len(run.PIPVisits) == len(run.PIP) {
+		b, err := compare(run.Names, run.PIPVisits, ref)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("  Rao-Blackwellised: max R̂ %.4f, max |PIP error| %.4f (%s), max |z| %.2f (%d terms over 4; %.2f over the terms of reference PIP ≥ 0.001)\n",
+		fmt.Printf("  visit frequencies: max R̂ %.4f, max |PIP error| %.4f (%s), max |z| %.2f (%d terms over 4; %.2f over the terms of reference PIP ≥ 0.001)\n",
 			b.maxRhat, b.maxErr, run.Names[b.worst], b.maxZ, b.over4, b.maxZCommon)
 	}
 	for _, j := range topTerms(ref.PIP, 5) {

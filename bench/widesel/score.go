@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/trjgo/trj/models/glmselect"
+	"github.com/trjgo/trj/pipeline"
 	"github.com/trjgo/trj/selection"
 )
 
@@ -61,7 +62,7 @@ func score(path string, x [][]float64, y []float64, seed uint64, steps int, info
 		}
 	}
 	var rbErr, rbZ float64
-	for j, e := range res.PIPRaoBlackwell {
+	for j, e := range res.PIPVisits {
 		d := math.Abs(e.P - ref.PIP[j])
 		rbErr = max(rbErr, d)
 		if se := math.Hypot(e.MCSE, ref.MCSE[j]); se > 0 {
@@ -70,11 +71,11 @@ func score(path string, x [][]float64, y []float64, seed uint64, steps int, info
 	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	fmt.Printf("informed=%v seed=%d steps=%d: max |PIP error| %.4f (Rao-Blackwellised %.4f), max |z| %.2f (%.2f), max R̂ %.3f, min ESS %.0f, CPU %.1f s, wall %.1f s, peak RSS %d MB, built %d models\n",
+	fmt.Printf("informed=%v seed=%d steps=%d: max |PIP error| %.4f (visit frequencies %.4f), max |z| %.2f (%.2f), max R̂ %.3f, min ESS %.0f, CPU %.1f s, wall %.1f s, peak RSS %d MB, built %d models\n",
 		informed, seed, steps, maxErr, rbErr, maxZ, rbZ, maxRhat, minESS, cpu, time.Since(t0).Seconds(), ru.Maxrss/1024, res.Built)
 	w := res.PIP[worst]
-	fmt.Printf("  largest error: %s, PIP %.4f ± %.4f (R̂ %.3f, mixed %v), Rao-Blackwellised %.4f ± %.4f, reference %.4f ± %.4f\n",
-		res.Names[worst], w.P, w.MCSE, w.Rhat, w.Mixed, res.PIPRaoBlackwell[worst].P, res.PIPRaoBlackwell[worst].MCSE, ref.PIP[worst], ref.MCSE[worst])
+	fmt.Printf("  largest error: %s, PIP %.4f ± %.4f (R̂ %.3f, mixed %v), visit frequency %.4f ± %.4f, reference %.4f ± %.4f\n",
+		res.Names[worst], w.P, w.MCSE, w.Rhat, w.Mixed, visits(res, worst).P, visits(res, worst).MCSE, ref.PIP[worst], ref.MCSE[worst])
 	for _, w := range res.Warnings {
 		fmt.Println("  warning:", w)
 	}
@@ -87,4 +88,13 @@ func cpuSeconds() float64 {
 		return math.NaN()
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// visits is term j's visit-frequency PIP (NaN where PIP is the frequency
+// itself).
+func visits(res *selection.Result, j int) pipeline.Estimate {
+	if j < len(res.PIPVisits) {
+		return res.PIPVisits[j]
+	}
+	return pipeline.Estimate{P: math.NaN(), MCSE: math.NaN()}
 }
