@@ -19,9 +19,6 @@ func (r *Result) String() string {
 	return b.String()
 }
 
-// WriteTable writes the result as text: the run, the inclusion
-// probabilities sorted from the largest, the expected model size and the
-// top models.
 // maxTableTerms bounds the terms the table lists (largest PIPs first),
 // so that it stays readable at thousands of terms.
 const maxTableTerms = 50
@@ -41,10 +38,20 @@ func (r *Result) writeCredibleSets(b *strings.Builder) {
 	}
 }
 
+// WriteTable writes the result as text: the run, the inclusion
+// probabilities sorted from the largest, the credible sets, the
+// coefficients and quantities, the expected model size and the top
+// models.
 func (r *Result) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Variable selection over %d terms: %d chain(s) × %d kept steps (%d warm-up), %s transports%s, %.1f s\n",
-		len(r.Names), len(r.Chains), r.StepsPerChain, r.Warmup, r.Proposal, map[bool]string{true: ", informed", false: ""}[r.Informed], r.Seconds)
+	kernel := r.Proposal + " transports" + map[bool]string{true: ", informed", false: ""}[r.Informed]
+	if r.Proposal == (Exact{}).String() {
+		// The collapsed kernel moves on the models alone: no transport is
+		// built.
+		kernel = "exact kernel (chains on the models; parameters drawn from each model's closed-form posterior)"
+	}
+	fmt.Fprintf(&b, "Variable selection over %d terms: %d chain(s) × %d kept steps (%d warm-up), %s, %.1f s\n",
+		len(r.Names), len(r.Chains), r.StepsPerChain, r.Warmup, kernel, r.Seconds)
 	if !r.Complete {
 		b.WriteString(r.partialLine())
 	}

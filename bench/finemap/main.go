@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trjgo/trj/bench/internal/mc3"
 	"github.com/trjgo/trj/models/datasets"
 	"github.com/trjgo/trj/models/glmselect"
 )
@@ -132,7 +133,7 @@ func reference(path string, seed uint64, chains, steps, batches int) error {
 		x[i] = d.X.RawRowView(i)
 	}
 	cpu0 := cpuSeconds()
-	g := newGPrior(x, d.Y)
+	g := mc3.New(x, d.Y)
 	burn := steps / 10
 	per := make([][][]float64, chains)
 	var wg sync.WaitGroup
@@ -140,13 +141,13 @@ func reference(path string, seed uint64, chains, steps, batches int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			per[c] = g.mc3(seed, c, burn, steps, batches)
+			per[c] = g.Chain(seed, c, burn, steps, batches)
 		}()
 	}
 	wg.Wait()
 	r := Reference{
 		What: "PIPs of N3finemapping (susieR; y = Y[,1], 1,001 genotype columns) under Zellner's g-prior as BMS uses it (g = n = 574, flat intercept, p(σ²) ∝ 1/σ²; exactly collinear models get no mass) and the beta-binomial(1, 1) model prior, " +
-			"by MC3 (uniform add/drop or swap, each with probability 1/2) on the closed-form evidence, written in bench/finemap independently of trj's selection and glmselect; each chain starts from the empty model",
+			"by MC3 (uniform add/drop or swap, each with probability 1/2) on the closed-form evidence, written in bench/internal/mc3 independently of trj's selection and glmselect; each chain starts from the empty model",
 		Data: "embedded:" + dataName, Command: "GOMAXPROCS=1 nice go run ./bench/finemap " + strings.Join(os.Args[1:], " "),
 		Chains: chains, Steps: steps, Burn: burn, Batches: batches, Seed: seed, Names: d.Names,
 		PIP: make([]float64, p), MCSE: make([]float64, p)}

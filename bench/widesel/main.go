@@ -21,6 +21,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"sync"
+
+	"github.com/trjgo/trj/bench/internal/mc3"
 )
 
 func main() {
@@ -76,20 +78,20 @@ type Reference struct {
 }
 
 func reference(path string, x [][]float64, y []float64, seed uint64, chains, steps int) error {
-	g := newGPrior(x, y)
+	g := mc3.New(x, y)
 	per := make([][]float64, chains)
 	var wg sync.WaitGroup
 	for c := range chains {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			per[c] = g.mc3(seed, c, steps/10, steps)
+			per[c] = g.Chain(seed, c, steps/10, steps, 1)[0]
 		}()
 	}
 	wg.Wait()
 	r := Reference{What: "PIPs of wide_p100 under the g-prior (g = n, flat intercept, p(σ²) ∝ 1/σ²) and the beta-binomial(1, 1) model prior, by MC3 on the closed-form evidence",
-		Chains: chains, Steps: steps, PIP: make([]float64, g.p), MCSE: make([]float64, g.p)}
-	for j := range g.p {
+		Chains: chains, Steps: steps, PIP: make([]float64, g.P()), MCSE: make([]float64, g.P())}
+	for j := range g.P() {
 		var m, s float64
 		for c := range chains {
 			m += per[c][j]

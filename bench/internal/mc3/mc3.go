@@ -1,4 +1,4 @@
-package main
+package mc3
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// gprior is the closed-form posterior of the Gaussian regression under
+// GPrior is the closed-form posterior of the Gaussian regression under
 // Zellner's g-prior on the centred predictors (flat intercept,
 // p(σ²) ∝ 1/σ², g = n) with a beta-binomial(1, 1) model prior, written
 // here independently of trj's models/glmselect and selection so that the
@@ -17,7 +17,7 @@ import (
 // supported on models of at most n − 2 terms whose centred columns are
 // linearly independent (a Cholesky pivot keeping at least 1e-10 of its
 // column's sum of squares, the test glmselect documents).
-type gprior struct {
+type GPrior struct {
 	n, p int
 	g    float64
 	xx   []float64 // centred Gram matrix, p×p row-major
@@ -27,7 +27,8 @@ type gprior struct {
 	lprior []float64
 }
 
-func newGPrior(x [][]float64, y []float64) *gprior {
+// New returns the posterior of response y on the rows x (n × p).
+func New(x [][]float64, y []float64) *GPrior {
 	n, p := len(y), len(x[0])
 	c := make([][]float64, p)
 	for j := range p {
@@ -56,7 +57,7 @@ func newGPrior(x [][]float64, y []float64) *gprior {
 		}
 		return s
 	}
-	g := &gprior{n: n, p: p, g: float64(n), xx: make([]float64, p*p), xy: make([]float64, p), yy: dot(yc, yc)}
+	g := &GPrior{n: n, p: p, g: float64(n), xx: make([]float64, p*p), xy: make([]float64, p), yy: dot(yc, yc)}
 	for a := range p {
 		g.xy[a] = dot(c[a], yc)
 		for b := a; b < p; b++ {
@@ -73,7 +74,7 @@ func newGPrior(x [][]float64, y []float64) *gprior {
 
 // logPost is log p(γ) + log p(y | γ) up to a constant, −Inf off the
 // support. L and v are scratch of at least k² and k.
-func (g *gprior) logPost(active []int, L, v []float64) float64 {
+func (g *GPrior) logPost(active []int, L, v []float64) float64 {
 	k := len(active)
 	if k > g.n-2 {
 		return math.Inf(-1)
@@ -122,11 +123,14 @@ func lchoose(n, k int) float64 {
 	return a - b - c
 }
 
-// mc3 runs one chain of add/drop/swap Metropolis–Hastings on the models
+// P returns the number of terms.
+func (g *GPrior) P() int { return g.p }
+
+// Chain runs one chain of add/drop/swap Metropolis–Hastings on the models
 // from the empty model, burn steps then steps kept, and returns each
 // term's visit frequency over the kept steps in batches: freq[b][j] is
 // term j's frequency in batch b.
-func (g *gprior) mc3(seed uint64, chain, burn, steps, batches int) [][]float64 {
+func (g *GPrior) Chain(seed uint64, chain, burn, steps, batches int) [][]float64 {
 	r := rand.New(rand.NewPCG(seed, uint64(chain)))
 	in := make([]bool, g.p)
 	var active []int
