@@ -15,6 +15,7 @@ import (
 // (normal) independence proposals: every chain probability within 4 MCSE
 // and every bridge estimate within 4 SE of the exact value.
 func TestIndependenceExact(t *testing.T) {
+	skipInRacePass(t, "statistical; TestIndependenceUser runs the same proposals concurrently")
 	space, exact, err := subsetSpace(40)
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ func checkExact(t *testing.T, res *trj.Result, exact []float64) {
 }
 
 func TestShardsMerge(t *testing.T) {
+	skipInRacePass(t, "a whole run and its shards one after another, compared for equality; the chains' concurrency is TestRunExact's")
 	space := mustSubsetSpace(t, 40)
 	whole, err := trj.Run(context.Background(), space, smallSettings(3))
 	if err != nil {
@@ -154,6 +155,7 @@ func TestRunSMCPilots(t *testing.T) {
 // TestChainsExtend checks that chains too short to mix run on, Steps at a
 // time, up to MaxSteps, and that a shard never extends.
 func TestChainsExtend(t *testing.T) {
+	skipInRacePass(t, "counts of steps; the chains' concurrency is TestRunExact's")
 	space := mustSubsetSpace(t, 40)
 	s := smallSettings(3)
 	s.Chains.Steps, s.Chains.MaxSteps = 20, 60
@@ -236,6 +238,7 @@ func identitySym(n int) *mat.SymDense {
 // TestSavedConditional saves a conditional flow and runs CTRJ again from the
 // saved set: the same bridge estimate.
 func TestSavedConditional(t *testing.T) {
+	skipInRacePass(t, "a save and reload compared for equality; the conditional flow's concurrency is TestRunExact's and the flows package's")
 	space := mustSubsetSpace(t, 40)
 	s := smallSettings(6)
 	s.Chains.Steps = 500

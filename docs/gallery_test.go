@@ -97,6 +97,12 @@ func hasGoFiles(t *testing.T, dir string) bool {
 // now built from its own (embedded) data, so that a changed model cannot
 // keep a stale output.
 func TestGalleryOutputs(t *testing.T) {
+	if raceDetector && testing.Short() {
+		// Builds every gallery model, one after another, to read its
+		// parameter names: most of this package's time under the race
+		// detector, with nothing concurrent to check.
+		t.Skip("skipped with -race -short (run without -race)")
+	}
 	for _, e := range models.All() {
 		page := filepath.Join(galleryDir, e.Name+".md")
 		names, ok := summaryNames(t, page)
