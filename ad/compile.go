@@ -87,6 +87,9 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		}
 	}()
 
+	if err := checkSliceHashes(g, append([]*gorgonia.Node{out}, cfg.outputs...)); err != nil {
+		return nil, err
+	}
 	var grads gorgonia.Nodes
 	if out != nil {
 		gradMu.Lock()
@@ -470,6 +473,14 @@ func (b *builder) subset(set map[*gorgonia.Node]bool) []instr {
 // opType names an op's concrete type without package or pointer, e.g.
 // "sumOp"; gorgonia's built-in op types are unexported.
 func opType(op gorgonia.Op) string {
+	if m, ok := op.(Mover); ok {
+		return moverType(m.Moves())
+	}
+	return gorgoniaType(op)
+}
+
+// gorgoniaType is the name of op's type if it is one of gorgonia's, else "".
+func gorgoniaType(op gorgonia.Op) string {
 	t := reflect.TypeOf(op)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
