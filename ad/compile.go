@@ -32,6 +32,9 @@ type config struct {
 	noPack  bool // tests: give every buffer its own arena range (see pack.go)
 	noFold  bool // tests: keep transposes around products (see transpose.go)
 	noAccum bool // tests: keep sums of products (see gemmacc.go)
+	// tests: called with each entry point's list before the rewrites of
+	// sums of products, to compare them with a reference
+	checkRewrites func(c *code, list []instr, liveOut []int) error
 }
 
 // WithOutputs adds nodes whose values Program.Outputs returns, flattened
@@ -264,6 +267,16 @@ func (b *builder) finish(hasOut bool, cfg config) (*Program, error) {
 	}
 	valueOut, fullOut := []int{c.outSlot}, append([]int{c.outSlot}, c.gradSlots...)
 	if !cfg.noFuse && !cfg.noAccum {
+		if cfg.checkRewrites != nil {
+			for _, l := range []struct {
+				list    []instr
+				liveOut []int
+			}{{c.value, valueOut}, {c.full, fullOut}, {c.outputs, c.extra}} {
+				if err := cfg.checkRewrites(c, l.list, l.liveOut); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if hasOut {
 			c.value = c.mergeSymmetricProducts(c.value, valueOut)
 			c.full = c.mergeSymmetricProducts(c.full, fullOut)

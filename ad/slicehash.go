@@ -19,10 +19,11 @@ import (
 //
 // ops.Slice and ops.Concat hash their bounds in full and are lowered exactly
 // like gorgonia's (through Mover). For graphs that call gorgonia's own,
-// Compile refuses every gorgonia slice along an axis longer than 256, where
-// a merge could have happened (the merged node keeps no trace of the second
-// call, so the refusal cannot be finer), and every gorgonia Concat with two
-// pieces whose gradient slices would merge.
+// Compile refuses every gorgonia slice that could have absorbed another,
+// one whose bounds shifted by a multiple of 256 still lie within the axis
+// (the merged node keeps no trace of the second call, so the refusal
+// cannot be finer), and every gorgonia Concat with two pieces whose
+// gradient slices would merge.
 
 // hashBound is the number of distinct values gorgonia's slice hash keeps
 // of each bound.
@@ -101,21 +102,28 @@ func checkSliceHashes(g *gorgonia.ExprGraph, roots []*gorgonia.Node) error {
 	return nil
 }
 
-// checkGorgoniaSlice refuses a gorgonia slice along an axis longer than
-// hashBound.
+// checkGorgoniaSlice refuses a gorgonia slice [s, e) of an axis of length
+// n that another slice of the same node could have been merged with:
+// [s−256k, e−256k) or [s+256k, e+256k) lies within the axis (s ≥ 256 or
+// e + 256 ≤ n). The merged node keeps the bounds of whichever call came
+// first, so both orders are caught; a slice with no such partner is exact.
 func checkGorgoniaSlice(n *gorgonia.Node, cs []*gorgonia.Node) error {
 	along := opField(n.Op(), "along")
-	if len(cs) != 1 || !along.IsValid() {
+	sl, ok := n.Op().(interface{ IsSlice() tensor.Slice })
+	if len(cs) != 1 || !along.IsValid() || !ok {
 		return nil
 	}
-	a, in := int(along.Int()), cs[0].Shape()
-	if a < 0 || a >= len(in) || in[a] <= hashBound {
+	a, in, r := int(along.Int()), cs[0].Shape(), sl.IsSlice()
+	if a < 0 || a >= len(in) || r == nil || r.End() <= r.Start() {
+		return nil // the whole axis
+	}
+	if r.Start() < hashBound && r.End()+hashBound > in[a] {
 		return nil
 	}
-	return fmt.Errorf("ad: node %q slices %q (shape %v) along axis %d of length %d with gorgonia.Slice, "+
-		"whose hash keeps each bound modulo %d (gorgonia v0.9.18), so slices %d elements apart are merged "+
-		"into one node and the density may be wrong: slice with ops.Slice instead",
-		n.Name(), cs[0].Name(), in, a, in[a], hashBound, hashBound)
+	return fmt.Errorf("ad: node %q is the slice %d:%d of %q (shape %v) along axis %d by gorgonia.Slice, "+
+		"whose hash keeps each bound modulo %d (gorgonia v0.9.18): slices %d elements apart are merged "+
+		"into one node, so the density may be wrong; slice with ops.Slice instead",
+		n.Name(), r.Start(), r.End(), cs[0].Name(), in, a, hashBound, hashBound)
 }
 
 // checkGorgoniaConcat refuses a gorgonia Concat whose gradient gorgonia
