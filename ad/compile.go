@@ -35,6 +35,8 @@ type config struct {
 	// tests: called with each entry point's list before the rewrites of
 	// sums of products, to compare them with a reference
 	checkRewrites func(c *code, list []instr, liveOut []int) error
+	// tests: called with the layout pack is about to apply
+	checkPack func(b *builder, newOff []int)
 }
 
 // WithOutputs adds nodes whose values Program.Outputs returns, flattened
@@ -306,6 +308,7 @@ func (b *builder) finish(hasOut bool, cfg config) (*Program, error) {
 	}
 	sort.Strings(c.fallbacks)
 	if !cfg.noPack {
+		b.checkPack = cfg.checkPack
 		b.pack()
 	}
 	if len(c.init) < c.ioOff {
@@ -396,14 +399,15 @@ func size(s tensor.Shape) int {
 
 // builder carries compile-time state.
 type builder struct {
-	g     *gorgonia.ExprGraph
-	nodes int // in the graph: a size hint for maps
-	c     *code
-	wrt   map[*gorgonia.Node]bool
-	slot  map[*gorgonia.Node]int
-	owner []*gorgonia.Node // node that produced each instruction, parallel to code
-	instr []instr
-	inits []initVal
+	checkPack func(b *builder, newOff []int) // see config
+	g         *gorgonia.ExprGraph
+	nodes     int // in the graph: a size hint for maps
+	c         *code
+	wrt       map[*gorgonia.Node]bool
+	slot      map[*gorgonia.Node]int
+	owner     []*gorgonia.Node // node that produced each instruction, parallel to code
+	instr     []instr
+	inits     []initVal
 
 	consts   map[int][]float64 // slots whose value is known while compiling
 	isConst  map[int]bool      // slots fixed at compile time, possibly computed by folding

@@ -316,6 +316,9 @@ func (b *builder) pack() bool {
 			newOff[s] = c.slotOff[s] - oldIO + newIO
 		}
 	}
+	if b.checkPack != nil {
+		b.checkPack(b, newOff)
+	}
 	b.relayout(newOff)
 	c.ioOff = newIO
 	c.arenaLen = newIO + c.arenaLen - oldIO
