@@ -27,10 +27,12 @@ func TestPackMatchesScan(t *testing.T) {
 	for _, c := range sliceCases {
 		builds = append(builds, c.build)
 	}
-	for _, c := range fuseCases {
-		builds = append(builds, c.build)
-	}
 	builds = append(builds, mlpGraph, transposeGraph, ar1Graph(250, true), logisticGraph(50, 4))
+	if !testing.Short() { // (the race pass runs with -short)
+		for _, c := range fuseCases {
+			builds = append(builds, c.build)
+		}
+	}
 	for i, build := range builds {
 		g := G.NewGraph()
 		out, wrt := build(g)
