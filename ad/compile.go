@@ -32,6 +32,11 @@ type config struct {
 	noPack  bool // tests: give every buffer its own arena range (see pack.go)
 	noFold  bool // tests: keep transposes around products (see transpose.go)
 	noAccum bool // tests: keep sums of products (see gemmacc.go)
+	// tests: called with each entry point's list before the rewrites of
+	// sums of products, to compare them with a reference
+	checkRewrites func(c *code, list []instr, liveOut []int) error
+	// tests: called with the layout pack is about to apply
+	checkPack func(b *builder, newOff []int)
 }
 
 // WithOutputs adds nodes whose values Program.Outputs returns, flattened
@@ -87,6 +92,9 @@ func compile(g *gorgonia.ExprGraph, out *gorgonia.Node, wrt []*gorgonia.Node, cf
 		}
 	}()
 
+	if err := checkSliceHashes(g, append([]*gorgonia.Node{out}, cfg.outputs...)); err != nil {
+		return nil, err
+	}
 	var grads gorgonia.Nodes
 	if out != nil {
 		gradMu.Lock()
@@ -261,6 +269,16 @@ func (b *builder) finish(hasOut bool, cfg config) (*Program, error) {
 	}
 	valueOut, fullOut := []int{c.outSlot}, append([]int{c.outSlot}, c.gradSlots...)
 	if !cfg.noFuse && !cfg.noAccum {
+		if cfg.checkRewrites != nil {
+			for _, l := range []struct {
+				list    []instr
+				liveOut []int
+			}{{c.value, valueOut}, {c.full, fullOut}, {c.outputs, c.extra}} {
+				if err := cfg.checkRewrites(c, l.list, l.liveOut); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if hasOut {
 			c.value = c.mergeSymmetricProducts(c.value, valueOut)
 			c.full = c.mergeSymmetricProducts(c.full, fullOut)
@@ -290,6 +308,7 @@ func (b *builder) finish(hasOut bool, cfg config) (*Program, error) {
 	}
 	sort.Strings(c.fallbacks)
 	if !cfg.noPack {
+		b.checkPack = cfg.checkPack
 		b.pack()
 	}
 	if len(c.init) < c.ioOff {
@@ -380,14 +399,15 @@ func size(s tensor.Shape) int {
 
 // builder carries compile-time state.
 type builder struct {
-	g     *gorgonia.ExprGraph
-	nodes int // in the graph: a size hint for maps
-	c     *code
-	wrt   map[*gorgonia.Node]bool
-	slot  map[*gorgonia.Node]int
-	owner []*gorgonia.Node // node that produced each instruction, parallel to code
-	instr []instr
-	inits []initVal
+	checkPack func(b *builder, newOff []int) // see config
+	g         *gorgonia.ExprGraph
+	nodes     int // in the graph: a size hint for maps
+	c         *code
+	wrt       map[*gorgonia.Node]bool
+	slot      map[*gorgonia.Node]int
+	owner     []*gorgonia.Node // node that produced each instruction, parallel to code
+	instr     []instr
+	inits     []initVal
 
 	consts   map[int][]float64 // slots whose value is known while compiling
 	isConst  map[int]bool      // slots fixed at compile time, possibly computed by folding
@@ -470,6 +490,14 @@ func (b *builder) subset(set map[*gorgonia.Node]bool) []instr {
 // opType names an op's concrete type without package or pointer, e.g.
 // "sumOp"; gorgonia's built-in op types are unexported.
 func opType(op gorgonia.Op) string {
+	if m, ok := op.(Mover); ok {
+		return moverType(m.Moves())
+	}
+	return gorgoniaType(op)
+}
+
+// gorgoniaType is the name of op's type if it is one of gorgonia's, else "".
+func gorgoniaType(op gorgonia.Op) string {
 	t := reflect.TypeOf(op)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -79,4 +79,15 @@
 // ByIndicesB); the native kernel here is checked against finite
 // differences. The tests pin all of these down so that an upstream fix is
 // noticed.
+//
+// gorgonia v0.9.18 also hashes a slice's bounds as single bytes, and merges
+// nodes with equal hashes: gorgonia.Slice(x, S(0)) and gorgonia.Slice(x,
+// S(256)) are one node, and so are the gradients gorgonia.Grad slices out
+// of a Concat for pieces 256 elements apart. The model is then silently
+// wrong. Use ops.Slice and ops.Concat, which hash their bounds in full and
+// compile to the same instructions (custom data-movement ops declare
+// themselves through Mover). Compile refuses, with an error naming the
+// cause, a gorgonia slice that another one 256·k elements away could have
+// been merged into, and a gorgonia Concat whose gradient slices would
+// merge (see slicehash.go).
 package ad

@@ -34,8 +34,13 @@ func plainAdds(list []instr) iter.Seq2[int, *instr] {
 // accumulateProducts applies the rewrite to list, an entry point's
 // instructions (before fusion); liveOut are the slots the entry point reads
 // after running it. It returns the new list.
+//
+// Which instructions read and write a slot's memory is indexed once (see
+// useIndex) and updated at each rewrite, so the pass is near-linear in the
+// length of list; a scan of list per sum made it quadratic (seconds for
+// the unrolled recursions of posteriordb's HMMs).
 func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
-	u := listUse{c: c, list: list, liveOut: liveOut}
+	u := newUseIndex(c, list, liveOut)
 	overlaps, readers, writer := c.overlaps, u.readers, u.writer
 	drop := make([]bool, len(list))
 	changed := false
@@ -59,6 +64,7 @@ func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
 				!c.writesAll(wi) || overlaps(add.out, p) || overlaps(add.out, x) {
 				continue
 			}
+			u.moveWriter(w, wi.out, add.out)
 			wi.out = add.out
 			// The product moves to the sum's place, after the addend's
 			// writer; nothing between reads its output or writes its
@@ -66,6 +72,7 @@ func (c *code) accumulateProducts(list []instr, liveOut []int) []instr {
 			prod := *gi
 			prod.out, prod.acc = add.out, true
 			prod.args = append(append([]int(nil), gi.args...), add.out)
+			u.replaceArgs(i, add.args, prod.args)
 			*add = prod
 			drop[g] = true
 			changed = true
@@ -83,33 +90,115 @@ func elementwise(k instrKind) bool {
 	return k == kUnary || k == kBinary || k == kSumAll || k == kGather
 }
 
-// listUse answers which instructions of an entry point's list read and
-// write a slot's memory.
-type listUse struct {
-	c       *code
-	list    []instr
-	liveOut []int // slots the entry point reads after running list
+// useIndex answers which instructions of an entry point's list read and
+// write a slot's memory, from per-slot lists of readers and writers and a
+// memo of the slots whose memory overlaps each slot's (found through
+// blocks of the arena), rather than by scanning the list. Its answers are
+// those of a scan of the list as accumulateProducts leaves it, the
+// instructions it drops included.
+type useIndex struct {
+	c         *code
+	liveOut   []int     // slots the entry point reads after running list
+	readersOf [][]int32 // per slot: the instructions with it among their arguments
+	writersOf [][]int32 // per slot: the instructions writing it
+	blocks    map[int][]int
+	near      map[int][]int // memo of overlapping(t)
+	stamp     []uint32      // per instruction: the query that last counted it
+	query     uint32
 }
 
-// overlaps reports whether slots t and u share memory.
-func (c *code) overlaps(t, u int) bool {
-	_, st := c.shared[t]
-	_, su := c.shared[u]
-	if st || su || c.slotLen[t] == 0 || c.slotLen[u] == 0 {
-		return t == u
+// useBlock is the width of the arena blocks through which overlapping
+// slots are found.
+const useBlock = 64
+
+func newUseIndex(c *code, list []instr, liveOut []int) *useIndex {
+	ns := len(c.slotLen)
+	u := &useIndex{c: c, liveOut: liveOut, readersOf: make([][]int32, ns), writersOf: make([][]int32, ns),
+		blocks: make(map[int][]int), near: make(map[int][]int), stamp: make([]uint32, len(list))}
+	for i := range list {
+		u.addReader(int32(i), list[i].args)
+		u.writersOf[list[i].out] = append(u.writersOf[list[i].out], int32(i))
 	}
-	return c.slotOff[t] < c.slotOff[u]+c.slotLen[u] && c.slotOff[u] < c.slotOff[t]+c.slotLen[t]
+	for t := range ns {
+		if !u.plain(t) {
+			continue
+		}
+		for k := c.slotOff[t] / useBlock; k <= (c.slotOff[t]+c.slotLen[t]-1)/useBlock; k++ {
+			u.blocks[k] = append(u.blocks[k], t)
+		}
+	}
+	return u
+}
+
+// plain reports whether slot t is arena memory that other slots may
+// overlap (not shared data, not empty): overlaps compares the others by
+// identity.
+func (u *useIndex) plain(t int) bool {
+	_, shared := u.c.shared[t]
+	return !shared && u.c.slotLen[t] > 0
+}
+
+// addReader records instruction i as a reader of each of args, once.
+func (u *useIndex) addReader(i int32, args []int) {
+	for k, a := range args {
+		if !slicesContains(args[:k], a) {
+			u.readersOf[a] = append(u.readersOf[a], i)
+		}
+	}
+}
+
+// replaceArgs updates the index for instruction i's arguments changing
+// from old to args.
+func (u *useIndex) replaceArgs(i int, old, args []int) {
+	for k, a := range old {
+		if !slicesContains(old[:k], a) {
+			u.readersOf[a] = removeOne(u.readersOf[a], int32(i))
+		}
+	}
+	u.addReader(int32(i), args)
+}
+
+// moveWriter updates the index for instruction i writing to instead of
+// from.
+func (u *useIndex) moveWriter(i, from, to int) {
+	u.writersOf[from] = removeOne(u.writersOf[from], int32(i))
+	u.writersOf[to] = append(u.writersOf[to], int32(i))
+}
+
+// overlapping lists the slots whose memory overlaps slot t's, t included.
+func (u *useIndex) overlapping(t int) []int {
+	if !u.plain(t) {
+		return []int{t}
+	}
+	if s, ok := u.near[t]; ok {
+		return s
+	}
+	var s []int
+	c := u.c
+	lo := c.slotOff[t] / useBlock
+	for k := lo; k <= (c.slotOff[t]+c.slotLen[t]-1)/useBlock; k++ {
+		for _, v := range u.blocks[k] {
+			// A slot spanning several blocks is met once per block;
+			// count it in the first block both share.
+			if max(lo, c.slotOff[v]/useBlock) == k && c.overlaps(t, v) {
+				s = append(s, v)
+			}
+		}
+	}
+	u.near[t] = s
+	return s
 }
 
 // readers counts the instructions reading slot t's memory, and the entry
 // point as one more.
-func (u *listUse) readers(t int) int {
+func (u *useIndex) readers(t int) int {
+	u.query++
 	k := 0
-	for i := range u.list {
-		for _, a := range u.list[i].args {
-			if u.c.overlaps(a, t) {
+	for _, s := range u.overlapping(t) {
+		for _, i := range u.readersOf[s] {
+			if u.stamp[i] != u.query {
+				u.stamp[i] = u.query
 				k++
-				break
 			}
 		}
 	}
@@ -123,17 +212,47 @@ func (u *listUse) readers(t int) int {
 
 // writer is the index of the one instruction writing slot t's memory (−1
 // if none or several).
-func (u *listUse) writer(t int) int {
+func (u *useIndex) writer(t int) int {
 	w := -1
-	for i := range u.list {
-		if u.c.overlaps(u.list[i].out, t) {
-			if w >= 0 {
+	for _, s := range u.overlapping(t) {
+		for _, i := range u.writersOf[s] {
+			if w >= 0 && int(i) != w {
 				return -1
 			}
-			w = i
+			w = int(i)
 		}
 	}
 	return w
+}
+
+// slicesContains reports whether v is among s.
+func slicesContains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// removeOne removes one occurrence of v from s.
+func removeOne(s []int32, v int32) []int32 {
+	for k, x := range s {
+		if x == v {
+			return append(s[:k], s[k+1:]...)
+		}
+	}
+	return s
+}
+
+// overlaps reports whether slots t and u share memory.
+func (c *code) overlaps(t, u int) bool {
+	_, st := c.shared[t]
+	_, su := c.shared[u]
+	if st || su || c.slotLen[t] == 0 || c.slotLen[u] == 0 {
+		return t == u
+	}
+	return c.slotOff[t] < c.slotOff[u]+c.slotLen[u] && c.slotOff[u] < c.slotOff[t]+c.slotLen[t]
 }
 
 // sameMemory reports whether slots t and u are the same memory: one slot,

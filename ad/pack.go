@@ -236,8 +236,8 @@ func (b *builder) ioSlots() []bool {
 func (b *builder) pack() bool {
 	c := b.c
 	ns := len(c.slotOff)
-	if b.front == nil || len(b.front) != ns {
-		return false
+	if b.front == nil || len(b.front) != ns || c.arenaLen >= 1<<31 {
+		return false // (ranges are sorted as 32-bit pairs below)
 	}
 	owner := b.memOwner
 	keep := append([]bool(nil), b.front...)
@@ -276,42 +276,35 @@ func (b *builder) pack() bool {
 	}
 	oldIO := c.ioOff
 	sort.SliceStable(free, func(i, j int) bool { return c.slotLen[free[i]] > c.slotLen[free[j]] })
-	conflict := func(s, t int) bool {
-		for li := range spans {
-			a, b := spans[li][s], spans[li][t]
-			if a.lo != noSpan && b.lo != noSpan && a.lo <= b.hi && b.lo <= a.hi {
-				return true
-			}
-		}
-		return false
-	}
 	base := at
-	type iv struct{ lo, hi int }
-	var placed []int
-	var ivs []iv
+	// The ranges occupied by conflicting slots, each as start<<32 | end
+	// so that a plain sort orders them by start.
+	var ivs []uint64
+	placed := newLifetimeIndex(spans, ns)
 	for _, s := range free {
 		n := c.slotLen[s]
 		ivs = ivs[:0]
-		for _, t := range placed {
-			if conflict(s, t) {
-				ivs = append(ivs, iv{newOff[t], newOff[t] + c.slotLen[t]})
-			}
+		// The placed slots whose lifetime overlaps s's in some list.
+		for _, t := range placed.conflicts(s) {
+			ivs = append(ivs, uint64(newOff[t])<<32|uint64(newOff[t]+c.slotLen[t]))
 		}
-		slices.SortFunc(ivs, func(a, b iv) int { return a.lo - b.lo })
+		// Equal starts may come in any order: the scan below gives the
+		// same offset for any order of ranges with equal starts.
+		slices.Sort(ivs)
 		// Keep the slot's alignment to 16 bytes: gonum's vector kernels
 		// peel an element off an unaligned start, which changes the order
 		// of a sum and so its last bits.
 		align := func(o int) int { return o + (o^c.slotOff[s])&1 }
 		off := align(base)
 		for _, v := range ivs {
-			if v.lo >= off+n {
+			if int(v>>32) >= off+n {
 				break
 			}
-			off = max(off, align(v.hi))
+			off = max(off, align(int(v&(1<<32-1))))
 		}
 		newOff[s] = off
 		at = max(at, off+n)
-		placed = append(placed, s)
+		placed.add(s)
 	}
 	if at >= oldIO {
 		return false
@@ -322,6 +315,9 @@ func (b *builder) pack() bool {
 		if owner(s) == s && b.io[s] {
 			newOff[s] = c.slotOff[s] - oldIO + newIO
 		}
+	}
+	if b.checkPack != nil {
+		b.checkPack(b, newOff)
 	}
 	b.relayout(newOff)
 	c.ioOff = newIO
@@ -425,4 +421,66 @@ func writtenFirst(ins *instr, s, o int) bool {
 		}
 	}
 	return false
+}
+
+// lifetimeIndex finds, among the slots placed so far, those whose lifetime
+// overlaps a slot's in some list, through buckets of lifetimeBucket
+// instructions per list: a scan of every placed slot for every slot made
+// pack quadratic in the number of slots.
+type lifetimeIndex struct {
+	spans   [][]span
+	buckets [][][]int32 // per list, per bucket: the placed slots living there
+	stamp   []uint32    // per slot: the query that last found it
+	query   uint32
+	found   []int
+}
+
+const lifetimeBucket = 32
+
+func newLifetimeIndex(spans [][]span, ns int) *lifetimeIndex {
+	x := &lifetimeIndex{spans: spans, buckets: make([][][]int32, len(spans)), stamp: make([]uint32, ns)}
+	for li, sp := range spans {
+		last := -1
+		for _, a := range sp {
+			last = max(last, a.hi)
+		}
+		x.buckets[li] = make([][]int32, last/lifetimeBucket+1)
+	}
+	return x
+}
+
+// add records slot s as placed.
+func (x *lifetimeIndex) add(s int) {
+	for li, sp := range x.spans {
+		a := sp[s]
+		if a.lo == noSpan {
+			continue
+		}
+		for k := a.lo / lifetimeBucket; k <= a.hi/lifetimeBucket; k++ {
+			x.buckets[li][k] = append(x.buckets[li][k], int32(s))
+		}
+	}
+}
+
+// conflicts lists the placed slots whose lifetime overlaps s's in some
+// list, each once. The slice is reused by the next call.
+func (x *lifetimeIndex) conflicts(s int) []int {
+	x.query++
+	x.found = x.found[:0]
+	for li, sp := range x.spans {
+		a := sp[s]
+		if a.lo == noSpan {
+			continue
+		}
+		for k := a.lo / lifetimeBucket; k <= a.hi/lifetimeBucket; k++ {
+			for _, t := range x.buckets[li][k] {
+				b := sp[t]
+				if x.stamp[t] != x.query && a.lo <= b.hi && b.lo <= a.hi {
+					x.stamp[t] = x.query
+					x.found = append(x.found, int(t))
+				}
+			}
+		}
+	}
+	return x.found
 }

@@ -83,7 +83,7 @@ func (c *code) mergeSymmetricProducts(list []instr, liveOut []int) []instr {
 	if len(sym) == 0 {
 		return list
 	}
-	u := listUse{c: c, list: list, liveOut: liveOut}
+	u := newUseIndex(c, list, liveOut)
 	drop := make([]bool, len(list))
 	changed := false
 	for i, add := range plainAdds(list) {
@@ -111,6 +111,7 @@ func (c *code) mergeSymmetricProducts(list []instr, liveOut []int) []instr {
 		prod := *gp
 		prod.la.tA = blas.NoTrans
 		prod.out, prod.scale = add.out, 2
+		u.replaceArgs(i, add.args, prod.args)
 		*add = prod
 		drop[g], drop[h] = true, true
 		changed = true

@@ -6,6 +6,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/trjgo/trj/ad/ops"
 )
 
 // Mixture is a finite mixture: each observation has density
@@ -61,7 +63,7 @@ func (d Mixture) LogProbs(x *gorgonia.Node) (*gorgonia.Node, error) {
 			lw = cst(math.Log(w.val[i]))
 		} else {
 			lw = e.Log(onNode(e.un(func(a *gorgonia.Node) (*gorgonia.Node, error) {
-				return gorgonia.Slice(a, gorgonia.S(i))
+				return ops.Slice(a, gorgonia.S(i))
 			}, w.node)))
 		}
 		term := e.Add(asOperand(lp), lw)

@@ -14,6 +14,9 @@
 // sensitivities; the right-hand side is itself a small graph (NewODE), so
 // its Jacobians come from ad. Stiff problems are detected and reported
 // (ErrODEStiff), and every solve is bounded by a number of steps.
+// Slice and Concat are gorgonia's Slice and Concat with node hashes that
+// keep slice bounds in full: gorgonia v0.9.18 merges slices of one node 256
+// elements apart (see package ad).
 // For normalizing flows it adds the layers a masked autoregressive flow is
 // made of: MaskedLinear (a fully connected layer with a block-triangular
 // mask, whose products skip the masked weights), PermuteColumns, and

@@ -28,7 +28,7 @@ func checkCompiledGrad(t *testing.T, name string, x0 []float64, build func(g *go
 		for _, d := range shape {
 			n *= d
 		}
-		v := gorgonia.Must(gorgonia.Slice(p, gorgonia.S(off, off+n)))
+		v := gorgonia.Must(Slice(p, gorgonia.S(off, off+n)))
 		if len(shape) > 1 {
 			v = gorgonia.Must(gorgonia.Reshape(v, tensor.Shape(shape)))
 		}

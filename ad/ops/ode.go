@@ -77,7 +77,7 @@ func NewODE(dim, params int, rhs ODERHS) (*ODE, error) {
 	g := gorgonia.NewGraph()
 	blk := dim + params + 1
 	z := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(dim*(1+blk)), gorgonia.WithName("ode_z"))
-	at := func(i int) (*gorgonia.Node, error) { return gorgonia.Slice(z, gorgonia.S(i)) }
+	at := func(i int) (*gorgonia.Node, error) { return Slice(z, gorgonia.S(i)) }
 	w, f := make([]*gorgonia.Node, dim), make([]*gorgonia.Node, dim)
 	for i := range dim {
 		var err error
