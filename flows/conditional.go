@@ -393,8 +393,8 @@ func (f *ConditionalRQMA) baseGraph(b *gb, ctx *gorgonia.Node) (mean, ls *gorgon
 	if b.err != nil {
 		return nil, nil
 	}
-	mean = b.n(gorgonia.Slice(bo, nil, gorgonia.S(0, n)))
-	ls = b.n(gorgonia.Slice(bo, nil, gorgonia.S(n, 2*n)))
+	mean = b.n(ops.Slice(bo, nil, gorgonia.S(0, n)))
+	ls = b.n(ops.Slice(bo, nil, gorgonia.S(n, 2*n)))
 	return mean, ls
 }
 

@@ -202,8 +202,8 @@ func (s *stack) inverseGraph(b *gb, y, ctx *gorgonia.Node) (x, ld *gorgonia.Node
 		if b.err != nil {
 			break
 		}
-		u := b.n(gorgonia.Slice(packed, gorgonia.S(0, n)))
-		ldl := b.n(gorgonia.Slice(packed, gorgonia.S(n)))
+		u := b.n(ops.Slice(packed, gorgonia.S(0, n)))
+		ldl := b.n(ops.Slice(packed, gorgonia.S(n)))
 		if b.err != nil {
 			break
 		}

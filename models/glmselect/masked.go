@@ -4,6 +4,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
+	"github.com/trjgo/trj/ad/ops"
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -24,7 +25,7 @@ func (d *design) full() *mat.Dense {
 
 // withIntercept returns (1, mask), the mask of the coefficient vector.
 func withIntercept(b *ppl.Builder, mask *gorgonia.Node) *gorgonia.Node {
-	return b.Check(gorgonia.Concat(0, b.Data("intercept_mask", []float64{1}), mask))
+	return b.Check(ops.Concat(0, b.Data("intercept_mask", []float64{1}), mask))
 }
 
 func glmMasked(d *design, prior ppl.Normal, lik func(x, beta, y *gorgonia.Node) (*gorgonia.Node, error)) ppl.MaskedBuildFunc {

@@ -33,7 +33,7 @@ func (g graph) log1m(x *gorgonia.Node) *gorgonia.Node { return g.b.Check(gorgoni
 
 // at is element i (from zero) of the vector v, as a scalar node.
 func (g graph) at(v *gorgonia.Node, i int) *gorgonia.Node {
-	return g.b.Check(gorgonia.Slice(v, gorgonia.S(i)))
+	return g.b.Check(ops.Slice(v, gorgonia.S(i)))
 }
 
 // c is a scalar constant.

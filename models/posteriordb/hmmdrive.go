@@ -176,7 +176,7 @@ func (g graph) rows(v ...*gorgonia.Node) *gorgonia.Node {
 	for i, x := range v {
 		r[i] = g.b.Check(gorgonia.Reshape(x, []int{1, x.Shape().TotalSize()}))
 	}
-	return g.b.Check(gorgonia.Concat(0, r...))
+	return g.b.Check(ops.Concat(0, r...))
 }
 
 // driveForward is the forward algorithm of a two-state hidden Markov model

@@ -120,7 +120,7 @@ func lotkaVolterra(dataPath string, s *ops.ODESettings) (*ppl.GraphModel, error)
 		for i := range col {
 			col[i] = y.At(i, k)
 		}
-		muK := b.Check(gorgonia.Slice(logZ, nil, gorgonia.S(k)))
+		muK := b.Check(ops.Slice(logZ, nil, gorgonia.S(k)))
 		b.Sample(ppl.LogNormal{Mu: muK, Sigma: g.at(sigma, k)}, b.Data([]string{"y_hare", "y_lynx"}[k], col))
 	}
 	m, err := b.Model()

@@ -90,7 +90,7 @@ func oneCompMMElimAbs(dataPath string, s *ops.ODESettings) (*ppl.GraphModel, err
 	km := b.Positive("K_m")
 	vm := b.Positive("V_m")
 	sigma := b.Positive("sigma")
-	theta := b.Check(gorgonia.Concat(0, g.vec1(ka), g.vec1(km), g.vec1(vm)))
+	theta := b.Check(ops.Concat(0, g.vec1(ka), g.vec1(km), g.vec1(vm)))
 	c := b.Check(ops.ODESolve(sys, b.Data("C0", []float64{0}), theta, t0, times, s))
 	b.Report("C", c)
 	for _, p := range []*gorgonia.Node{ka, km, vm, sigma} {
