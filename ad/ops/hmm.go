@@ -160,19 +160,24 @@ func (op hmmOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 	return newHMMKernel(n, k, op.hasInit), nil
 }
 
-// hmmKernel runs the forward–backward algorithm. Its scratch (three
-// vectors of K) is its own, so each Program clone gets a fresh kernel.
+// hmmKernel runs the forward–backward algorithm: on the probability
+// scale with a power-of-two rescaling per step where that is exact enough
+// (scaled), else in log space (logSpace). Its scratch is its own, so each
+// Program clone gets a fresh kernel.
 type hmmKernel struct {
 	n, k    int
 	hasInit bool
-	beta    []float64 // log β_{t+1}, then log β_t
-	u       []float64 // logEmit[t+1, ·] + log β_{t+1}
+	emit    []float64 // scaled: exp(logEmit[t, ·] − max_k logEmit[t, k]), N × K
+	trans   []float64 // scaled: exp(logTrans − max logTrans), K × K
+	beta    []float64 // scaled β̂_{t+1}; log space: log β_{t+1}, then log β_t
+	u       []float64 // scaled: E_{t+1} ⊙ β̂_{t+1}; log space: logEmit[t+1, ·] + log β_{t+1}
 	next    []float64
 }
 
 func newHMMKernel(n, k int, hasInit bool) *hmmKernel {
-	s := make([]float64, 3*k)
-	return &hmmKernel{n: n, k: k, hasInit: hasInit, beta: s[:k:k], u: s[k : 2*k : 2*k], next: s[2*k:]}
+	s := make([]float64, n*k+k*k+3*k)
+	e, tr, v := s[:n*k:n*k], s[n*k:n*k+k*k:n*k+k*k], s[n*k+k*k:]
+	return &hmmKernel{n: n, k: k, hasInit: hasInit, emit: e, trans: tr, beta: v[:k:k], u: v[k : 2*k : 2*k], next: v[2*k:]}
 }
 
 // CloneKernel implements ad.Cloner: each clone needs its own scratch.
@@ -181,19 +186,195 @@ func (k *hmmKernel) CloneKernel() ad.Kernel { return newHMMKernel(k.n, k.k, k.ha
 // WritesFullOutput implements ad.FullWriter: Eval writes every element of out.
 func (k *hmmKernel) WritesFullOutput() bool { return true }
 
-// Eval computes ℓ and its gradient. The forward variables log α_t are kept
-// in the output's logEmit-gradient block, which the backward pass
-// overwrites with the posterior marginals row by row, from the last.
+// Eval computes ℓ and its gradient, by the scaled recursions unless they
+// report a loss of precision, then in log space.
 func (k *hmmKernel) Eval(out []float64, in [][]float64) error {
-	n, K := k.n, k.k
 	nIn := 2
 	if k.hasInit {
 		nIn = 3
 	}
-	if len(in) != nIn || len(in[0]) != n*K || len(in[1]) != K*K || k.hasInit && len(in[2]) != K ||
-		len(out) != (hmmOp{hasInit: k.hasInit}).packedLen(n, K) {
+	if len(in) != nIn || len(in[0]) != k.n*k.k || len(in[1]) != k.k*k.k || k.hasInit && len(in[2]) != k.k ||
+		len(out) != (hmmOp{hasInit: k.hasInit}).packedLen(k.n, k.k) {
 		return errBufferSize
 	}
+	if !k.scaled(out, in) {
+		k.logSpace(out, in)
+	}
+	return nil
+}
+
+// hmmTiny bounds the terms the scaled recursions keep: each sum they
+// normalise by is at least hmmTiny (in units where every factor is at most
+// 1), so the terms lost to underflow, each below 2⁻¹⁰²², change it by less
+// than 10⁻⁵⁰ relative. A smaller sum (an improbable stretch of the
+// sequence that the maxima used for scaling miss) sends Eval to logSpace.
+const hmmTiny = 1e-250
+
+// scaled is the forward–backward algorithm on the probability scale
+// (Rabiner's scaling, with every normaliser taken per step): with
+// A = exp(logTrans − max logTrans), E_t = exp(logEmit_t − max_k logEmit_t),
+// â_t ∝ E_t ⊙ (Aᵀ â_{t−1}) rescaled by a power of two (exact), and β̂_t ∝
+// A (E_{t+1} ⊙ β̂_{t+1}) likewise, the expected transitions are
+// ξ_t(j,k) ∝ â_t(j) A(j,k) E_{t+1}(k) β̂_{t+1}(k), normalised to sum to 1 at
+// each t, and the posterior marginals their row sums. It costs N·K + K²
+// exponentials and one logarithm. It returns false, having written
+// nothing it needs, when a normaliser falls below hmmTiny, is not finite,
+// or an input is not finite enough to scale by (NaN, ±Inf maxima).
+func (k *hmmKernel) scaled(out []float64, in [][]float64) bool {
+	n, K := k.n, k.k
+	emit, trans := in[0], in[1]
+	alpha := out[1 : 1+n*K]
+	A, E := k.trans, k.emit
+
+	r := maxOf(trans)
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return false
+	}
+	for i, v := range trans {
+		A[i] = math.Exp(v - r)
+	}
+	// The scale of α_t is 2^exp2 · e^logScale.
+	var logScale float64
+	exp2 := 0
+	for t := range n {
+		row, e := emit[t*K:(t+1)*K], E[t*K:(t+1)*K] // E_0 is unused with logInit
+		cur := alpha[t*K : (t+1)*K]
+		if t == 0 && k.hasInit {
+			for c := range K {
+				cur[c] = row[c] + in[2][c]
+			}
+			m := maxOf(cur)
+			if math.IsInf(m, 0) || math.IsNaN(m) {
+				return false
+			}
+			for c := range K {
+				cur[c] = math.Exp(cur[c] - m)
+			}
+			logScale += m
+		} else {
+			m := maxOf(row)
+			if math.IsInf(m, 0) || math.IsNaN(m) {
+				return false
+			}
+			for c := range K {
+				e[c] = math.Exp(row[c] - m)
+			}
+			logScale += m
+			if t == 0 {
+				copy(cur, e)
+			} else {
+				prev := alpha[(t-1)*K : t*K]
+				for c := range K {
+					var s float64
+					for j, a := range prev {
+						s += a * A[j*K+c]
+					}
+					cur[c] = s * e[c]
+				}
+				logScale += r
+			}
+		}
+		mx := maxOf(cur)
+		if !(mx >= hmmTiny) || math.IsInf(mx, 1) {
+			return false
+		}
+		_, ex := math.Frexp(mx)
+		f := math.Ldexp(1, -ex)
+		for c := range cur {
+			cur[c] *= f
+		}
+		exp2 += ex
+	}
+	last := alpha[(n-1)*K:]
+	var sum float64
+	for _, a := range last {
+		sum += a
+	}
+	ll := logScale + float64(exp2)*math.Ln2 + math.Log(sum)
+	if math.IsInf(ll, 0) || math.IsNaN(ll) {
+		return false
+	}
+	return k.scaledBackward(out, ll, sum)
+}
+
+// scaledBackward is scaled's backward pass; the last row of α̂ sums to
+// last.
+func (k *hmmKernel) scaledBackward(out []float64, ll, last float64) bool {
+	n, K := k.n, k.k
+	post := out[1 : 1+n*K]
+	dTrans := out[1+n*K : 1+n*K+K*K]
+	A, E := k.trans, k.emit
+	b, v := k.beta, k.u
+	for c := range b {
+		b[c] = 1
+	}
+	for c, a := range post[(n-1)*K:] {
+		post[(n-1)*K+c] = a / last
+	}
+	clear(dTrans)
+	for t := n - 2; t >= 0; t-- {
+		e := E[(t+1)*K : (t+2)*K]
+		for c := range K {
+			v[c] = e[c] * b[c]
+		}
+		row := post[t*K : (t+1)*K]
+		// b̃_t(j) = Σ_k A(j,k) v_k; Z = Σ_j â_t(j) b̃_t(j).
+		var z, mx float64
+		for j := range K {
+			var s float64
+			for c, w := range A[j*K : (j+1)*K] {
+				s += w * v[c]
+			}
+			b[j] = s
+			z += row[j] * s
+			mx = max(mx, s)
+		}
+		if !(z >= hmmTiny) || math.IsInf(z, 1) {
+			return false
+		}
+		iz := 1 / z
+		for j := range K {
+			if row[j] == 0 {
+				continue
+			}
+			aj := row[j] * iz
+			dj := dTrans[j*K : (j+1)*K]
+			for c, w := range A[j*K : (j+1)*K] {
+				dj[c] += aj * w * v[c]
+			}
+			row[j] *= b[j] * iz
+		}
+		_, ex := math.Frexp(mx)
+		f := math.Ldexp(1, -ex)
+		for j := range b {
+			b[j] *= f
+		}
+	}
+	if k.hasInit {
+		copy(out[1+n*K+K*K:], post[:K])
+	}
+	out[0] = ll
+	return true
+}
+
+// maxOf is the largest entry of x, NaN if there is one.
+func maxOf(x []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		if v > m || math.IsNaN(v) {
+			m = v
+		}
+	}
+	return m
+}
+
+// logSpace computes ℓ and its gradient with the recursions in log space:
+// slower (about 3·N·K² exponentials) but exact wherever scaled would lose
+// a term. The forward variables log α_t are kept in the output's
+// logEmit-gradient block, which the backward pass overwrites with the
+// posterior marginals row by row, from the last.
+func (k *hmmKernel) logSpace(out []float64, in [][]float64) {
+	n, K := k.n, k.k
 	emit, trans := in[0], in[1]
 	alpha := out[1 : 1+n*K]
 	dTrans := out[1+n*K : 1+n*K+K*K]
@@ -233,10 +414,9 @@ func (k *hmmKernel) Eval(out []float64, in [][]float64) error {
 		// No path is possible (−Inf: zero gradient), or an input is NaN or
 		// +Inf (the non-finite value is the error the program reports).
 		clear(out[1:])
-		return nil
+		return
 	}
 	k.backward(out, in, ll)
-	return nil
 }
 
 // backward overwrites the forward variables in out's logEmit block with the

@@ -315,3 +315,78 @@ func TestHMMMarginalClonesConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// hmmInputs splits a packed point into the kernel's inputs.
+func (c hmmCase) inputs(x []float64) [][]float64 {
+	in := [][]float64{x[:c.n*c.k], x[c.n*c.k : c.n*c.k+c.k*c.k]}
+	if c.init {
+		in = append(in, x[c.n*c.k+c.k*c.k:])
+	}
+	return in
+}
+
+// bothPaths runs the kernel's scaled and log-space recursions at x and
+// returns their outputs and whether the scaled one kept its precision.
+func (c hmmCase) bothPaths(x []float64) (scaled, logSpace []float64, ok bool) {
+	k := newHMMKernel(c.n, c.k, c.init)
+	m := (hmmOp{hasInit: c.init}).packedLen(c.n, c.k)
+	scaled, logSpace = make([]float64, m), make([]float64, m)
+	ok = k.scaled(scaled, c.inputs(x))
+	k.logSpace(logSpace, c.inputs(x))
+	return scaled, logSpace, ok
+}
+
+// TestHMMMarginalPaths checks the scaled recursions against the log-space
+// ones entry by entry (1e-12; 1e-10 over 400 steps), at ordinary points, where the scaled path
+// must be taken, and on a long sequence whose best-emitting state is
+// unreachable (β̂ would overflow if it were normalised as α̂); and that a
+// step whose only paths lie e⁻⁸⁰⁰ below the scaling maxima sends Eval to
+// log space, which matches the enumeration.
+func TestHMMMarginalPaths(t *testing.T) {
+	check := func(name string, c hmmCase, x []float64, tol float64) {
+		s, l, ok := c.bothPaths(x)
+		if !ok {
+			t.Errorf("%s: the scaled recursions gave up", name)
+			return
+		}
+		for i := range s {
+			if !closeTo(s[i], l[i], tol) {
+				t.Errorf("%s: entry %d scaled %v, log space %v", name, i, s[i], l[i])
+			}
+		}
+	}
+	for _, c := range hmmCases {
+		check(c.String(), c, c.point(9), 1e-12)
+	}
+	// State 0 emits best but is never entered.
+	long := hmmCase{400, 3, true}
+	x := long.point(10)
+	for tt := range long.n {
+		x[tt*3] = 0
+		x[tt*3+1] -= 5
+		x[tt*3+2] -= 5
+	}
+	for j := range 3 {
+		x[long.n*3+j*3] = math.Inf(-1)
+	}
+	x[long.n*3+9] = math.Inf(-1)
+	// log α_t reaches −2,000 here: each step's log-sum-exp rounds it by
+	// about 2000·2⁻⁵³ ≈ 2·10⁻¹³, and 400 steps add up to ~10⁻¹⁰ in the
+	// exponents of the log-space gradient.
+	check("unreachable best state", long, x, 1e-10)
+
+	c := hmmCase{2, 2, false}
+	x = []float64{0, -800, 0, -800, -1000, 0, 0, 0}
+	s, l, ok := c.bothPaths(x)
+	if ok {
+		t.Errorf("scaled recursions kept a step whose terms all underflow: %v", s)
+	}
+	out, err := runKernel(t, hmmOp{}, []tensor.Shape{{2, 2}, {2, 2}}, c.inputs(x)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := c.brute(x); !closeTo(out[0], want, 1e-12) || out[0] != l[0] {
+		t.Errorf("value %v, log space %v, enumeration %v", out[0], l[0], want)
+	}
+	checkScaledGradFD(t, "underflowing step", tensor.Shape{c.size()}, x, c.build, c.brute, 1e-6)
+}
