@@ -52,13 +52,7 @@ func (d HMM) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]*gorgonia.Node, k)
-	for j, r := range d.Transitions {
-		if rows[j], err = hmmLogProbs(fmt.Sprintf("HMM.Transitions[%d]", j), r, k, true); err != nil {
-			return nil, err
-		}
-	}
-	trans, err := safeConcat(0, rows)
+	trans, err := hmmLogTransitions(d.Transitions, k)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +61,9 @@ func (d HMM) LogProb(x *gorgonia.Node) (*gorgonia.Node, error) {
 		if init, err = hmmLogProbs("HMM.Initial", d.Initial, k, false); err != nil {
 			return nil, err
 		}
+	}
+	if emit.Graph() == nil && trans.Graph() == nil && (init == nil || init.Graph() == nil) {
+		return nil, fmt.Errorf("ppl: HMM: no parameter in the emissions, transitions or initial probabilities (the log-likelihood would be a constant)")
 	}
 	lp, err := ops.HMMMarginal(emit, trans, init)
 	if err != nil {
@@ -101,13 +98,57 @@ func (d HMM) logEmissions(x *gorgonia.Node) (*gorgonia.Node, error) {
 		if lp.Shape().TotalSize() != n {
 			return nil, fmt.Errorf("ppl: HMM emission %d: %d log-densities for %d observations", k, lp.Shape().TotalSize(), n)
 		}
+		if v, ok := constValues(lp); ok { // constant density, outside the graph
+			cols[k] = constNode(v, tensor.Shape{n, 1})
+			continue
+		}
 		if cols[k], err = safeUn(func(a *gorgonia.Node) (*gorgonia.Node, error) {
 			return gorgonia.Reshape(a, tensor.Shape{n, 1})
 		}, lp); err != nil {
 			return nil, err
 		}
 	}
+	allConst := true
+	for _, c := range cols {
+		if _, ok := constValues(c); !ok {
+			allConst = false
+		}
+	}
+	if allConst { // one constant matrix: gorgonia concatenates only in a graph
+		v := make([]float64, n*len(cols))
+		for k, c := range cols {
+			cv, _ := constValues(c)
+			for t, x := range cv {
+				v[t*len(cols)+k] = x
+			}
+		}
+		return constNode(v, tensor.Shape{n, len(cols)}), nil
+	}
 	return safeConcat(1, cols)
+}
+
+// hmmLogTransitions is the K × K matrix of log transition probabilities
+// from K rows: one constant when every row is (gorgonia cannot concatenate
+// nodes outside a graph), else the rows' logs concatenated.
+func hmmLogTransitions(rows []Operand, k int) (*gorgonia.Node, error) {
+	nodes := make([]*gorgonia.Node, k)
+	vals := make([]float64, 0, k*k)
+	allConst := true
+	for j, r := range rows {
+		var err error
+		if nodes[j], err = hmmLogProbs(fmt.Sprintf("HMM.Transitions[%d]", j), r, k, true); err != nil {
+			return nil, err
+		}
+		if v, ok := constValues(nodes[j]); ok && allConst {
+			vals = append(vals, v...)
+		} else {
+			allConst = false
+		}
+	}
+	if allConst {
+		return constNode(vals, tensor.Shape{k, k}), nil
+	}
+	return safeConcat(0, nodes)
 }
 
 // hmmLogProbs is log p for K probabilities p (a node or constants), as a
