@@ -390,3 +390,22 @@ func TestHMMMarginalPaths(t *testing.T) {
 	}
 	checkScaledGradFD(t, "underflowing step", tensor.Shape{c.size()}, x, c.build, c.brute, 1e-6)
 }
+
+// BenchmarkHMMMarginal times one value and gradient of the kernel (the
+// scaled recursions) at hmm_example's size, N = 100 and K = 2, and larger.
+func BenchmarkHMMMarginal(b *testing.B) {
+	for _, c := range []hmmCase{{100, 2, false}, {100, 4, true}, {1000, 2, false}} {
+		b.Run(c.String(), func(b *testing.B) {
+			x := c.point(1)
+			k := newHMMKernel(c.n, c.k, c.init)
+			out := make([]float64, (hmmOp{hasInit: c.init}).packedLen(c.n, c.k))
+			in := c.inputs(x)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := k.Eval(out, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
