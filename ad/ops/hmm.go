@@ -28,15 +28,19 @@ import (
 // weights 1, log 0), and entries may be −Inf (impossible transitions or
 // emissions). All three are differentiable.
 //
-// The recursion runs in log space with a max-shifted log-sum-exp at each
-// step, so emissions far below 0 (−700 and less) neither underflow nor
-// lose precision. The gradient comes from the forward–backward algorithm
+// The recursions run on the probability scale, each step's vector
+// rescaled by a power of two and each step's emissions by their maximum, at
+// a cost of N·K + K² exponentials for the value and gradient together.
+// Where that would lose a term to underflow (a step whose only paths lie
+// some e⁻⁵⁷⁰ below the maxima it is scaled by) the kernel reruns in log
+// space, with a max-shifted log-sum-exp at every step (about 3·N·K²
+// exponentials), so emissions of −700 and less, or −Inf transitions, are
+// exact either way. The gradient comes from the forward–backward algorithm
 // in the same kernel: ∂/∂logEmit[t, k] is the posterior probability of
 // z_t = k, ∂/∂logTrans[j, k] the expected number of j → k transitions, and
-// ∂/∂logInit[k] the posterior of z₁ = k. A value and gradient cost about
-// 3·N·K² exponentials. When no path is possible the result is −Inf with a
-// zero gradient; NaN or +Inf inputs give a non-finite result, which a
-// compiled program reports as ad.ErrNonFinite.
+// ∂/∂logInit[k] the posterior of z₁ = k. When no path is possible the
+// result is −Inf with a zero gradient; NaN or +Inf inputs give a
+// non-finite result, which a compiled program reports as ad.ErrNonFinite.
 func HMMMarginal(logEmit, logTrans, logInit *gorgonia.Node) (*gorgonia.Node, error) {
 	args := []*gorgonia.Node{logEmit, logTrans}
 	if logInit != nil {
