@@ -75,7 +75,8 @@
 //	multivariate      MvNormal, MvStudentT (multi_student_t), Dirichlet
 //	                  (on a Simplex parameter or data rows), LKJCholesky
 //	                  (lkj_corr_cholesky, on a CholeskyFactorCorr parameter)
-//	mixtures          Mixture
+//	mixtures          Mixture, HMM (hmm_marginal: a sequence whose hidden
+//	                  states are summed out by ops.HMMMarginal)
 //
 // The discrete distributions need data observations; Bernoulli and
 // BetaBinomial are the model priors of a SelectionSpace, hence the

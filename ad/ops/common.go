@@ -57,6 +57,8 @@ var (
 	_ lowerer = glmGradOp{}
 	_ lowerer = odeOp{}
 	_ lowerer = odeGradOp{}
+	_ lowerer = hmmOp{}
+	_ lowerer = hmmGradOp{}
 
 	_ gorgonia.SDOp = unaryOp{}
 	_ gorgonia.SDOp = scaledOp{}
@@ -75,11 +77,14 @@ var (
 	_ gorgonia.SDOp = glmGradOp{}
 	_ gorgonia.SDOp = odeOp{}
 	_ gorgonia.SDOp = odeGradOp{}
+	_ gorgonia.SDOp = hmmOp{}
+	_ gorgonia.SDOp = hmmGradOp{}
 
 	_ ad.Lowerer = choleskyOp{}
 	_ ad.Cloner  = (*choleskyGradKernel)(nil)
 	_ ad.Cloner  = (*glmKernel)(nil)
 	_ ad.Cloner  = (*odeKernel)(nil)
+	_ ad.Cloner  = (*hmmKernel)(nil)
 
 	_ ad.FullWriter = (*maskedKernel)(nil)
 	_ ad.FullWriter = rowsKernel{}
@@ -90,6 +95,8 @@ var (
 	_ ad.FullWriter = unaryKernel{}
 	_ ad.FullWriter = (*odeKernel)(nil)
 	_ ad.FullWriter = odeGradKernel{}
+	_ ad.FullWriter = (*hmmKernel)(nil)
+	_ ad.FullWriter = hmmGradKernel{}
 )
 
 // typeVar is the element type shared by all inputs and the output.

@@ -17,6 +17,9 @@
 // Slice and Concat are gorgonia's Slice and Concat with node hashes that
 // keep slice bounds in full: gorgonia v0.9.18 merges slices of one node 256
 // elements apart (see package ad).
+// HMMMarginal is a hidden Markov model's log-likelihood with the states
+// summed out (Stan's hmm_marginal on the log scale), by the forward
+// algorithm, with the forward–backward gradient from the same kernel.
 // For normalizing flows it adds the layers a masked autoregressive flow is
 // made of: MaskedLinear (a fully connected layer with a block-triangular
 // mask, whose products skip the masked weights), PermuteColumns, and

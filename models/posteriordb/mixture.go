@@ -1,8 +1,6 @@
 package posteriordb
 
 import (
-	"gorgonia.org/gorgonia"
-
 	"github.com/trjgo/trj/ppl"
 )
 
@@ -47,10 +45,12 @@ func LowDimGaussMix(dataPath string) (*ppl.GraphModel, error) {
 //	γ_t(k) = log Σ_j exp(γ_{t−1}(j) + log θ_j[k]) + normal_lpdf(y_t | μ_k, 1),
 //	target += log Σ_k exp γ_N(k),
 //
-// the forward algorithm, unrolled over t with a stable log-sum-exp. As in
-// the Stan program there is no initial-state distribution. Parameters
-// theta1, theta2 (simplexes: theta1.2 = 1 − theta1.1, so four free
-// dimensions), mu. The Viterbi generated quantities are not computed.
+// the forward algorithm, here ppl.HMM (one ops.HMMMarginal: the N × 2
+// matrix of emission log-densities and the log transition matrix in, the
+// log-likelihood and its forward–backward gradient out). As in the Stan
+// program there is no initial-state distribution. Parameters theta1,
+// theta2 (simplexes: theta1.2 = 1 − theta1.1, so four free dimensions),
+// mu. The Viterbi generated quantities are not computed.
 func HMMExample(dataPath string) (*ppl.GraphModel, error) {
 	l := load(dataPath, "hmm_example-hmm_example.json")
 	n := l.integer("N", 1)
@@ -64,36 +64,12 @@ func HMMExample(dataPath string) (*ppl.GraphModel, error) {
 	}
 	b := ppl.NewBuilder()
 	g := graph{b}
-	theta := []*gorgonia.Node{b.Simplex("theta1", 2), b.Simplex("theta2", 2)}
+	theta1, theta2 := b.Simplex("theta1", 2), b.Simplex("theta2", 2)
 	mu := b.PositiveOrdered("mu", 2)
 	b.Sample(ppl.Normal{Mu: []float64{3, 10}, Sigma: 1.0}, mu)
-
-	// logTheta[j][k] = log θ_j[k], the log transition probabilities.
-	var logTheta [2][2]*gorgonia.Node
-	for j := range logTheta {
-		lt := g.log(theta[j])
-		for kk := range logTheta[j] {
-			logTheta[j][kk] = g.at(lt, kk)
-		}
-	}
-	// Scalar nodes only (slicing vector nodes in the recursion would make
-	// each step's gradient a full-length vector). Every path through the
-	// recursion has one emission per observation, so the emissions'
-	// constant −log √(2π) is added once at the end.
-	muK := [2]*gorgonia.Node{g.at(mu, 0), g.at(mu, 1)}
-	emit := func(t, k int) *gorgonia.Node { // normal_lpdf(y_t | μ_k, 1) + log √(2π)
-		return g.mul(g.c(-0.5), g.square(g.sub(g.c(y[t]), muK[k])))
-	}
-	gamma := [2]*gorgonia.Node{emit(0, 0), emit(0, 1)}
-	for t := 1; t < n; t++ {
-		var next [2]*gorgonia.Node
-		for kk := range next {
-			acc := g.logAddExp(g.add(gamma[0], logTheta[0][kk]), g.add(gamma[1], logTheta[1][kk]))
-			next[kk] = g.add(acc, emit(t, kk))
-		}
-		gamma = next
-	}
-	b.AddLogDensity(g.c(-float64(n) * logSqrt2Pi))
-	b.AddLogDensity(g.logAddExp(gamma[0], gamma[1]))
+	b.Sample(ppl.HMM{
+		Emissions:   []ppl.Distribution{ppl.Normal{Mu: g.at(mu, 0), Sigma: 1.0}, ppl.Normal{Mu: g.at(mu, 1), Sigma: 1.0}},
+		Transitions: []ppl.Operand{theta1, theta2},
+	}, b.Data("y", y))
 	return b.Model()
 }
