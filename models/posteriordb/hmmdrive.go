@@ -1,7 +1,6 @@
 package posteriordb
 
 import (
-	"fmt"
 	"math"
 
 	"gorgonia.org/gorgonia"
@@ -22,7 +21,7 @@ import (
 //	target += log Σ_k exp γ_N(k),
 //
 // the forward algorithm with no initial-state distribution, as in the Stan
-// program (see driveForward for how it is evaluated). Parameters theta1,
+// program (ops.HMMMarginal evaluates it, see driveForward). Parameters theta1,
 // theta2 (simplexes), phi, lambda: six free dimensions. The Viterbi
 // generated quantities are not computed.
 func HMMDrive0(dataPath string) (*ppl.GraphModel, error) {
@@ -143,31 +142,13 @@ func driveTransitions(b *ppl.Builder, alpha [2][]float64) *gorgonia.Node {
 	return g.rows(rows[0], rows[1])
 }
 
-// driveBlock is the number of time points whose emissions form one block
-// of driveForward. Blocks are no longer needed for correctness: rows are
-// sliced and normalisers concatenated with ops.Slice and ops.Concat, whose
-// hashes keep bounds in full (gorgonia's Slice and Concat gradient merged
-// rows 256 apart, which blocks of 64 avoided). They stay because they fix
-// the order of the sums and so the rounding, and with it the draws of the
-// reference check: one block computes the same density about a quarter
-// faster per gradient, but the check's two chains (seed 23, 300 warm-up
-// iterations) then leave one chain in the posterior's minor mode
-// (θ₂.₁ ≈ 0.3) for most of the run.
-const driveBlock = 64
-
-// driveDesign binds the matrices of rows (1, u_t, v_t), t = 0, …, N − 1,
-// in blocks of driveBlock rows.
-func driveDesign(b *ppl.Builder, d driveData) []*gorgonia.Node {
-	var blocks []*gorgonia.Node
-	for lo := 0; lo < d.n; lo += driveBlock {
-		hi := min(lo+driveBlock, d.n)
-		x := make([]float64, 0, 3*(hi-lo))
-		for t := lo; t < hi; t++ {
-			x = append(x, 1, d.u[t], d.v[t])
-		}
-		blocks = append(blocks, b.Data(fmt.Sprintf("design_%d", lo/driveBlock+1), x, hi-lo, 3))
+// driveDesign binds the N × 3 matrix of rows (1, u_t, v_t).
+func driveDesign(b *ppl.Builder, d driveData) *gorgonia.Node {
+	x := make([]float64, 0, 3*d.n)
+	for t := range d.n {
+		x = append(x, 1, d.u[t], d.v[t])
 	}
-	return blocks
+	return b.Data("design", x, d.n, 3)
 }
 
 // rows stacks vectors of equal length as the rows of a matrix.
@@ -179,63 +160,11 @@ func (g graph) rows(v ...*gorgonia.Node) *gorgonia.Node {
 	return g.b.Check(ops.Concat(0, r...))
 }
 
-// driveForward is the forward algorithm of a two-state hidden Markov model
-// with transition matrix theta, no initial-state distribution and log
-// emissions e_t(k) = (x W)_tk, x the N × 3 design (in blocks of rows) and
-// W 3 × 2: the log likelihood log Σ_k exp γ_N(k).
-//
-// It runs on the probability scale with one normalisation per step (the
-// scaled forward algorithm), which equals the log-scale recursion exactly
-// and takes a few vector instructions per step where the log scale takes
-// some twenty scalar ones; the compiled graph, and its compilation, stay
-// small for N in the hundreds. The emissions enter as
-// e_t(k) = ℓ_t + log p_t(k), with ℓ_t = log Σ_k exp e_t(k) and p_t a
-// probability vector computed stably (for two states p_t(1) is the
-// logistic function of e_t(1) − e_t(2)). Then with α₁ = p₁ and, for
-// t ≥ 2, a_t = (Θᵀ α_{t−1}) ⊙ p_t, c_t = Σ_k a_t(k), α_t = a_t / c_t,
-//
-//	log Σ_k exp γ_N(k) = Σ_t ℓ_t + Σ_{t≥2} log c_t.
-//
-// Every c_t is positive however unlikely an emission, as p_t sums to one
-// and Θ's entries are positive.
-func (g graph) driveForward(theta *gorgonia.Node, design []*gorgonia.Node, w *gorgonia.Node) *gorgonia.Node {
-	b := g.b
-	first := b.Data("first", []float64{1, 0})
-	difference := b.Data("difference", []float64{1, -1})
-	var total, alpha *gorgonia.Node
-	for _, x := range design {
-		n := x.Shape()[0]
-		e := g.matVec(x, w) // n × 2
-		diff := g.matVec(e, difference)
-		// ℓ_t = e_t(1) + softplus(e_t(2) − e_t(1)); log p_t(1) = −softplus(e_t(2) − e_t(1)).
-		spNeg := b.Check(ops.Softplus(g.neg(diff)))
-		spPos := b.Check(ops.Softplus(diff))
-		ell := g.sum(g.add(g.matVec(e, first), spNeg))
-		if total == nil {
-			total = ell
-		} else {
-			total = g.add(total, ell)
-		}
-		col := func(v *gorgonia.Node) *gorgonia.Node { return b.Check(gorgonia.Reshape(v, []int{n, 1})) }
-		p := b.Check(ops.Concat(1, col(g.exp(g.neg(spNeg))), col(g.exp(g.neg(spPos)))))
-		// The normalisers of the block, concatenated block by block.
-		var cs []*gorgonia.Node
-		for t := range n {
-			pt := b.Check(ops.Slice(p, gorgonia.S(t)))
-			if alpha == nil {
-				alpha = pt
-				continue
-			}
-			// (Θᵀα)ᵀ = αᵀΘ, a row.
-			next := b.Check(gorgonia.Reshape(g.matVec(b.Check(gorgonia.Reshape(alpha, []int{1, 2})), theta), []int{2}))
-			a := g.mul(next, pt)
-			c := g.sum(a)
-			alpha = g.div(a, c)
-			cs = append(cs, g.vec1(c))
-		}
-		if len(cs) > 0 {
-			total = g.add(total, g.sum(g.log(b.Check(ops.Concat(0, cs...)))))
-		}
-	}
-	return total
+// driveForward is the log likelihood of a two-state hidden Markov model
+// with transition matrix theta and no initial-state distribution, whose
+// log emissions are e_t(k) = (x W)_tk, x the N × 3 design and W 3 × 2:
+// log Σ_k exp γ_N(k), by ops.HMMMarginal (the forward algorithm, its
+// gradient by forward–backward).
+func (g graph) driveForward(theta, design, w *gorgonia.Node) *gorgonia.Node {
+	return g.b.Check(ops.HMMMarginal(g.matVec(design, w), g.log(theta), nil))
 }

@@ -49,7 +49,7 @@ func referenceCases(t *testing.T) []refCase {
 		{"hudson_lynx_hare-lotka_volterra", LotkaVolterra, 2, 500, 300, 17, 1.05, false},
 		{"gp_pois_regr-gp_regr", GPRegr, 2, 500, 1000, 21, 0, false},
 		{"one_comp_mm_elim_abs-one_comp_mm_elim_abs", OneCompMMElimAbs, 2, 500, 1000, 22, 0, false},
-		{"bball_drive_event_0-hmm_drive_0", HMMDrive0, 2, 300, 500, 23, 0, false},
+		{"bball_drive_event_0-hmm_drive_0", HMMDrive0, 4, 300, 1000, 23, 0, false},
 		{"bball_drive_event_1-hmm_drive_1", HMMDrive1, 2, 300, 500, 24, 0, false},
 		{"mcycle_gp-accel_gp", AccelGP, 2, 300, 300, 25, 0, false},
 	}
