@@ -4,9 +4,12 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"testing"
 
 	"gonum.org/v1/gonum/integrate/quad"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/trjgo/trj/internal/checks"
 )
@@ -359,6 +362,58 @@ func TestESSQuantileAR1(t *testing.T) {
 			t.Errorf("rho=%v: ESSTail %.1f ± %.1f, want a little below %.1f", rho, mean, se, truth)
 		} else {
 			t.Logf("rho=%v: ESSTail %.1f ± %.1f, truth of each tail %.1f", rho, mean, se, truth)
+		}
+	}
+}
+
+// TestRankNormalizeMatchesSort: the radix-sorted normal scores equal
+// those of a comparison sort with average ranks for ties, on series with
+// negatives, zeros of both signs, infinities, ties and many distinct
+// values.
+func TestRankNormalizeMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{5, 37, 1000, 4096} {
+		x := make([][]float64, 2)
+		for c := range x {
+			x[c] = make([]float64, n)
+			for i := range x[c] {
+				switch r.IntN(10) {
+				case 0:
+					x[c][i] = math.Copysign(0, -1)
+				case 1:
+					x[c][i] = 0
+				case 2:
+					x[c][i] = float64(r.IntN(3)) - 1 // ties
+				case 3:
+					x[c][i] = math.Inf(2*r.IntN(2) - 1)
+				default:
+					x[c][i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(20)-10))
+				}
+			}
+		}
+		got := rankNormalize(x)
+		flat := append(slices.Clone(x[0]), x[1]...)
+		order := make([]int, len(flat))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return flat[order[a]] < flat[order[b]] })
+		want := make([]float64, len(flat))
+		for i := 0; i < len(flat); {
+			j := i + 1
+			for j < len(flat) && flat[order[j]] == flat[order[i]] {
+				j++
+			}
+			z := distuv.UnitNormal.Quantile((float64(i+1+j)/2 - 3.0/8) / (float64(len(flat)) + 1.0/4))
+			for k := i; k < j; k++ {
+				want[order[k]] = z
+			}
+			i = j
+		}
+		for i, w := range want {
+			if g := got[i/n][i%n]; g != w {
+				t.Fatalf("n = %d, value %d (%v): score %v, comparison sort %v", n, i, flat[i], g, w)
+			}
 		}
 	}
 }
