@@ -41,5 +41,5 @@ func Example() {
 	}
 	// Output:
 	// Ed: PIP 0.96, coefficient 1.9
-	// Ineq: PIP 0.99, coefficient 1.4
+	// Ineq: PIP 1.00, coefficient 1.4
 }
