@@ -14,7 +14,9 @@ import (
 // space and settings (defaults applied) have the same one, and runs that
 // differ in the value of any setting or in the space (names, dimensions,
 // model prior, and the values of the models without and with every term
-// at fixed points, which tell different data apart) have different ones.
+// at fixed points, which tell different data apart; above 2,000 terms,
+// of consecutive blocks of 100 terms instead of every term) have
+// different ones.
 // Every setting is hashed by value through reflection (runs.Hasher),
 // except what cannot change the computation: Shard, DrawsDir, every field
 // named Progress and flows.TrainOptions.Cache. A family of one's own's
@@ -32,15 +34,29 @@ func fingerprint(sp *ppl.SelectionSpace, s *Settings) (string, map[string]string
 	}
 	none, _ := ppl.NewTerms(sp.P())
 	first, _ := ppl.NewTerms(sp.P(), 0)
-	full, _ := ppl.NewTerms(sp.P(), all...)
+	models := []ppl.Terms{none, first}
+	if sp.P() <= fingerprintFullP {
+		full, _ := ppl.NewTerms(sp.P(), all...)
+		models = append(models, full)
+	} else {
+		// The model of every term would hold the whole design and, for a
+		// g-prior, factor its P × P Gram matrix (at P = 3,000, n = 5,000,
+		// most of a default exact run's CPU and memory): consecutive
+		// blocks of terms cover every column instead, each model small.
+		fmt.Fprintln(w, "blocks of", fingerprintBlock)
+		for lo := 0; lo < sp.P(); lo += fingerprintBlock {
+			b, _ := ppl.NewTerms(sp.P(), all[lo:min(lo+fingerprintBlock, sp.P())]...)
+			models = append(models, b)
+		}
+	}
 	rng := runs.Stream(0, "select/fingerprint", 0)
-	for _, t := range []ppl.Terms{none, first, full} {
+	for i, t := range models {
 		lp, _ := sp.LogPrior(t)
 		// Values to 12 digits: the same on every machine a shard may run
 		// on (fused multiply-adds can change the last bits).
 		fmt.Fprintln(w, t.Indices(), strconv.FormatFloat(lp, 'g', 12, 64))
-		if t.Count() == 1 && sp.P() > 1 {
-			continue // the prior only: the full model covers every column
+		if i == 1 && sp.P() > 1 {
+			continue // the prior only: the later models cover every column
 		}
 		m, err := sp.Build(t)
 		if err != nil {
@@ -60,6 +76,14 @@ func fingerprint(sp *ppl.SelectionSpace, s *Settings) (string, map[string]string
 	}
 	return w.Sum(), runs.Describe(s, 2, fingerprintRules)
 }
+
+// fingerprintFullP is the largest number of terms whose model of every
+// term the fingerprint evaluates; above it, the models of consecutive
+// blocks of fingerprintBlock terms.
+const (
+	fingerprintFullP = 2000
+	fingerprintBlock = 100
+)
 
 // hashQuantities writes the space's quantities (ppl.WithQuantities) at
 // model t's point x, so that runs predicting at different new data have

@@ -186,6 +186,17 @@ func (s *Settings) validate(sp *ppl.SelectionSpace) error {
 		check = append(check, *s.Start)
 	}
 	for _, t := range check {
+		if t.Count() == sp.P() && sp.P() > fingerprintFullP {
+			// Whether the model of every term is in the support is a
+			// factorisation of its P × P Gram matrix for a g-prior (at P
+			// = 3,000, n = 5,000, more than the chains' CPU); what is
+			// checked here is the model prior, which the support only
+			// makes −Inf.
+			if lp := sp.Prior().LogModelPrior(t); math.IsNaN(lp) || math.IsInf(lp, 1) {
+				return fmt.Errorf("selection: the model prior gives model %s log p(γ) = %v: it must be a number ≤ 0 (−Inf excludes the model); fix the space's ModelPrior", modelName(sp, t), lp)
+			}
+			continue
+		}
 		if _, err := logModelPrior(sp, t); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +21,16 @@ import (
 
 	"github.com/trjgo/trj/models/glmselect"
 	"github.com/trjgo/trj/selection"
+)
+
+// Profiling a configuration: -scale-one's CPU and heap profiles (the heap
+// one at the run's end, with every allocation since the start: pprof's
+// -sample_index=alloc_space) and a shorter run (-scale-steps, default
+// selection's).
+var (
+	scaleCPUProfile = flag.String("scale-cpuprofile", "", "-scale-one: write a CPU profile of Gaussian and selection.Run to this file")
+	scaleMemProfile = flag.String("scale-memprofile", "", "-scale-one: write a heap profile at the run's end to this file")
+	scaleSteps      = flag.Int("scale-steps", 0, "-scale-one: kept steps per chain (0: selection's default)")
 )
 
 // scaleRow is one line of the scaling table: a block-correlated design of
@@ -99,17 +111,39 @@ func scaleOne(n, p int, seed uint64) error {
 	runtime.GC()
 	debug.FreeOSMemory()
 	row := scaleRow{N: n, P: p, Blocks: nb, Causal: causal, DataMB: residentMB()}
+	if *scaleMemProfile != "" {
+		runtime.MemProfileRate = 64 << 10
+		stop := make(chan struct{})
+		defer close(stop)
+		go heapAtPeak(*scaleMemProfile+".peak", stop)
+	}
+	if *scaleCPUProfile != "" {
+		f, err := os.Create(*scaleCPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cpu0 := cpuSeconds()
 	sp, err := glmselect.Gaussian(X, y, &glmselect.Settings{Names: names})
 	if err != nil {
 		return err
 	}
 	row.SetupCPU = cpuSeconds() - cpu0
-	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: seed})
+	res, err := selection.Run(context.Background(), sp, &selection.Settings{Seed: seed, Steps: *scaleSteps})
 	if err != nil {
 		return err
 	}
 	row.CPU = cpuSeconds() - cpu0
+	if *scaleMemProfile != "" {
+		if err := writeHeapProfile(*scaleMemProfile); err != nil {
+			return err
+		}
+	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	row.PeakMB = int64(ru.Maxrss) / 1024
@@ -142,6 +176,39 @@ func scaleOne(n, p int, seed uint64) error {
 		row.MinESS = 0 // no mixed term of PIP ≥ 0.1
 	}
 	return json.NewEncoder(os.Stdout).Encode(row)
+}
+
+// writeHeapProfile writes the heap profile to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// heapAtPeak writes the heap profile to path whenever the resident
+// memory has grown by a tenth since the last one, until stop: the last
+// file is the live heap near the run's peak.
+func heapAtPeak(path string, stop <-chan struct{}) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	var last int64
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if r := residentMB(); r > last+last/10 {
+				last = r
+				_ = writeHeapProfile(path)
+			}
+		}
+	}
 }
 
 // residentMB reads VmRSS from /proc/self/status (0 where there is none).

@@ -115,11 +115,30 @@ func (g *gram) row(j int) []float64 {
 	return g.rows.get(j)
 }
 
+// rowAtHand returns row j when it costs nothing to read (the whole
+// matrix's, or a finished row in the cache), else nil.
+func (g *gram) rowAtHand(j int) []float64 {
+	if g.c != nil {
+		return g.c[j*g.p : (j+1)*g.p]
+	}
+	return g.rows.peek(j)
+}
+
+// standardised appends term j's centred column divided by its standard
+// deviation to dst (rows are computed from it): n values.
+func (g *gram) standardised(j int, dst []float64) []float64 {
+	if cap(dst) < g.n {
+		dst = make([]float64, g.n)
+	}
+	dst = dst[:g.n]
+	floats.ScaleTo(dst, g.inv[j], g.cols[j])
+	return dst
+}
+
 // computeRow computes row j from the centred columns: one pass over the
 // design, n p multiplications.
 func (g *gram) computeRow(j int) []float64 {
-	std := make([]float64, g.n)
-	floats.ScaleTo(std, g.inv[j], g.cols[j])
+	std := g.standardised(j, nil)
 	r := make([]float64, g.p)
 	for k, c := range g.cols {
 		r[k] = floats.Dot(std, c) * g.inv[k]
@@ -151,13 +170,39 @@ func (g *gram) factor(idx []int, L []float64) (logdet float64, ok bool) {
 	return logdet + 2*math.Log(prod), true
 }
 
-// cholesky is factor without the log-determinant.
+// cholesky is factor without the log-determinant. It reads a row of the
+// Gram matrix only where it is at hand (whole, or cached): for a term
+// whose row is not, the r entries it needs are r inner products of the
+// centred columns, n r multiplications instead of the row's n p, and the
+// same numbers as the row's to the bit. A model tested or scored once,
+// such as a proposal the chain rejects, thus costs O(n k²), and the row
+// cache keeps the rows of the models chains stay in.
 func (g *gram) cholesky(idx []int, L []float64) bool {
 	k := len(idx)
+	var std *[]float64 // a column standardised as computeRow does
+	defer func() {
+		if std != nil {
+			g.scratch.Put(std)
+		}
+	}()
 	for r := range k {
-		row := g.row(idx[r])
+		row := g.rowAtHand(idx[r])
+		if row == nil {
+			if std == nil {
+				std = g.scratch.Get().(*[]float64)
+			}
+			*std = g.standardised(idx[r], (*std)[:0])
+		}
 		for c := 0; c <= r; c++ {
-			v := row[idx[c]]
+			var v float64
+			switch jc := idx[c]; {
+			case row != nil:
+				v = row[jc]
+			case c == r:
+				v = g.diag[jc]
+			default:
+				v = floats.Dot(*std, g.cols[jc]) * g.inv[jc]
+			}
 			for m := range c {
 				v -= L[r*k+m] * L[c*k+m]
 			}
@@ -259,6 +304,24 @@ type rowEntry struct {
 // computed by compute.
 func newRowCache(max int, compute func(int) []float64) *rowCache {
 	return &rowCache{max: max, entries: map[int]*rowEntry{}, compute: compute}
+}
+
+// peek returns row j when it is cached and computed, else nil; it never
+// computes nor waits.
+func (rc *rowCache) peek(j int) []float64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	e, ok := rc.entries[j]
+	if !ok {
+		return nil
+	}
+	select {
+	case <-e.ready:
+		rc.lru.MoveToFront(e.elem)
+		return e.row
+	default:
+		return nil
+	}
 }
 
 // get returns row j, computing it if no one has.

@@ -187,3 +187,49 @@ func TestGPriorGraphByColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestGramEntriesAtHand checks the on-demand Gram matrix's factor when
+// its rows are not cached (entries from inner products of the columns)
+// against the same factor from the cached rows, to the bit, and its
+// correlations against the whole matrix's to rounding: a factor must not
+// depend on what the row cache happens to hold, and neither may read a
+// row it lacks.
+func TestGramEntriesAtHand(t *testing.T) {
+	const n, p = 40, 12
+	X, y := scorerDesign(n, p)
+	_, d, err := prepare(X, y, &Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := newGramLimit(d, p, 0)
+	lazy := newGramLimit(d, 0, 2*8*p*p)
+	idx := []int{0, 3, 4, 7, 9, 11}
+	k := len(idx)
+	L1, L2 := make([]float64, k*k), make([]float64, k*k)
+	ok1 := lazy.cholesky(idx, L1)
+	if n := len(lazy.rows.entries); n != 0 {
+		t.Fatalf("factor without cached rows computed %d rows, want 0", n)
+	}
+	for _, j := range idx {
+		lazy.row(j)
+	}
+	ok2 := lazy.cholesky(idx, L2)
+	if !ok1 || !ok2 {
+		t.Fatalf("factors failed: %v, %v", ok1, ok2)
+	}
+	for i := range L1 {
+		if L1[i] != L2[i] {
+			t.Fatalf("entry %d of the factor: %v from inner products, %v from rows", i, L1[i], L2[i])
+		}
+	}
+	for i := range p {
+		for j := range p {
+			if a, b := full.corr(i, j), lazy.corr(i, j); math.Abs(a-b) > 1e-13 {
+				t.Errorf("corr(%d, %d): %v whole, %v on demand", i, j, a, b)
+			}
+		}
+	}
+	if n := len(lazy.rows.entries); n != k {
+		t.Errorf("correlations computed %d rows, want none beyond the %d read", n-k, k)
+	}
+}

@@ -41,6 +41,7 @@ type scorer struct {
 	u     []float64 // k, Draw's scratch
 	r2    float64
 	ok    bool
+	hasV  bool // V, q, vw and the diagonal of C_γ⁻¹ are the model's
 	hasW  bool // W is the model's
 }
 
@@ -60,7 +61,7 @@ func (s *scorer) Score(active []int) (float64, error) {
 	s.idx = append(s.idx[:0], active...)
 	s.L, s.w, s.b, s.ainv = grow(s.L, k*k), grow(s.w, k), grow(s.b, k), grow(s.ainv, k)
 	s.V, s.W = grow(s.V, k*p), grow(s.W, k*p)
-	s.hasW = false
+	s.hasV, s.hasW = false, false
 	s.ok = k <= gm.maxTerms() && gm.cholesky(active, s.L)
 	if !s.ok {
 		return math.Inf(-1), nil
@@ -81,7 +82,9 @@ func (s *scorer) Score(active []int) (float64, error) {
 		}
 		b[i] = v / L[i*k+i]
 	}
-	s.project()
+	// The projections wait for Flips, Swaps or Draw: a proposed model
+	// the chain rejects needs its evidence only, and neither the O(k²P)
+	// projections nor the Gram rows of its terms.
 	return s.e.logEvidenceR2(k, s.r2), nil
 }
 
@@ -95,6 +98,7 @@ func (s *scorer) Flips(flip []float64) {
 		}
 		return
 	}
+	s.project()
 	r := 0
 	for j := range flip {
 		if r < k && s.idx[r] == j {
@@ -116,6 +120,7 @@ func (s *scorer) Swaps(i int, row []float64) {
 		}
 		return
 	}
+	s.project()
 	if !s.hasW {
 		s.projectW()
 	}
@@ -177,8 +182,12 @@ func (s *scorer) fastEvidence(k int, r2 float64) float64 {
 }
 
 // project sets V = L⁻¹C_γ·, q, vw and the diagonal of C_γ⁻¹ for the
-// factor in s.L.
+// factor in s.L, once per model.
 func (s *scorer) project() {
+	if s.hasV {
+		return
+	}
+	s.hasV = true
 	gm, p, k := s.e.gm, s.e.p, len(s.idx)
 	L, V := s.L, s.V
 	for r, jr := range s.idx {
