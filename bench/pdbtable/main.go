@@ -365,6 +365,8 @@ func readCSV(path string) ([][]string, error) {
 // stanRow is Stan's figure for one posterior.
 type stanRow struct {
 	ESSPerCPU float64
+	// MinESS is the least bulk ESS over the reference's quantities.
+	MinESS float64
 	// GradMicros is the sampling phases' CPU microseconds per gradient.
 	GradMicros float64
 }
@@ -428,7 +430,7 @@ func readStan(path, refDir string) (map[string]stanRow, error) {
 				minESS = math.Min(minESS, v)
 			}
 		}
-		out[r[0]] = stanRow{ESSPerCPU: minESS / cpu, GradMicros: 1e6 * cpu / grads}
+		out[r[0]] = stanRow{ESSPerCPU: minESS / cpu, MinESS: minESS, GradMicros: 1e6 * cpu / grads}
 	}
 	return out, nil
 }

@@ -9,7 +9,8 @@
 # excluded); and to OUT_CSV with _ess before .csv, every quantity's bulk
 # ESS, so that the table takes the least over the same quantities as the
 # reference draws (posteriordb's draws of eight_schools_noncentered hold
-# theta, a transformed parameter, not theta_trans).
+# theta, a transformed parameter, not theta_trans); and to OUT_CSV with
+# _rhat before .csv, the largest R-hat over the parameters.
 #
 #   Rscript stan.R PDB_REPO CACHE_DIR OUT_CSV SEED POSTERIOR...
 #
@@ -69,4 +70,11 @@ for (p in posteriors) {
                  cpu, sum(el[, "warmup"]), min(ess) / cpu, grads, div)
   cat(row, file = out, append = TRUE)
   message(row)
+  # The largest split R-hat (rstan::Rhat, rank-normalised) over the same
+  # parameters, kept beside the rows: a run whose chains disagree (a
+  # multimodal posterior) shows it here, not in the ESS alone.
+  rhat <- apply(arr, 3, function(m) Rhat(m))
+  rfile <- sub("\\.csv$", "_rhat.csv", out)
+  if (!file.exists(rfile)) cat("posterior,max_rhat,worst_param\n", file = rfile)
+  cat(sprintf("%s,%.3f,%s\n", p, max(rhat), names(rhat)[which.max(rhat)]), file = rfile, append = TRUE)
 }
