@@ -147,6 +147,7 @@ func (u *listUse) writer(t int) int {
 // every entry point of the package's test graphs into the very
 // instruction lists the scanning passes produce.
 func TestIndexedRewritesMatchScan(t *testing.T) {
+	skipInRacePass(t)
 	rewritten := 0
 	check := func(c *code, list []instr, liveOut []int) error {
 		a := c.mergeSymmetricProducts(append([]instr(nil), list...), liveOut)

@@ -244,3 +244,13 @@ func constMatrix(g *G.ExprGraph, name string, seed uint64, shape ...int) *G.Node
 		return G.NewTensor(g, tensor.Float64, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(t))
 	}
 }
+
+// skipInRacePass skips a long single-threaded test in CI's race pass
+// (-race -short): the pass without -race runs it, and the race detector
+// has nothing concurrent to check in it.
+func skipInRacePass(t *testing.T) {
+	t.Helper()
+	if raceDetector && testing.Short() {
+		t.Skip("skipped with -race -short (run without -race): compiles graphs one after another")
+	}
+}

@@ -13,6 +13,7 @@ import (
 // lifetimeIndex, lays the package's test graphs out exactly as the pass
 // that tested every placed slot did (packOffsetsScan).
 func TestPackMatchesScan(t *testing.T) {
+	skipInRacePass(t)
 	checked := 0
 	check := func(b *builder, newOff []int) {
 		if old := b.packOffsetsScan(); fmt.Sprint(old) != fmt.Sprint(newOff) {

@@ -122,6 +122,7 @@ func TestSliceGradients(t *testing.T) {
 // parameters. Before slice gradients were summed in one buffer, there were
 // 2T−1 instructions of length T and T² numbers of scratch memory.
 func TestSliceGradientIsLinear(t *testing.T) {
+	skipInRacePass(t)
 	const n = 200
 	ps := compileFunc(t, ar1Graph(n, true))
 	pc := compileFunc(t, ar1Graph(n, false))

@@ -97,6 +97,12 @@ func TestConditionalInverseAndLogDet(t *testing.T) {
 }
 
 func TestConditionalGradient(t *testing.T) {
+	if raceDetector && testing.Short() {
+		// Finite differences of one compiled loss, single-threaded: the
+		// pass without -race runs it; the training tests cover the
+		// flows' concurrency.
+		t.Skip("skipped with -race -short (run without -race)")
+	}
 	cfg := RQMAConfig{Layers: 2, Bins: 4, HiddenPerDim: 2, SigmoidScale: 1.2}
 	f := randomConditional(t, cfg, 5)
 	rng := rand.New(rand.NewPCG(4, 4))

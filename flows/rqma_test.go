@@ -163,6 +163,12 @@ func checkGradient(t *testing.T, l learner, mask func([]float64), rows int) {
 }
 
 func TestRQMAGradient(t *testing.T) {
+	if raceDetector && testing.Short() {
+		// Finite differences of one compiled loss, single-threaded: the
+		// pass without -race runs it; the training tests cover the
+		// flows' concurrency.
+		t.Skip("skipped with -race -short (run without -race)")
+	}
 	// n = 1 takes the shared-conditioner shortcut; n = 3 the general path.
 	for _, n := range []int{1, 3} {
 		cfg := RQMAConfig{Layers: 2, Bins: 4, HiddenPerDim: 3, SigmoidScale: 1.3}

@@ -39,9 +39,10 @@ type rbAcc struct {
 // sums. R̂ of a well-mixed term, from n batch means per half-chain,
 // exceeds 1 by about (χ²/df − 1)/2n: over P = 1,000 terms the largest of
 // these is about 0.01 at 256 batches (N3finemapping's seeds gave
-// 1.009–1.013), 0.0025 at 1,024. Kept as float32, 1,024 batches of
-// P = 1,000 take 4 MB per chain.
-const rbBatches = 1024
+// 1.009–1.013) and 0.005 at 512, where R̂ and ESS of every term after the
+// chains cost half of 1,024's. Kept as float32, 512 batches of
+// P = 1,000 take 2 MB per chain.
+const rbBatches = 512
 
 func newRBAcc(sp *ppl.SelectionSpace, steps int) *rbAcc {
 	if !sp.HasEvidence() {
