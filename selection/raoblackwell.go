@@ -21,7 +21,7 @@ const (
 // answerAcc. A chain that stays in a model reuses its vector.
 type rbAcc struct {
 	sp  *ppl.SelectionSpace
-	sum []float32 // by batch, p each: sums of at most a batch's values in [0, 1], for which float32's 24 bits are plenty
+	sum []float64 // by batch, p each
 	cur []float64 // the conditional probabilities of the model key
 	le  []float64
 	key string
@@ -40,8 +40,9 @@ type rbAcc struct {
 // exceeds 1 by about (χ²/df − 1)/2n: over P = 1,000 terms the largest of
 // these is about 0.01 at 256 batches (N3finemapping's seeds gave
 // 1.009–1.013) and 0.005 at 512, where R̂ and ESS of every term after the
-// chains cost half of 1,024's. Kept as float32, 512 batches of
-// P = 1,000 take 2 MB per chain.
+// chains cost half of 1,024's. 512 batches of P = 1,000 take 4 MB per
+// chain: float64, since float32 sums round a conditional of 1 − 10⁻⁹ to
+// 1 and leave a near-certain term's estimate off by more than its MCSE.
 const rbBatches = 512
 
 func newRBAcc(sp *ppl.SelectionSpace, steps int) *rbAcc {
@@ -51,7 +52,7 @@ func newRBAcc(sp *ppl.SelectionSpace, steps int) *rbAcc {
 	p := sp.P()
 	batch := max(1, (steps+rbBatches-1)/rbBatches)
 	return &rbAcc{sp: sp, cur: make([]float64, p), le: make([]float64, p),
-		batch: batch, sum: make([]float32, 0, ((steps+batch-1)/batch)*p)}
+		batch: batch, sum: make([]float64, 0, ((steps+batch-1)/batch)*p)}
 }
 
 // add adds model t's conditional probabilities to batch b.
@@ -70,11 +71,11 @@ func (r *rbAcc) add(t ppl.Terms, key string, p int) error {
 		r.key = key
 	}
 	for len(r.sum) < (b+1)*p {
-		r.sum = append(r.sum, make([]float32, p)...)
+		r.sum = append(r.sum, make([]float64, p)...)
 	}
 	s := r.sum[b*p : (b+1)*p]
 	for j, v := range r.cur {
-		s[j] += float32(v)
+		s[j] += v
 	}
 	return nil
 }
@@ -140,13 +141,13 @@ func raoBlackwell(accs []*answerAcc) []pipeline.Estimate {
 			r := a.rb
 			nb := len(r.sum) / p
 			for b := range nb {
-				S += float64(r.sum[b*p+j])
+				S += r.sum[b*p+j]
 			}
 			N += float64(r.step)
 			// The series of whole batches' means.
 			x[i] = x[i][:0]
 			for b := range min(nb, r.step/r.batch) {
-				x[i] = append(x[i], float64(r.sum[b*p+j])/float64(r.batch))
+				x[i] = append(x[i], r.sum[b*p+j]/float64(r.batch))
 			}
 		}
 		e := pipeline.EstimateMean(x)
