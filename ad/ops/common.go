@@ -96,7 +96,7 @@ var (
 	_ ad.FullWriter = (*odeKernel)(nil)
 	_ ad.FullWriter = odeGradKernel{}
 	_ ad.FullWriter = (*hmmKernel)(nil)
-	_ ad.FullWriter = hmmGradKernel{}
+	_ ad.FullWriter = packedGradKernel{}
 )
 
 // typeVar is the element type shared by all inputs and the output.
@@ -256,4 +256,33 @@ func matrixSide(name string, s tensor.Shape) (int, error) {
 		return 0, fmt.Errorf("ops: %s: want a non-empty square matrix, got shape %v", name, s)
 	}
 	return s[0], nil
+}
+
+// packedGradKernel reads the n gradient entries at off of a fused op's
+// packed output (log-likelihood first, then its gradient), scaled by the
+// upstream gradient of the log-likelihood; the GLM and HMM ops share it.
+// Differentiating through the gradient entries themselves is refused
+// with err.
+type packedGradKernel struct {
+	off, n, packed int
+	err            error
+}
+
+// WritesFullOutput implements ad.FullWriter: Eval writes every element of out.
+func (k packedGradKernel) WritesFullOutput() bool { return true }
+
+func (k packedGradKernel) Eval(out []float64, in [][]float64) error {
+	if len(in) != 2 || len(in[0]) != k.packed || len(in[1]) != k.packed || len(out) != k.n {
+		return errBufferSize
+	}
+	g := in[1]
+	for _, v := range g[1:] {
+		if v != 0 {
+			return k.err
+		}
+	}
+	for j, v := range in[0][k.off : k.off+k.n] {
+		out[j] = g[0] * v
+	}
+	return nil
 }

@@ -270,23 +270,5 @@ func (op glmGradOp) Lower(in []tensor.Shape) (ad.Kernel, error) {
 	if _, err := op.InferShape(in[0], in[1]); err != nil {
 		return nil, err
 	}
-	return glmGradKernel{off: op.off, n: op.n, packed: in[0][0]}, nil
-}
-
-type glmGradKernel struct{ off, n, packed int }
-
-func (k glmGradKernel) Eval(out []float64, in [][]float64) error {
-	if len(in) != 2 || len(in[0]) != k.packed || len(in[1]) != k.packed || len(out) != k.n {
-		return errBufferSize
-	}
-	g := in[1]
-	for _, v := range g[1:] {
-		if v != 0 {
-			return errGLMPacked
-		}
-	}
-	for j, v := range in[0][k.off : k.off+k.n] {
-		out[j] = g[0] * v
-	}
-	return nil
+	return packedGradKernel{off: op.off, n: op.n, packed: in[0][0], err: errGLMPacked}, nil
 }
